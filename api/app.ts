@@ -1,0 +1,62 @@
+/** The Koa application: middleware order and every domain's router. */
+import Koa from 'koa';
+import { bodyParser } from '@koa/bodyparser';
+import { config } from '../shared/config.js';
+import { httpDuration, registerQueueGauges } from '../shared/metrics.js';
+import { allQueues } from '../shared/queues.js';
+import { requestId } from './middleware/request-id.js';
+import { problems } from './middleware/problem.js';
+import { docsRouter } from './openapi.js';
+import { mountQueueDashboard } from './platform/queue-dashboard.js';
+import { healthRoutes } from './platform/health.routes.js';
+import type { ApiRouter } from './routing.js';
+
+/** Every domain's routes, in one list. */
+function domainRouters(): ApiRouter[] {
+  return [
+    healthRoutes(),
+  ];
+}
+
+let gaugesRegistered = false;
+
+/** The application; `extra` routers are mounted after the domains' (tests use it to exercise the conventions). */
+export function createApp(extra: ApiRouter[] = []): Koa {
+  const app = new Koa({ proxy: true });
+  const cfg = config();
+
+  app.use(requestId());
+  app.use(async (ctx, next) => {
+    const end = httpDuration.startTimer();
+    try {
+      await next();
+    } finally {
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      end({ method: ctx.method, route, status: String(ctx.status) });
+      if (!ctx.path.startsWith('/admin/queues/static')) ctx.state.log?.debug({ method: ctx.method, path: ctx.path, status: ctx.status }, 'request');
+    }
+  });
+  app.use(problems());
+  app.use(
+    bodyParser({
+      enableTypes: ['json', 'form', 'text'],
+      jsonLimit: cfg.http.bodyLimit,
+      formLimit: cfg.http.bodyLimit,
+      textLimit: cfg.http.bodyLimit,
+      encoding: 'utf-8',
+    }),
+  );
+
+  mountQueueDashboard(app);
+  const docs = docsRouter();
+  app.use(docs.routes());
+  for (const router of [...domainRouters(), ...extra]) app.use(router.koa.routes()).use(router.koa.allowedMethods());
+
+  if (!gaugesRegistered) {
+    gaugesRegistered = true;
+    registerQueueGauges(() =>
+      Promise.all(allQueues().map(async (q) => ({ queue: q.name, counts: await q.getJobCounts('waiting', 'active', 'delayed', 'failed') }))),
+    );
+  }
+  return app;
+}

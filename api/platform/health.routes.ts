@@ -1,0 +1,83 @@
+/** Liveness, readiness, the authenticated health check and Prometheus metrics. */
+import { ApiRouter } from '../routing.js';
+import { z } from '../../shared/zod.js';
+import { db, pendingMigrations } from '../../shared/db/index.js';
+import { pingRedis } from '../../shared/redis.js';
+import { metricsRegistry } from '../../shared/metrics.js';
+import { sendProblem } from '../middleware/problem.js';
+
+const checkState = z.enum(['up', 'down']);
+const readiness = z
+  .object({
+    status: z.enum(['ready', 'not_ready']),
+    checks: z.object({ postgres: checkState, redis: checkState, migrations: z.enum(['current', 'pending', 'unknown']) }),
+    pending_migrations: z.array(z.string()).optional(),
+  })
+  .openapi('Readiness');
+
+async function probe() {
+  const withTimeout = <T>(p: Promise<T>, ms: number) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
+  const [pg, redis] = await Promise.all([
+    withTimeout(db().raw('select 1'), 2000).then(() => 'up' as const, () => 'down' as const),
+    pingRedis(1000).then((ok) => (ok ? ('up' as const) : ('down' as const))),
+  ]);
+  let pending: string[] | undefined;
+  if (pg === 'up') pending = await withTimeout(pendingMigrations(), 2000).catch(() => undefined);
+  const migrations = pending === undefined ? ('unknown' as const) : pending.length ? ('pending' as const) : ('current' as const);
+  const ready = pg === 'up' && redis === 'up' && migrations === 'current';
+  return { status: ready ? ('ready' as const) : ('not_ready' as const), checks: { postgres: pg, redis, migrations }, ...(pending?.length ? { pending_migrations: pending } : {}) };
+}
+
+const started = Date.now();
+
+export function healthRoutes(): ApiRouter {
+  return new ApiRouter()
+    .route({
+      method: 'get',
+      path: '/healthz',
+      tags: ['platform'],
+      summary: 'Liveness: the process is up',
+      auth: 'public',
+      responses: { 200: { description: 'Up', schema: z.object({ status: z.literal('ok') }) } },
+      handler: () => ({ status: 'ok' as const }),
+    })
+    .route({
+      method: 'get',
+      path: '/readyz',
+      tags: ['platform'],
+      summary: 'Readiness: PostgreSQL and Redis reachable, migrations current',
+      description: 'Answers 503 problem+json naming each dependency that is down (and the body lists the checks).',
+      auth: 'public',
+      responses: { 200: { description: 'Ready', schema: readiness } },
+      errors: { 503: 'A dependency is down or migrations are pending' },
+      handler: async (_input, ctx) => {
+        const result = await probe();
+        if (result.status === 'ready') return result;
+        const down = Object.entries(result.checks).filter(([, v]) => v !== 'up' && v !== 'current').map(([k, v]) => `${k} ${v}`);
+        sendProblem(ctx, 503, 'Service Unavailable', 'not-ready', `Not ready: ${down.join(', ')}.`, undefined, { checks: result.checks });
+        return undefined;
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/health',
+      tags: ['platform'],
+      summary: 'Health check for API clients (the portal calls it with X-API-Key)',
+      auth: 'apiKey',
+      responses: { 200: { description: 'Health', schema: readiness.extend({ uptime_seconds: z.number(), version: z.string() }) } },
+      handler: async () => ({ ...(await probe()), uptime_seconds: Math.round((Date.now() - started) / 1000), version: process.env.npm_package_version ?? '0.1.0' }),
+    })
+    .route({
+      method: 'get',
+      path: '/metrics',
+      tags: ['platform'],
+      summary: 'Prometheus metrics of this API process',
+      auth: 'public',
+      responses: { 200: { description: 'Prometheus text format', schema: z.string(), contentType: 'text/plain; version=0.0.4' } },
+      handler: async (_input, ctx) => {
+        ctx.type = metricsRegistry.contentType;
+        return metricsRegistry.metrics();
+      },
+    });
+}

@@ -1,0 +1,161 @@
+/**
+ * Routes are declared once, with their zod schemas, and that one declaration both serves the
+ * request (auth, validation, handler) and documents it in the OpenAPI registry. A route that
+ * exists is therefore always in /api/openapi.json, with its auth and error responses.
+ */
+import Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from '../shared/zod.js';
+import { ValidationError, fieldErrors, type FieldError } from '../shared/errors.js';
+import { requireAdmin, requireApiKey } from './middleware/auth.js';
+
+export type Auth = 'apiKey' | 'admin' | 'public';
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  /** Defaults to application/json. */
+  contentType?: string;
+}
+
+export interface RouteSpec<P extends AnyObject | undefined, Q extends AnyObject | undefined, B extends z.ZodType | undefined, H extends AnyObject | undefined> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI path template, e.g. /api/sessions/{session_id}. */
+  path: string;
+  tags: string[];
+  summary: string;
+  /** Markdown; record the decisions the spec leaves open ("not shown") here. */
+  description?: string;
+  auth: Auth;
+  request?: {
+    params?: P;
+    query?: Q;
+    body?: B;
+    headers?: H;
+    /** Media type of the body, application/json unless stated. */
+    bodyType?: 'application/json' | 'application/x-www-form-urlencoded';
+  };
+  /** Success responses by status. */
+  responses: Record<number, ResponseSpec>;
+  /** Error statuses this route produces beyond the automatic ones (400, 401, 404, 413), with their meaning. */
+  errors?: Record<number, string>;
+  handler: (input: { params: Out<P>; query: Out<Q>; body: Out<B>; headers: Out<H> }, ctx: Context) => Promise<unknown> | unknown;
+}
+
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    request_id: z.string(),
+  })
+  .openapi('Problem', { description: 'RFC 9457 problem details' });
+
+const defaultErrorMeaning: Record<number, string> = {
+  400: 'Invalid input; `errors` names each bad field',
+  401: 'Missing or invalid credentials',
+  404: 'Unknown resource',
+  413: 'Request body too large',
+};
+
+/** The OpenAPI registry every route writes into. */
+export const openapi = new OpenAPIRegistry();
+openapi.register('Problem', problemSchema);
+openapi.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+openapi.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' });
+openapi.registerComponent('securitySchemes', 'Admin', { type: 'http', scheme: 'basic' });
+
+const security: Record<Auth, RouteConfig['security']> = {
+  apiKey: [{ ApiKey: [] }, { Bearer: [] }],
+  admin: [{ Admin: [] }],
+  public: [],
+};
+const authMiddleware: Record<Auth, Middleware | undefined> = {
+  apiKey: requireApiKey(),
+  admin: requireAdmin(),
+  public: undefined,
+};
+
+/** Parses one part of the request; collects its field errors instead of throwing. */
+function parsePart(schema: z.ZodType | undefined, value: unknown, location: string, errors: FieldError[]) {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  errors.push(...fieldErrors(location, result.error.issues));
+  return undefined;
+}
+
+function documentRoute(spec: RouteSpec<any, any, any, any>) {
+  const responses: RouteConfig['responses'] = {};
+  for (const [status, r] of Object.entries(spec.responses)) {
+    responses[status] = {
+      description: r.description,
+      ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}),
+    };
+  }
+  const errors: Record<number, string> = { ...spec.errors };
+  const hasInput = spec.request && Object.values(spec.request).some((v) => v && typeof v === 'object');
+  if (hasInput) errors[400] ??= defaultErrorMeaning[400]!;
+  if (spec.auth !== 'public') errors[401] ??= defaultErrorMeaning[401]!;
+  if (spec.request?.params) errors[404] ??= defaultErrorMeaning[404]!;
+  if (spec.request?.body) errors[413] ??= defaultErrorMeaning[413]!;
+  for (const [status, description] of Object.entries(errors)) {
+    responses[status] = { description, content: { 'application/problem+json': { schema: problemSchema } } };
+  }
+  openapi.registerPath({
+    method: spec.method,
+    path: spec.path,
+    tags: spec.tags,
+    summary: spec.summary,
+    description: spec.description,
+    security: security[spec.auth],
+    request: {
+      params: spec.request?.params,
+      query: spec.request?.query,
+      headers: spec.request?.headers,
+      ...(spec.request?.body
+        ? { body: { required: true, content: { [spec.request.bodyType ?? 'application/json']: { schema: spec.request.body } } } }
+        : {}),
+    },
+    responses,
+  });
+}
+
+/** A domain's router: `route()` serves and documents; `raw()` mounts a handler that documents itself. */
+export class ApiRouter {
+  readonly koa = new Router();
+
+  route<P extends AnyObject | undefined = undefined, Q extends AnyObject | undefined = undefined, B extends z.ZodType | undefined = undefined, H extends AnyObject | undefined = undefined>(
+    spec: RouteSpec<P, Q, B, H>,
+  ): this {
+    documentRoute(spec);
+    const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    const successStatus = Number(Object.keys(spec.responses)[0] ?? 200);
+    const middleware: Middleware[] = [];
+    const auth = authMiddleware[spec.auth];
+    if (auth) middleware.push(auth);
+    middleware.push(async (ctx) => {
+      const errors: FieldError[] = [];
+      const input = {
+        params: parsePart(spec.request?.params, ctx.params, 'params', errors),
+        query: parsePart(spec.request?.query, ctx.query, 'query', errors),
+        headers: parsePart(spec.request?.headers, ctx.headers, 'headers', errors),
+        body: parsePart(spec.request?.body, (ctx.request as { body?: unknown }).body ?? (spec.request?.body ? undefined : {}), 'body', errors),
+      } as Parameters<typeof spec.handler>[0];
+      if (errors.length) throw new ValidationError(`The request is invalid: ${errors.map((e) => e.path).join(', ')}.`, errors);
+      const result = await spec.handler(input, ctx);
+      if (result !== undefined) {
+        if (ctx.status === 404 && ctx.body === undefined) ctx.status = successStatus;
+        ctx.body = result;
+      }
+    });
+    this.koa[spec.method](koaPath, ...middleware);
+    return this;
+  }
+}

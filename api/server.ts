@@ -1,0 +1,25 @@
+/** Starts the HTTP server of the web role and registers its orderly shutdown. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import type { ApiRouter } from './routing.js';
+import { onShutdown } from '../shared/lifecycle.js';
+import { endAllStreams } from './streams.js';
+
+/** Listens on port/host; on shutdown stops accepting, ends SSE streams, then waits for requests in flight. */
+export async function startServer(port: number, host: string, extra: ApiRouter[] = []): Promise<{ server: http.Server; url: string }> {
+  const app = createApp(extra);
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  const { port: actual } = server.address() as AddressInfo;
+  onShutdown('http', async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    endAllStreams();
+    server.closeIdleConnections();
+    const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
+    await closed;
+    clearTimeout(deadline);
+  });
+  return { server, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${actual}` };
+}

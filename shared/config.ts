@@ -1,0 +1,175 @@
+/**
+ * The platform's configuration: every environment variable, parsed once by one zod schema.
+ * Each variable carries a one-line description (also the source of `.env.example`) and its default.
+ */
+import { z } from 'zod';
+
+const bool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const optionalUrl = z.url().optional();
+const optionalText = z.string().min(1).optional();
+
+/** An interval in Postgres syntax ("30 minutes", "24 hours", "7 days", "1 day 2 hours"). */
+export const intervalPattern =
+  /^\s*(\d+(\.\d+)?\s*(microseconds?|milliseconds?|seconds?|secs?|minutes?|mins?|hours?|days?|weeks?|months?|years?)\s*)+$/i;
+const interval = (fallback: string) =>
+  z.string().regex(intervalPattern, 'must be an interval such as "30 minutes" or "24 hours"').default(fallback);
+
+/** Variable name → schema and one-line description. Order is the order of `.env.example`. */
+export const variables = {
+  NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production refuses unsafe defaults'],
+  PORT: [int(3000, 0), 'HTTP port of the API (web role)'],
+  HOST: [z.string().default('0.0.0.0'), 'address the API binds to'],
+  LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino log level'],
+  API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); dev accepts dev-key when empty'],
+  ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); dev default admin'],
+  ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; dev default admin'],
+  BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
+
+  DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
+  DATABASE_POOL_MAX: [int(10, 1), 'connections per process in the knex pool'],
+  BUS_HOST: [z.string().default('localhost'), 'Redis host (message bus and queues)'],
+  BUS_PORT: [int(6379, 1), 'Redis port'],
+  BUS_PASSWORD: [z.string().default(''), 'Redis password, empty for none'],
+  QUEUE_PREFIX: [z.string().min(1).default('switchboard'), 'key prefix of every BullMQ queue'],
+  WORKER_METRICS_PORT: [int(9464, 0), 'port on which a worker process serves its /metrics (0 = random, -1 not allowed)'],
+
+  SERVICE_SESSION_SYSTEM: [bool(false), 'feature flag enabling the session system (dev turns it on)'],
+  SERVICE_SESSION_RESUME_WINDOW: [interval('24 hours'), 'default resume window of a session, interval syntax'],
+  SERVICE_SESSION_MAX_HISTORY: [int(50, 1), 'messages kept in a session conversation_history'],
+  SESSION_SSE_KEEPALIVE_SECONDS: [int(15, 1), 'seconds between SSE keep-alive comments'],
+  SESSION_PUBLISH_WAIT_MS: [int(2000, 0), 'how long POST messages waits for persist+publish before answering 202'],
+  SESSION_EXPIRY_CRON: [z.string().default('* * * * *'), 'cron expression of the tick that closes expired sessions'],
+
+  CHATAPP_ACCOUNT_SID: [z.string().default(''), 'messaging-app provider account SID (Twilio)'],
+  CHATAPP_AUTH_TOKEN: [z.string().default(''), 'messaging-app provider auth token; keys the X-Twilio-Signature check'],
+  CHATAPP_FROM_NUMBER: [z.string().default(''), 'sender number, e.g. whatsapp:+14155238886'],
+  CHATAPP_API_BASE_URL: [optionalUrl, 'provider REST API base URL (default: the provider\'s own); tests point it at a local server'],
+  CHATAPP_PUBLIC_URL: [optionalUrl, 'public URL of POST /chatapp/webhook as the provider calls it (else rebuilt from X-Forwarded-*)'],
+
+  LLM_PROVIDER: [z.enum(['none', 'openai']).default('none'), 'language model provider: none (fixed answer) or openai (any OpenAI-compatible endpoint)'],
+  LLM_API_KEY: [z.string().default(''), 'API key of the language model provider'],
+  LLM_BASE_URL: [optionalUrl, 'base URL of the OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio)'],
+  LLM_MODEL: [z.string().default('gpt-4o-mini'), 'model name'],
+
+  CRM_WEBHOOK_SECRET: [z.string().default(''), 'secret of the lead webhooks (HMAC-SHA256 or Standard Webhooks); empty accepts unsigned requests'],
+  CRM_BATCH_MAX: [int(1000, 1), 'most leads accepted by one batch webhook call; more gets 413'],
+
+  ALERT_WEBHOOK_TOKEN: [z.string().default(''), 'secret of the default alert sources (bearer token or basic-auth password); production requires it'],
+  FLAP_THRESHOLD: [int(5, 1), 'state changes within FLAP_WINDOW above which an alert is flapping'],
+  FLAP_WINDOW: [int(600, 1), 'flapping window in seconds'],
+  ESCALATION_AFTER: [int(900, 1), 'seconds an incident may stay unacknowledged before it is escalated'],
+  ESCALATION_WEBHOOK_URL: [optionalUrl, 'notification webhook that receives escalations'],
+  ISSUE_TRACKER_URL: [optionalUrl, 'issue tracker (GitLab) base URL'],
+  ISSUE_TRACKER_TOKEN: [z.string().default(''), 'issue tracker access token (PRIVATE-TOKEN)'],
+  ISSUE_TRACKER_PROJECT_ID: [z.string().default(''), 'numeric issue tracker project id'],
+  AUTOMATION_URL: [optionalUrl, 'workflow automation (n8n) base URL'],
+  AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
+
+  CONTAINER_RUNTIME_HOST: [z.string().default(''), 'container runtime: tcp://host:port of a Docker socket proxy or a unix socket path'],
+  METRICS_URL: [optionalUrl, 'Prometheus base URL (targets discovery, rule reload)'],
+  PROXY_API_URL: [optionalUrl, 'Traefik API base URL'],
+  DISCOVERY_ENABLED: [bool(true), 'run scheduled discovery'],
+  DISCOVERY_INTERVAL: [int(300, 1), 'seconds between scheduled discovery runs'],
+  MONITORS_AUTO_APPLY: [bool(true), 'turn recommendations for new entities into entity monitors'],
+  RULES_DIR: [z.string().default('.data/rules'), 'directory of the Prometheus rule file written by deploy-all'],
+} as const satisfies Record<string, readonly [z.ZodType, string]>;
+
+type Variables = typeof variables;
+export type Env = { [K in keyof Variables]: z.output<Variables[K][0]> };
+
+const envSchema = z.object(
+  Object.fromEntries(Object.entries(variables).map(([k, [schema]]) => [k, schema])) as {
+    [K in keyof Variables]: Variables[K][0];
+  },
+);
+
+export class ConfigError extends Error {}
+
+/** Parses an environment; throws one ConfigError naming every bad variable. */
+export function parseEnv(source: NodeJS.ProcessEnv): Env {
+  // Empty strings mean "unset", as in most .env tooling.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const result = envSchema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const env = result.data as Env;
+  if (env.NODE_ENV === 'production') {
+    const missing = (['DATABASE_URL', 'API_KEYS', 'ADMIN_PASSWORD', 'ALERT_WEBHOOK_TOKEN'] as const).filter((k) => !env[k]);
+    if (missing.length) throw new ConfigError(`Invalid configuration:\n${missing.map((k) => `  ${k}: required when NODE_ENV=production`).join('\n')}`);
+  }
+  return env;
+}
+
+function nested(env: Env) {
+  const dev = env.NODE_ENV !== 'production';
+  return {
+    env: env.NODE_ENV,
+    isProduction: env.NODE_ENV === 'production',
+    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT },
+    log: { level: env.LOG_LEVEL },
+    auth: {
+      apiKeys: env.API_KEYS ? env.API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : dev ? ['dev-key'] : [],
+      admin: { user: env.ADMIN_USER || (dev ? 'admin' : ''), password: env.ADMIN_PASSWORD || (dev ? 'admin' : '') },
+    },
+    db: { url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard', poolMax: env.DATABASE_POOL_MAX },
+    redis: { host: env.BUS_HOST, port: env.BUS_PORT, password: env.BUS_PASSWORD || undefined },
+    queues: { prefix: env.QUEUE_PREFIX },
+    workers: { metricsPort: env.WORKER_METRICS_PORT },
+    sessions: {
+      enabled: env.SERVICE_SESSION_SYSTEM,
+      resumeWindow: env.SERVICE_SESSION_RESUME_WINDOW,
+      maxHistory: env.SERVICE_SESSION_MAX_HISTORY,
+      keepAliveSeconds: env.SESSION_SSE_KEEPALIVE_SECONDS,
+      publishWaitMs: env.SESSION_PUBLISH_WAIT_MS,
+      expiryCron: env.SESSION_EXPIRY_CRON,
+    },
+    chatapp: {
+      accountSid: env.CHATAPP_ACCOUNT_SID,
+      authToken: env.CHATAPP_AUTH_TOKEN,
+      fromNumber: env.CHATAPP_FROM_NUMBER,
+      apiBaseUrl: env.CHATAPP_API_BASE_URL,
+      publicUrl: env.CHATAPP_PUBLIC_URL,
+    },
+    llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
+    crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, batchMax: env.CRM_BATCH_MAX },
+    sre: {
+      alertWebhookToken: env.ALERT_WEBHOOK_TOKEN,
+      flapThreshold: env.FLAP_THRESHOLD,
+      flapWindowSeconds: env.FLAP_WINDOW,
+      escalationAfterSeconds: env.ESCALATION_AFTER,
+      escalationWebhookUrl: env.ESCALATION_WEBHOOK_URL,
+      issueTracker: { url: env.ISSUE_TRACKER_URL, token: env.ISSUE_TRACKER_TOKEN, projectId: env.ISSUE_TRACKER_PROJECT_ID },
+      automation: { url: env.AUTOMATION_URL, apiKey: env.AUTOMATION_API_KEY },
+      discovery: {
+        enabled: env.DISCOVERY_ENABLED,
+        intervalSeconds: env.DISCOVERY_INTERVAL,
+        containerRuntimeHost: env.CONTAINER_RUNTIME_HOST,
+        metricsUrl: env.METRICS_URL,
+        proxyApiUrl: env.PROXY_API_URL,
+      },
+      monitors: { autoApply: env.MONITORS_AUTO_APPLY, rulesDir: env.RULES_DIR },
+    },
+  };
+}
+
+export type Config = ReturnType<typeof nested>;
+
+/** Builds the typed, nested configuration from an environment. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  return nested(parseEnv(source));
+}
+
+let current: Config | undefined;
+
+/** The process configuration, parsed from process.env on first use. */
+export function config(): Config {
+  current ??= loadConfig();
+  return current;
+}

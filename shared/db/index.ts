@@ -1,0 +1,80 @@
+/** The knex instance of this process and the migration runner. */
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { config } from '../config.js';
+
+// Return bigint counts and numerics as JS numbers where they are safe; timestamps stay Date objects.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+
+export type Db = Knex;
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** migrations/ beside api/ and workers/, both in source and in dist/. */
+export const migrationsDir = path.resolve(here, '../../migrations');
+
+/** Knex options for a connection string; migrations load .ts under tsx and .js when compiled. */
+export function knexOptions(url: string, poolMax = 10): Knex.Config {
+  return {
+    client: 'pg',
+    connection: url,
+    pool: { min: 0, max: poolMax },
+    migrations: { tableName: 'knex_migrations', migrationSource: new MigrationFiles() },
+  };
+}
+
+const extension = path.extname(fileURLToPath(import.meta.url)); // .ts under tsx/vitest, .js when compiled
+
+/**
+ * Migrations imported by this module rather than by knex, so they load wherever this module does
+ * (tsx, vitest's transformer, compiled JavaScript).
+ */
+class MigrationFiles implements Knex.MigrationSource<string> {
+  async getMigrations(): Promise<string[]> {
+    return readdirSync(migrationsDir)
+      .filter((f) => f.endsWith(extension) && !f.endsWith('.d.ts'))
+      .sort();
+  }
+  getMigrationName(file: string): string {
+    return file.replace(/\.(ts|js)$/, '');
+  }
+  async getMigration(file: string): Promise<Knex.Migration> {
+    return import(pathToFileURL(path.join(migrationsDir, file)).href);
+  }
+}
+
+let instance: Knex | undefined;
+
+/** The process-wide knex instance. */
+export function db(): Knex {
+  instance ??= knexFactory(knexOptions(config().db.url, config().db.poolMax));
+  return instance;
+}
+
+/** Closes the pool (shutdown and tests). */
+export async function closeDb(): Promise<void> {
+  const k = instance;
+  instance = undefined;
+  await k?.destroy();
+}
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrateLatest(k: Knex = db()): Promise<string[]> {
+  const [, applied] = (await k.migrate.latest()) as [number, string[]];
+  return applied;
+}
+
+/** Pending migration names (empty when the schema is current). */
+export async function pendingMigrations(k: Knex = db()): Promise<string[]> {
+  const [, pending] = (await k.migrate.list()) as [unknown, Array<{ file: string } | string>];
+  return pending.map((p) => (typeof p === 'string' ? p : p.file));
+}
+
+/** True when a knex/pg error is a unique violation (optionally of a named constraint). */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e?.code === '23505' && (!constraint || e.constraint === constraint);
+}

@@ -1,0 +1,75 @@
+/**
+ * Error classes with their HTTP meaning, mapped in one table and rendered as RFC 9457 problem+json
+ * by one middleware (api/middleware/problem.ts). Domain code throws these; it never sets statuses.
+ */
+
+export interface FieldError {
+  /** Dotted path of the offending field, prefixed with its location: body.email, query.limit, params.id. */
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  constructor(
+    message: string,
+    readonly errors: FieldError[] = [],
+    /** Extra members of the problem document (e.g. allowed_next_states). */
+    readonly extensions: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends AppError {}
+export class UnauthorizedError extends AppError {}
+export class ForbiddenError extends AppError {}
+export class NotFoundError extends AppError {}
+export class ConflictError extends AppError {}
+export class PayloadTooLargeError extends AppError {}
+export class UnsupportedMediaTypeError extends AppError {}
+export class ServiceUnavailableError extends AppError {}
+export class UpstreamError extends AppError {}
+
+interface ProblemKind {
+  status: number;
+  title: string;
+  /** Last segment of the problem type URI. */
+  slug: string;
+}
+
+/** The one table from error class to HTTP status and problem type. */
+export const problemKinds = new Map<Function, ProblemKind>([
+  [ValidationError, { status: 400, title: 'Bad Request', slug: 'validation' }],
+  [UnauthorizedError, { status: 401, title: 'Unauthorized', slug: 'unauthorized' }],
+  [ForbiddenError, { status: 403, title: 'Forbidden', slug: 'forbidden' }],
+  [NotFoundError, { status: 404, title: 'Not Found', slug: 'not-found' }],
+  [ConflictError, { status: 409, title: 'Conflict', slug: 'conflict' }],
+  [PayloadTooLargeError, { status: 413, title: 'Payload Too Large', slug: 'payload-too-large' }],
+  [UnsupportedMediaTypeError, { status: 415, title: 'Unsupported Media Type', slug: 'unsupported-media-type' }],
+  [UpstreamError, { status: 502, title: 'Bad Gateway', slug: 'upstream' }],
+  [ServiceUnavailableError, { status: 503, title: 'Service Unavailable', slug: 'unavailable' }],
+]);
+
+const internal: ProblemKind = { status: 500, title: 'Internal Server Error', slug: 'internal' };
+
+/** The problem kind of an error class (walking up its prototype chain), or the 500 kind. */
+export function problemKindOf(error: unknown): ProblemKind {
+  let proto = error instanceof AppError ? Object.getPrototypeOf(error) : null;
+  while (proto && proto !== AppError.prototype) {
+    const kind = problemKinds.get(proto.constructor);
+    if (kind) return kind;
+    proto = Object.getPrototypeOf(proto);
+  }
+  return internal;
+}
+
+export const problemTypeBase = 'https://switchboard.dev/problems/';
+
+/** Turns a zod error into field errors located in part of a request ("body", "query", ...). */
+export function fieldErrors(location: string, issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): FieldError[] {
+  return issues.map((issue) => ({
+    path: [location, ...issue.path.map(String)].filter(Boolean).join('.'),
+    message: issue.message,
+  }));
+}

@@ -1,0 +1,41 @@
+/**
+ * The platform in the test process: the API on a random port and the workers of every queue,
+ * against this file's own database and queue prefix. Stopped by the per-file teardown.
+ */
+import { startServer } from '../../api/server.js';
+import { startWorkers } from '../../workers/runner.js';
+import { handlers } from '../../workers/registry.js';
+import { registry } from '../../shared/queues.js';
+import { onShutdown } from '../../shared/lifecycle.js';
+import type { ApiRouter } from '../../api/routing.js';
+
+export interface Platform {
+  url: string;
+  /** fetch against the API with the test API key unless `auth: false`. */
+  request: (path: string, init?: RequestInit & { json?: unknown; auth?: boolean }) => Promise<Response>;
+}
+
+export const testApiKey = 'test-key';
+
+let started: Promise<Platform> | undefined;
+
+/** Starts (once per file) the API and, unless `workers: false`, every worker. */
+export function startPlatform(options: { workers?: boolean; routers?: ApiRouter[] } = {}): Promise<Platform> {
+  process.env.API_KEYS ??= testApiKey;
+  started ??= (async () => {
+    if (options.workers !== false) {
+      const workers = startWorkers(registry, handlers);
+      onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
+    }
+    const { url } = await startServer(0, '127.0.0.1', options.routers);
+    const request: Platform['request'] = (path, init = {}) => {
+      const { json, auth = true, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (auth && !headers.has('X-API-Key') && !headers.has('Authorization')) headers.set('X-API-Key', testApiKey);
+      if (json !== undefined) headers.set('Content-Type', 'application/json');
+      return fetch(url + path, { ...rest, headers, body: json !== undefined ? JSON.stringify(json) : rest.body });
+    };
+    return { url, request };
+  })();
+  return started;
+}

@@ -1,0 +1,110 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import { z } from '../../shared/zod.js';
+import { enqueueIn, registry, queue, type Registry } from '../../shared/queues.js';
+import { bullConnection } from '../../shared/redis.js';
+import { config } from '../../shared/config.js';
+import { assertEveryJobHandled, handlerGaps, startWorkers, type Handlers } from '../../workers/runner.js';
+import { handlers } from '../../workers/registry.js';
+import { slotJobId } from '../../workers/scheduler.js';
+
+// A registry of its own, so these tests exercise the machinery without touching the platform's jobs.
+const testRegistry: Registry = {
+  queues: { probe: { concurrency: 2, jobOptions: { attempts: 3, backoff: { type: 'fixed', delay: 10 }, removeOnFail: false } } },
+  jobs: {
+    'probe.add': { queue: 'probe', schema: z.object({ a: z.number(), b: z.number() }) },
+    'probe.flaky': { queue: 'probe', schema: z.object({ failTimes: z.number() }) },
+    'probe.slow': { queue: 'probe', schema: z.object({ ms: z.number() }), jobId: (p: { ms: number }) => `slow-${p.ms}` },
+  },
+};
+
+const seen: string[] = [];
+const testHandlers: Handlers = {
+  'probe.add': async (p: { a: number; b: number }) => p.a + p.b,
+  'probe.flaky': async (p: { failTimes: number }, job: Job) => {
+    if (job.attemptsMade < p.failTimes) throw new Error(`transient ${job.attemptsMade}`);
+    return 'ok';
+  },
+  'probe.slow': async (p: { ms: number }) => {
+    await new Promise((r) => setTimeout(r, p.ms));
+    seen.push('slow-finished');
+    return 'done';
+  },
+};
+
+const workers = startWorkers(testRegistry, testHandlers);
+const events = new QueueEvents('probe', { connection: bullConnection(), prefix: config().queues.prefix });
+await events.waitUntilReady();
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.close()));
+  await events.close();
+});
+
+const finished = (job: Job) => job.waitUntilFinished(events, 10_000);
+
+describe('queue registry and workers', () => {
+  it('every job of the platform registry has exactly one handler', () => {
+    expect(handlerGaps(registry, handlers)).toEqual({ missing: [], unknown: [] });
+  });
+
+  it('start-up fails naming a job that has no handler', () => {
+    expect(() => assertEveryJobHandled(testRegistry, { 'probe.add': testHandlers['probe.add']! })).toThrow(/job "probe.flaky" has no handler.*job "probe.slow" has no handler/);
+    expect(() => startWorkers(testRegistry, { ...testHandlers, 'probe.ghost': async () => 1 })).toThrow(/handler "probe.ghost" matches no job/);
+  });
+
+  it('enqueueing validates the payload against the job schema', async () => {
+    await expect(enqueueIn(testRegistry, 'probe.add', { a: 1 })).rejects.toThrow(/b/);
+    const job = await enqueueIn(testRegistry, 'probe.add', { a: 2, b: 3 });
+    expect(await finished(job)).toBe(5);
+  });
+
+  it('a bad payload fails at once, without retries, and stays visible as failed', async () => {
+    // Bypass enqueue()'s validation, as a stale or foreign producer would.
+    const raw = new Queue('probe', { connection: bullConnection(), prefix: config().queues.prefix });
+    const job = await raw.add('probe.add', { a: 'x' }, { attempts: 3 });
+    await expect(finished(job)).rejects.toThrow(/invalid payload for "probe.add": a:/);
+    const stored = await queue('probe', testRegistry).getJob(job.id!);
+    expect(await stored!.getState()).toBe('failed');
+    expect(stored!.attemptsMade).toBe(1);
+    await raw.close();
+  });
+
+  it('transient errors are retried by the queue policy; exhausted jobs stay failed', async () => {
+    const recovers = await enqueueIn(testRegistry, 'probe.flaky', { failTimes: 2 });
+    expect(await finished(recovers)).toBe('ok');
+    const exhausted = await enqueueIn(testRegistry, 'probe.flaky', { failTimes: 5 });
+    await expect(finished(exhausted)).rejects.toThrow(/transient 2/);
+    const failed = await queue('probe', testRegistry).getFailed();
+    expect(failed.map((j) => j.id)).toContain(exhausted.id);
+  });
+
+  it('a job id from the registry makes a repeated enqueue a no-op', async () => {
+    const first = await enqueueIn(testRegistry, 'probe.slow', { ms: 1 });
+    const again = await enqueueIn(testRegistry, 'probe.slow', { ms: 1 });
+    expect(again.id).toBe(first.id);
+    expect(await queue('probe', testRegistry).getJobCountByTypes('completed', 'waiting', 'active', 'delayed')).toBeLessThanOrEqual(10);
+  });
+
+  it('closing a worker lets the job it is running finish', async () => {
+    const [extra] = startWorkers(testRegistry, testHandlers);
+    await workers[0]!.pause(true); // leave the job to the extra worker
+    const job = await enqueueIn(testRegistry, 'probe.slow', { ms: 400 });
+    while ((await job.getState()) !== 'active') await new Promise((r) => setTimeout(r, 20));
+    seen.length = 0;
+    await extra!.close();
+    expect(seen).toEqual(['slow-finished']);
+    expect(await (await queue('probe', testRegistry).getJob(job.id!))!.getState()).toBe('completed');
+    workers[0]!.resume();
+  });
+});
+
+describe('scheduler', () => {
+  it('every process ticking within one slot derives the same job id', () => {
+    const a = slotJobId('sre.discovery-run', new Date('2026-11-21T10:00:01Z'), 300);
+    const b = slotJobId('sre.discovery-run', new Date('2026-11-21T10:04:59Z'), 300);
+    const c = slotJobId('sre.discovery-run', new Date('2026-11-21T10:05:00Z'), 300);
+    expect(a).toBe(b);
+    expect(c).not.toBe(a);
+    expect(a).not.toContain(':');
+  });
+});

@@ -1,0 +1,37 @@
+/** Worker role: one BullMQ Worker per queue of the registry, the scheduler, and this process's /metrics. */
+import http from 'node:http';
+import { config, ConfigError } from '../shared/config.js';
+import { closeDb } from '../shared/db/index.js';
+import { closeQueues, registry } from '../shared/queues.js';
+import { handleSignals, onShutdown } from '../shared/lifecycle.js';
+import { logger } from '../shared/logger.js';
+import { metricsRegistry } from '../shared/metrics.js';
+import { handlers } from './registry.js';
+import { startWorkers } from './runner.js';
+import { startScheduler } from './scheduler.js';
+import { schedules } from './schedules.js';
+
+try {
+  const cfg = config();
+  handleSignals();
+  onShutdown('postgres', closeDb);
+  onShutdown('queues', closeQueues);
+  const workers = startWorkers(registry, handlers);
+  // Closing a worker waits for the jobs it is running; nothing new is taken meanwhile.
+  onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
+  onShutdown('scheduler', startScheduler(schedules()));
+
+  const metrics = http.createServer(async (req, res) => {
+    if (req.url !== '/metrics') return void res.writeHead(404).end();
+    res.writeHead(200, { 'Content-Type': metricsRegistry.contentType }).end(await metricsRegistry.metrics());
+  });
+  metrics.listen(cfg.workers.metricsPort, '127.0.0.1');
+  onShutdown('metrics', () => new Promise((resolve) => metrics.close(resolve)));
+  logger('worker').info({ queues: workers.map((w) => w.name), metrics: `http://127.0.0.1:${cfg.workers.metricsPort}/metrics` }, 'workers running');
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(1);
+  }
+  throw err;
+}

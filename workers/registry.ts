@@ -1,0 +1,18 @@
+/**
+ * Job name → handler, for every job of shared/queues.ts. The type makes a missing handler a
+ * compile error; startWorkers() checks again at start-up and refuses to run, naming the job.
+ */
+import type { JobName } from '../shared/queues.js';
+import type { Handler } from './runner.js';
+
+export const handlers: Record<JobName, Handler<any>> = {
+  // --- sessions
+
+  // --- chatapp
+
+  // --- crm
+
+  // --- sre
+
+  // --- discovery
+};

@@ -1,0 +1,78 @@
+/**
+ * Runs the queues of a registry: one BullMQ Worker per queue, dispatching each job by name to its
+ * handler after parsing the payload with the job's schema. A payload that does not parse fails at
+ * once without retries (UnrecoverableError); any other error is retried by the queue's policy.
+ */
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { z } from 'zod';
+import { config } from '../shared/config.js';
+import { bullConnection } from '../shared/redis.js';
+import { jobDuration } from '../shared/metrics.js';
+import { logger } from '../shared/logger.js';
+import type { Registry } from '../shared/queues.js';
+
+export type Handler<S extends z.ZodType = z.ZodType> = (payload: z.output<S>, job: Job) => Promise<unknown>;
+export type Handlers = Record<string, Handler<any>>;
+
+/** Names of jobs without a handler, and handlers without a job. */
+export function handlerGaps(reg: Registry, handlers: Handlers): { missing: string[]; unknown: string[] } {
+  return {
+    missing: Object.keys(reg.jobs).filter((name) => !handlers[name]),
+    unknown: Object.keys(handlers).filter((name) => !reg.jobs[name]),
+  };
+}
+
+/** Throws naming every job that has no handler (and every handler of no job). */
+export function assertEveryJobHandled(reg: Registry, handlers: Handlers): void {
+  const { missing, unknown } = handlerGaps(reg, handlers);
+  const problems = [
+    ...missing.map((n) => `job "${n}" has no handler`),
+    ...unknown.map((n) => `handler "${n}" matches no job in the registry`),
+  ];
+  if (problems.length) throw new Error(`Worker start-up refused: ${problems.join('; ')}`);
+}
+
+/** Starts one Worker per queue of the registry (or of `only`). */
+export function startWorkers(reg: Registry, handlers: Handlers, only?: string[]): Worker[] {
+  assertEveryJobHandled(reg, handlers);
+  const log = logger('worker');
+  const names = only ?? Object.keys(reg.queues);
+  return names.map((queueName) => {
+    const def = reg.queues[queueName];
+    if (!def) throw new Error(`unknown queue "${queueName}"`);
+    const worker = new Worker(
+      queueName,
+      async (job) => {
+        const jobDef = reg.jobs[job.name];
+        const handler = handlers[job.name];
+        if (!jobDef || !handler || jobDef.queue !== queueName) {
+          throw new UnrecoverableError(`no handler for job "${job.name}" on queue "${queueName}"`);
+        }
+        const parsed = jobDef.schema.safeParse(job.data);
+        if (!parsed.success) {
+          throw new UnrecoverableError(`invalid payload for "${job.name}": ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+        }
+        const end = jobDuration.startTimer({ queue: queueName, job: job.name });
+        try {
+          const result = await handler(parsed.data, job);
+          end({ outcome: 'completed' });
+          return result;
+        } catch (err) {
+          end({ outcome: 'failed' });
+          throw err;
+        }
+      },
+      {
+        connection: bullConnection({ maxRetriesPerRequest: null }),
+        prefix: config().queues.prefix,
+        concurrency: def.concurrency,
+      },
+    );
+    worker.on('failed', (job, err) => {
+      const exhausted = !job || job.attemptsMade >= (job.opts.attempts ?? 1) || err instanceof UnrecoverableError;
+      log[exhausted ? 'error' : 'warn']({ queue: queueName, job: job?.name, id: job?.id, attempt: job?.attemptsMade, err: err.message }, exhausted ? 'job failed for good' : 'job failed; will retry');
+    });
+    worker.on('error', (err) => log.error({ queue: queueName, err }, 'worker error'));
+    return worker;
+  });
+}
