@@ -14,7 +14,7 @@ const testRegistry: Registry = {
   jobs: {
     'probe.add': { queue: 'probe', schema: z.object({ a: z.number(), b: z.number() }) },
     'probe.flaky': { queue: 'probe', schema: z.object({ failTimes: z.number() }) },
-    'probe.slow': { queue: 'probe', schema: z.object({ ms: z.number() }), jobId: (p: { ms: number }) => `slow-${p.ms}` },
+    'probe.slow': { queue: 'probe', schema: z.object({ ms: z.number() }), jobId: (p) => `slow-${(p as { ms: number }).ms}` },
   },
 };
 
