@@ -16,7 +16,7 @@ describe('tool registry', () => {
   });
 
   it('bad tool input is a tool error naming the field', async () => {
-    const error = await executeTool(echo, { times: 0 }).catch((e: ToolInputError) => e);
+    const error = (await executeTool(echo, { times: 0 }).catch((e: unknown) => e)) as ToolInputError;
     expect(error).toBeInstanceOf(ToolInputError);
     expect(error.errors.map((e: { path: string }) => e.path).sort()).toEqual(['input.text', 'input.times']);
   });
