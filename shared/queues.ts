@@ -7,6 +7,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import { config } from './config.js';
 import { bullConnection } from './redis.js';
+import { logger } from './logger.js';
 
 export interface QueueDefinition {
   /** Jobs of this queue one worker process runs at once. */
@@ -83,6 +84,8 @@ export function queue(name: string, reg: Registry = registry): Queue {
     const def = reg.queues[name];
     if (!def) throw new Error(`unknown queue "${name}"`);
     q = new Queue(name, { connection: bullConnection(), prefix: config().queues.prefix, defaultJobOptions: def.jobOptions });
+    // Connection errors are retried by ioredis; log them instead of letting them surface as unhandled events.
+    q.on('error', (err) => logger('queues').warn({ queue: name, err: err.message }, 'queue connection error'));
     open.set(name, q);
   }
   return q;
