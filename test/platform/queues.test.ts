@@ -18,7 +18,6 @@ const testRegistry: Registry = {
   },
 };
 
-const seen: string[] = [];
 const testHandlers: Handlers = {
   'probe.add': async (p: { a: number; b: number }) => p.a + p.b,
   'probe.flaky': async (p: { failTimes: number }, job: Job) => {
@@ -27,7 +26,6 @@ const testHandlers: Handlers = {
   },
   'probe.slow': async (p: { ms: number }) => {
     await new Promise((r) => setTimeout(r, p.ms));
-    seen.push('slow-finished');
     return 'done';
   },
 };
@@ -86,15 +84,22 @@ describe('queue registry and workers', () => {
   });
 
   it('closing a worker lets the job it is running finish', async () => {
-    const [extra] = startWorkers(testRegistry, testHandlers);
-    await workers[0]!.pause(true); // leave the job to the extra worker
-    const job = await enqueueIn(testRegistry, 'probe.slow', { ms: 400 });
+    // A queue of its own, served only by the worker under test.
+    const drainRegistry: Registry = {
+      queues: { drain: { concurrency: 1, jobOptions: {} } },
+      jobs: { 'drain.slow': { queue: 'drain', schema: z.object({ ms: z.number() }) } },
+    };
+    const finishedRuns: number[] = [];
+    const slow = async (p: { ms: number }) => {
+      await new Promise((r) => setTimeout(r, p.ms));
+      finishedRuns.push(p.ms);
+    };
+    const [worker] = startWorkers(drainRegistry, { 'drain.slow': slow });
+    const job = await enqueueIn(drainRegistry, 'drain.slow', { ms: 400 });
     while ((await job.getState()) !== 'active') await new Promise((r) => setTimeout(r, 20));
-    seen.length = 0;
-    await extra!.close();
-    expect(seen).toEqual(['slow-finished']);
-    expect(await (await queue('probe', testRegistry).getJob(job.id!))!.getState()).toBe('completed');
-    workers[0]!.resume();
+    await worker!.close();
+    expect(finishedRuns).toEqual([400]);
+    expect(await (await queue('drain', drainRegistry).getJob(job.id!))!.getState()).toBe('completed');
   });
 });
 
