@@ -7,6 +7,7 @@ import { config } from '../../shared/config.js';
 import { assertEveryJobHandled, handlerGaps, startWorkers, type Handlers } from '../../workers/runner.js';
 import { handlers } from '../../workers/registry.js';
 import { slotJobId } from '../../workers/scheduler.js';
+import { metricsRegistry } from '../../shared/metrics.js';
 
 // A registry of its own, so these tests exercise the machinery without touching the platform's jobs.
 const testRegistry: Registry = {
@@ -54,6 +55,13 @@ describe('queue registry and workers', () => {
     await expect(enqueueIn(testRegistry, 'probe.add', { a: 1 })).rejects.toThrow(/b/);
     const job = await enqueueIn(testRegistry, 'probe.add', { a: 2, b: 3 });
     expect(await finished(job)).toBe(5);
+  });
+
+  it('job durations are recorded per queue, job and outcome for the worker /metrics', async () => {
+    const job = await enqueueIn(testRegistry, 'probe.add', { a: 1, b: 1 });
+    await finished(job);
+    const text = await metricsRegistry.metrics();
+    expect(text).toMatch(/queue_job_duration_seconds_count\{queue="probe",job="probe.add",outcome="completed"\} [1-9]/);
   });
 
   it('a bad payload fails at once, without retries, and stays visible as failed', async () => {
