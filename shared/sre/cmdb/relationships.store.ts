@@ -1,0 +1,107 @@
+/** Query module of sre_relationships: derivation from entity attributes (one statement) and reads. */
+import { db } from '../../db/index.js';
+import type { RelationshipType } from './model.js';
+
+const TABLE = 'sre_relationships';
+
+export interface Relationship {
+  id: string;
+  from_entity_id: string;
+  to_entity_id: string;
+  type: RelationshipType;
+  origin: 'discovery' | 'manual';
+}
+
+/**
+ * The relationships the entities imply, across sources:
+ * container part_of compose_project; router routes_to proxy_service; hostname routes_to router;
+ * proxy_service routes_to container (server address = container address); scrape_target scraped_by
+ * scrape_job; scrape_target runs_on container (target address = container address).
+ */
+const desired = `
+  container_addresses as (
+    select c.id, a.addr from sre_entities c cross join lateral jsonb_array_elements_text(coalesce(c.attributes->'addresses', '[]')) a(addr)
+     where c.type = 'container'
+  ), desired(from_id, to_id, type) as (
+    select c.id, p.id, 'part_of' from sre_entities c
+      join sre_entities p on p.source_id = c.source_id and p.type = 'compose_project' and p.natural_key = c.attributes->>'compose_project'
+     where c.type = 'container'
+    union
+    select r.id, s.id, 'routes_to' from sre_entities r
+      join sre_entities s on s.source_id = r.source_id and s.type = 'proxy_service' and s.natural_key = r.attributes->>'service'
+     where r.type = 'router'
+    union
+    select h.id, r.id, 'routes_to' from sre_entities r
+      cross join lateral jsonb_array_elements_text(coalesce(r.attributes->'hostnames', '[]')) hn(host)
+      join sre_entities h on h.source_id = r.source_id and h.type = 'hostname' and h.natural_key = hn.host
+     where r.type = 'router'
+    union
+    select s.id, ca.id, 'routes_to' from sre_entities s
+      cross join lateral jsonb_array_elements_text(coalesce(s.attributes->'server_addresses', '[]')) sa(addr)
+      join container_addresses ca on ca.addr = sa.addr
+     where s.type = 'proxy_service'
+    union
+    select t.id, j.id, 'scraped_by' from sre_entities t
+      join sre_entities j on j.source_id = t.source_id and j.type = 'scrape_job' and j.natural_key = t.attributes->>'job'
+     where t.type = 'scrape_target'
+    union
+    select t.id, ca.id, 'runs_on' from sre_entities t
+      join container_addresses ca on ca.addr in (t.attributes->>'endpoint', t.attributes->>'host')
+     where t.type = 'scrape_target'
+  )`;
+
+/** Brings derived relationships in line with the entities: inserts missing, deletes obsolete; returns rows written. */
+export async function deriveRelationships(): Promise<{ inserted: number; deleted: number }> {
+  const { rows } = await db().raw(
+    `with ${desired},
+     inserted as (
+       insert into ${TABLE} (from_entity_id, to_entity_id, type) select from_id, to_id, type from desired
+       on conflict (from_entity_id, to_entity_id, type) do nothing returning 1
+     ), deleted as (
+       delete from ${TABLE} r where r.origin = 'discovery'
+          and not exists (select 1 from desired d where d.from_id = r.from_entity_id and d.to_id = r.to_entity_id and d.type = r.type)
+       returning 1
+     )
+     select (select count(*) from inserted) as inserted, (select count(*) from deleted) as deleted`,
+  );
+  return { inserted: Number(rows[0].inserted), deleted: Number(rows[0].deleted) };
+}
+
+/** Relationships touching an entity, each with the entity at the other end summarised. */
+export async function relationshipsOf(entityId: string) {
+  const { rows } = await db().raw(
+    `select r.id, r.type, r.origin, 'outgoing' as direction, o.id as entity_id, o.type as entity_type, o.name as entity_name, o.health as entity_health, o.stale as entity_stale
+       from ${TABLE} r join sre_entities o on o.id = r.to_entity_id where r.from_entity_id = ?
+     union all
+     select r.id, r.type, r.origin, 'incoming', o.id, o.type, o.name, o.health, o.stale
+       from ${TABLE} r join sre_entities o on o.id = r.from_entity_id where r.to_entity_id = ?
+     order by direction desc, type, entity_name`,
+    [entityId, entityId],
+  );
+  return rows as Array<{ id: string; type: RelationshipType; origin: string; direction: 'outgoing' | 'incoming'; entity_id: string; entity_type: string; entity_name: string; entity_health: string; entity_stale: boolean }>;
+}
+
+/**
+ * The entities within `depth` relationship hops of an entity, following relationships both ways
+ * (recursive CTE with UNION, so each (entity, distance) pair is visited once; each entity reported at its shortest distance), and the relationships among them.
+ */
+export async function neighbourhood(entityId: string, depth: number): Promise<{ nodes: Array<{ id: string; depth: number }>; edges: Relationship[] }> {
+  const { rows: nodes } = await db().raw(
+    `with recursive walk(id, depth) as (
+       select ?::uuid, 0
+       union
+       select case when r.from_entity_id = w.id then r.to_entity_id else r.from_entity_id end, w.depth + 1
+         from walk w join ${TABLE} r on w.id in (r.from_entity_id, r.to_entity_id)
+        where w.depth < ?
+     )
+     select id, min(depth)::int as depth from walk group by id order by depth, id`,
+    [entityId, depth],
+  );
+  const ids = nodes.map((n: { id: string }) => n.id);
+  const edges = await db()<Relationship>(TABLE)
+    .select('id', 'from_entity_id', 'to_entity_id', 'type', 'origin')
+    .whereIn('from_entity_id', ids)
+    .whereIn('to_entity_id', ids)
+    .orderBy(['type', 'id']);
+  return { nodes, edges };
+}
