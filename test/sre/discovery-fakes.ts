@@ -81,6 +81,9 @@ export interface RealPrometheus {
   url: string;
   rulesDir: string;
   process: ChildProcess;
+  /** Ends the process (its files stay). */
+  kill: () => Promise<void>;
+  /** Ends the process and removes its files. */
   stop: () => Promise<void>;
 }
 
@@ -114,16 +117,19 @@ export async function startPrometheus(jobs: Record<string, string[]>): Promise<R
     if (Date.now() > deadline) throw new Error(`prometheus not ready: ${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+  const kill = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
   return {
     url,
     rulesDir,
     process: child,
+    kill,
     stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await kill();
       await rm(dir, { recursive: true, force: true });
     },
   };
