@@ -20,7 +20,7 @@ export interface FakeServer {
   close: () => Promise<void>;
 }
 
-async function serve(handler: (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>): Promise<FakeServer> {
+async function serve(handler: (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => unknown): Promise<FakeServer> {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
