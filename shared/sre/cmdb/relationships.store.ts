@@ -46,25 +46,33 @@ const desired = `
      where t.type = 'scrape_target'
     union
     select t.id, ca.id, 'runs_on' from sre_entities t
-      join container_addresses ca on ca.addr in (t.attributes->>'endpoint', t.attributes->>'host')
+      join container_addresses ca on ca.addr = t.attributes->>'endpoint'
+     where t.type = 'scrape_target'
+    union
+    select t.id, ca.id, 'runs_on' from sre_entities t
+      join container_addresses ca on ca.addr = t.attributes->>'host'
      where t.type = 'scrape_target'
   )`;
 
-/** Brings derived relationships in line with the entities: inserts missing, deletes obsolete; returns rows written. */
+/**
+ * Brings derived relationships in line with the entities: inserts missing, deletes obsolete; returns
+ * rows written. The desired set goes into an analysed temporary table first, so both comparisons
+ * are planned as hash joins on real row counts rather than guesses about a CTE.
+ */
 export async function deriveRelationships(): Promise<{ inserted: number; deleted: number }> {
-  const { rows } = await db().raw(
-    `with ${desired},
-     inserted as (
-       insert into ${TABLE} (from_entity_id, to_entity_id, type) select from_id, to_id, type from desired
-       on conflict (from_entity_id, to_entity_id, type) do nothing returning 1
-     ), deleted as (
-       delete from ${TABLE} r where r.origin = 'discovery'
-          and not exists (select 1 from desired d where d.from_id = r.from_entity_id and d.to_id = r.to_entity_id and d.type = r.type)
-       returning 1
-     )
-     select (select count(*) from inserted) as inserted, (select count(*) from deleted) as deleted`,
-  );
-  return { inserted: Number(rows[0].inserted), deleted: Number(rows[0].deleted) };
+  return db().transaction(async (trx) => {
+    await trx.raw(`create temporary table sre_desired_relationships on commit drop as with ${desired} select from_id, to_id, type from desired`);
+    await trx.raw('analyze sre_desired_relationships');
+    const inserted = await trx.raw(
+      `insert into ${TABLE} (from_entity_id, to_entity_id, type) select from_id, to_id, type from sre_desired_relationships
+       on conflict (from_entity_id, to_entity_id, type) do nothing`,
+    );
+    const deleted = await trx.raw(
+      `delete from ${TABLE} r where r.origin = 'discovery'
+          and not exists (select 1 from sre_desired_relationships d where d.from_id = r.from_entity_id and d.to_id = r.to_entity_id and d.type = r.type)`,
+    );
+    return { inserted: inserted.rowCount ?? 0, deleted: deleted.rowCount ?? 0 };
+  });
 }
 
 /** Relationships touching an entity, each with the entity at the other end summarised. */

@@ -48,7 +48,9 @@ async function discoverSource(run: DiscoveryRun, source: DiscoverySource): Promi
   const started = new Date();
   try {
     const entities = await readSource(source);
+    const read = Date.now();
     const outcome = await upsertSourceEntities(source.id, run.started_at, entities);
+    logger('discovery').debug({ source: source.name, read_ms: read - started.getTime(), upsert_ms: Date.now() - read }, 'source discovered');
     await recordSourceOutcome(run.id, {
       source_id: source.id, status: 'succeeded', started_at: started, finished_at: new Date(),
       seen: entities.length, added: outcome.added, updated: outcome.updated, unchanged: outcome.unchanged, stale: outcome.stale, error: null,
@@ -74,8 +76,11 @@ export async function executeRun(runId: string): Promise<DiscoveryRun> {
     const sources = await listSources({ enabled: true });
     const results = await Promise.all(sources.map((s) => discoverSource(run, s)));
     const done = results.filter((r) => r.ok);
+    const t0 = Date.now();
     const relationships = await deriveRelationships();
+    const t1 = Date.now();
     const recommended = await recommendForNewEntities(done.flatMap((r) => r.outcome.inserted));
+    logger('discovery').debug({ relationships_ms: t1 - t0, recommendations_ms: Date.now() - t1 }, 'relationships and recommendations');
     const sum = (key: 'added' | 'updated' | 'unchanged' | 'stale') => done.reduce((n, r) => n + r.outcome[key], 0);
     const failed = results.filter((r) => !r.ok);
     const status: RunStatus = failed.length === 0 ? 'succeeded' : done.length === 0 ? 'failed' : 'partial';
