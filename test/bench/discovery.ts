@@ -11,7 +11,6 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { changedRows, fakeDocker, fakeTraefik, rowVersions } from '../sre/discovery-fakes.js';
 import type { ContainerSummary } from '../../shared/clients/docker.js';
@@ -77,7 +76,7 @@ async function main() {
   });
   const { startPlatform } = await import('../helpers/platform.js');
   const { db, closeDb } = await import('../../shared/db/index.js');
-  const { closeQueues } = await import('../../shared/queues.js');
+  const { allQueues, closeQueues } = await import('../../shared/queues.js');
   const { shutdown } = await import('../../shared/lifecycle.js');
   const { readSource } = await import('../../shared/sre/discovery/run.js');
   const { configuredSources } = await import('../../shared/sre/discovery/sources.store.js');
@@ -115,17 +114,11 @@ async function main() {
     console.log(`baseline (fetch + parse only): ${baselineMs.toFixed(0)} ms; first run / baseline = ${(first.ms / baselineMs).toFixed(1)}x, second run / baseline = ${(second.ms / baselineMs).toFixed(1)}x`);
   } finally {
     await shutdown();
+    // This run's queue keys go with its prefix.
+    await Promise.all(allQueues().map((q) => q.obliterate({ force: true })));
     await closeQueues();
     await closeDb();
     await dropDatabase(database);
-    const redis = new Redis({ host: process.env.BUS_HOST ?? '127.0.0.1', port: Number(process.env.BUS_PORT ?? 6379) });
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.unlink(...keys);
-    } while (cursor !== '0');
-    redis.disconnect();
     await Promise.all([dockerApi.close(), traefikApi.close(), new Promise((resolve) => prom.close(resolve)), rm(rulesDir, { recursive: true, force: true })]);
   }
 }

@@ -23,13 +23,14 @@ const desired = `
     select c.id, a.addr from sre_entities c cross join lateral jsonb_array_elements_text(coalesce(c.attributes->'addresses', '[]')) a(addr)
      where c.type = 'container'
   ), desired(from_id, to_id, type) as (
-    select c.id, p.id, 'part_of' from sre_entities c
-      join sre_entities p on p.source_id = c.source_id and p.type = 'compose_project' and p.natural_key = c.attributes->>'compose_project'
-     where c.type = 'container'
-    union
-    select r.id, s.id, 'routes_to' from sre_entities r
-      join sre_entities s on s.source_id = r.source_id and s.type = 'proxy_service' and s.natural_key = r.attributes->>'service'
-     where r.type = 'router'
+    -- An attribute naming another entity of the same source by its natural key.
+    select f.id, t.id, ref.rel from (values
+        ('container', 'compose_project', 'compose_project', 'part_of'),
+        ('router', 'service', 'proxy_service', 'routes_to'),
+        ('scrape_target', 'job', 'scrape_job', 'scraped_by')
+      ) ref(from_type, attr, to_type, rel)
+      join sre_entities f on f.type = ref.from_type
+      join sre_entities t on t.source_id = f.source_id and t.type = ref.to_type and t.natural_key = f.attributes->>ref.attr
     union
     select h.id, r.id, 'routes_to' from sre_entities r
       cross join lateral jsonb_array_elements_text(coalesce(r.attributes->'hostnames', '[]')) hn(host)
@@ -41,16 +42,9 @@ const desired = `
       join container_addresses ca on ca.addr = sa.addr
      where s.type = 'proxy_service'
     union
-    select t.id, j.id, 'scraped_by' from sre_entities t
-      join sre_entities j on j.source_id = t.source_id and j.type = 'scrape_job' and j.natural_key = t.attributes->>'job'
-     where t.type = 'scrape_target'
-    union
     select t.id, ca.id, 'runs_on' from sre_entities t
-      join container_addresses ca on ca.addr = t.attributes->>'endpoint'
-     where t.type = 'scrape_target'
-    union
-    select t.id, ca.id, 'runs_on' from sre_entities t
-      join container_addresses ca on ca.addr = t.attributes->>'host'
+      cross join lateral (values (t.attributes->>'endpoint'), (t.attributes->>'host')) ta(addr)
+      join container_addresses ca on ca.addr = ta.addr
      where t.type = 'scrape_target'
   )`;
 
