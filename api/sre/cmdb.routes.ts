@@ -67,7 +67,9 @@ export function cmdbRoutes(): ApiRouter {
       summary: 'Start a discovery run (no body)',
       description:
         'Answers 202 with the run id; the run executes on the `discovery` queue. While a run is running (manual or scheduled) ' +
-        'no second one starts: the answer names the running run with `already_running: true`. Poll GET /discovery/runs/{id}.',
+        'no second one starts: the answer names the running run with `already_running: true`. Poll GET /discovery/runs/{id}. ' +
+        'Scheduled runs (every DISCOVERY_INTERVAL seconds when DISCOVERY_ENABLED) open one run per interval slot; a slot whose tick ' +
+        'finds a run already running is covered by that run. A run left running for max(30 min, 3 intervals) is marked failed as abandoned.',
       auth: 'apiKey',
       responses: { 202: { description: 'The run that covers this trigger', schema: s.triggerResponse } },
       handler: async (_input, ctx) => {

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 process.env.DISCOVERY_ENABLED = 'true';
 process.env.DISCOVERY_INTERVAL = '2';
+process.env.MONITORS_AUTO_APPLY = 'false';
 
 const { startPlatform } = await import('../helpers/platform.js');
 const { startScheduler } = await import('../../workers/scheduler.js');
@@ -9,11 +10,18 @@ const { schedules } = await import('../../workers/schedules.js');
 const { queue } = await import('../../shared/queues.js');
 const { db } = await import('../../shared/db/index.js');
 const { discoveryCron } = await import('../../shared/sre/discovery/schedule.js');
-const { until } = await import('./discovery-fakes.js');
+const { fakeTraefik, until } = await import('./discovery-fakes.js');
 
-await startPlatform();
+const api = await startPlatform();
 const stops: Array<() => void> = [];
-afterAll(() => stops.forEach((stop) => stop()));
+const traefik = await fakeTraefik({
+  routers: [{ name: 'blog@file', provider: 'file', rule: 'Host(`blog.test`)', service: 'blog', status: 'enabled' }],
+  services: [{ name: 'blog@file', provider: 'file', status: 'enabled', loadBalancer: { servers: [{ url: 'http://10.1.1.1:80' }] } }],
+});
+afterAll(async () => {
+  stops.forEach((stop) => stop());
+  await traefik.close();
+});
 
 describe('scheduled discovery', () => {
   it('the tick fires often enough for every interval and no more', () => {
@@ -42,5 +50,23 @@ describe('scheduled discovery', () => {
     const slots = runs.map((r) => r.slot.getTime());
     expect(new Set(slots).size).toBe(slots.length);
     slots.slice(1).forEach((s, i) => expect(s - slots[i]!).toBe(2000));
+  });
+
+  it('sources can be added as rows; with auto-apply off, recommendations stay proposed and no monitor is made', async () => {
+    const created = await api.request('/api/v1/cmdb/discovery/sources', { method: 'POST', json: { name: 'edge-proxy', kind: 'traefik', address: traefik.url } });
+    expect(created.status).toBe(201);
+    expect((await api.request('/api/v1/cmdb/discovery/sources', { method: 'POST', json: { name: 'edge-proxy', kind: 'traefik', address: traefik.url } })).status).toBe(409);
+    const bad = await api.request('/api/v1/cmdb/discovery/sources', { method: 'POST', json: { name: 'X Y', kind: 'ftp' } });
+    expect(((await bad.json()) as { errors: Array<{ path: string }> }).errors.map((e) => e.path).sort()).toEqual(['body.address', 'body.kind', 'body.name']);
+
+    const { run_id } = (await (await api.request('/api/v1/cmdb/discovery/trigger', { method: 'POST' })).json()) as { run_id: string };
+    const run = await until(async () => {
+      const r = (await (await api.request(`/api/v1/cmdb/discovery/runs/${run_id}`)).json()) as { status: string; added: number };
+      return r.status !== 'running' && r;
+    });
+    expect(run).toMatchObject({ status: 'succeeded', added: 3 });
+    const recs = (await (await api.request('/api/v1/cmdb/recommendations')).json()) as { items: Array<{ alert: string; status: string }> };
+    expect(recs.items.map((r) => `${r.alert}:${r.status}`)).toEqual(['Router5xxRatioHigh:proposed']);
+    expect(((await (await api.request('/api/v1/cmdb/monitors')).json()) as { items: unknown[] }).items).toEqual([]);
   });
 });
