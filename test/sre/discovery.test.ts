@@ -267,4 +267,11 @@ describe('discovery', () => {
     const recs = (await (await api.request(`/api/v1/cmdb/recommendations?entity_id=${stale[0]!.id}`)).json()) as { items: unknown[] };
     expect(recs.items).toHaveLength(5);
   });
+
+  it('the CMDB routes are documented in /api/openapi.json with the decisions the spec leaves open', async () => {
+    const doc = (await (await api.request('/api/openapi.json')).json()) as { paths: Record<string, Record<string, { description?: string; responses: Record<string, unknown> }>> };
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/api/v1/cmdb')).length).toBeGreaterThanOrEqual(14);
+    expect(doc.paths['/api/v1/cmdb/discovery/trigger']!.post!.responses).toHaveProperty('202');
+    expect(doc.paths['/api/v1/cmdb/monitors/deploy-all']!.post!.description).toMatch(/previous rule file is restored/);
+  });
 });

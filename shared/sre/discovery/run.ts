@@ -49,7 +49,7 @@ async function discoverSource(run: DiscoveryRun, source: DiscoverySource): Promi
   try {
     const entities = await readSource(source);
     const read = Date.now();
-    const outcome = await upsertSourceEntities(source.id, run.started_at, entities);
+    const outcome = await upsertSourceEntities(source.id, started, entities);
     logger('discovery').debug({ source: source.name, read_ms: read - started.getTime(), upsert_ms: Date.now() - read }, 'source discovered');
     await recordSourceOutcome(run.id, {
       source_id: source.id, status: 'succeeded', started_at: started, finished_at: new Date(),
