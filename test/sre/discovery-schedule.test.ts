@@ -3,6 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 process.env.DISCOVERY_ENABLED = 'true';
 process.env.DISCOVERY_INTERVAL = '2';
 process.env.MONITORS_AUTO_APPLY = 'false';
+process.env.LLM_PROVIDER = 'none';
+delete process.env.METRICS_URL;
 
 const { startPlatform } = await import('../helpers/platform.js');
 const { startScheduler } = await import('../../workers/scheduler.js');
@@ -52,7 +54,7 @@ describe('scheduled discovery', () => {
     slots.slice(1).forEach((s, i) => expect(s - slots[i]!).toBe(2000));
   });
 
-  it('sources can be added as rows; with auto-apply off, recommendations stay proposed and no monitor is made', async () => {
+  it('sources can be added as rows; with auto-apply off, recommendations stay proposed and no monitor is made; no model or no Prometheus answers 503', async () => {
     const created = await api.request('/api/v1/cmdb/discovery/sources', { method: 'POST', json: { name: 'edge-proxy', kind: 'traefik', address: traefik.url } });
     expect(created.status).toBe(201);
     expect((await api.request('/api/v1/cmdb/discovery/sources', { method: 'POST', json: { name: 'edge-proxy', kind: 'traefik', address: traefik.url } })).status).toBe(409);
@@ -68,5 +70,11 @@ describe('scheduled discovery', () => {
     const recs = (await (await api.request('/api/v1/cmdb/recommendations')).json()) as { items: Array<{ alert: string; status: string }> };
     expect(recs.items.map((r) => `${r.alert}:${r.status}`)).toEqual(['Router5xxRatioHigh:proposed']);
     expect(((await (await api.request('/api/v1/cmdb/monitors')).json()) as { items: unknown[] }).items).toEqual([]);
+
+    // Without a language model (LLM_PROVIDER=none) proposals are unavailable, not an error of ours.
+    const router = ((await (await api.request('/api/v1/cmdb/entities?type=router')).json()) as { items: Array<{ id: string }> }).items[0]!;
+    expect((await api.request(`/api/v1/cmdb/entities/${router.id}/recommendations/propose`, { method: 'POST' })).status).toBe(503);
+    // Deploying needs METRICS_URL.
+    expect((await api.request('/api/v1/cmdb/monitors/deploy-all', { method: 'POST' })).status).toBe(503);
   });
 });
