@@ -40,6 +40,7 @@ await new Promise<void>((resolve) => llm.listen(0, '127.0.0.1', resolve));
 process.env.METRICS_URL = prometheus.url;
 process.env.RULES_DIR = prometheus.rulesDir;
 process.env.DISCOVERY_ENABLED = 'false';
+process.env.MONITORS_AUTO_APPLY = 'true';
 process.env.LLM_PROVIDER = 'openai';
 process.env.LLM_BASE_URL = `http://127.0.0.1:${(llm.address() as AddressInfo).port}/v1`;
 process.env.LLM_MODEL = 'test-model';

@@ -50,6 +50,7 @@ process.env.CONTAINER_RUNTIME_HOST = `tcp://127.0.0.1:${dockerApi.port}`;
 process.env.METRICS_URL = prometheus.url;
 process.env.PROXY_API_URL = traefikApi.url;
 process.env.DISCOVERY_ENABLED = 'false';
+process.env.MONITORS_AUTO_APPLY = 'true';
 process.env.RULES_DIR = await mkdtemp(path.join(os.tmpdir(), 'sb-rules-'));
 
 const { startPlatform } = await import('../helpers/platform.js');
