@@ -4,7 +4,7 @@
  * Enqueue only through `enqueue()`; workers parse each payload with the same schema on receipt.
  */
 import { Queue, type JobsOptions } from 'bullmq';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { config } from './config.js';
 import { bullConnection } from './redis.js';
 import { logger } from './logger.js';
@@ -22,7 +22,7 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   /** Per-job overrides of the queue's options. */
   options?: JobsOptions;
   /** Deterministic job id for idempotent enqueueing (a repeat with the same id is ignored while the job is kept). */
-  jobId?: (payload: z.output<S>) => string;
+  jobId?(payload: z.output<S>): string;
 }
 
 const keepFailedDays = 14;
@@ -62,8 +62,17 @@ export const jobDefinitions = {
   // --- sre ------------------------------------------------------------------
 
   // --- discovery ------------------------------------------------------------
+  // One discovery run: a manual trigger names the run it opened; a scheduled tick names its slot.
+  'discovery.run': define({
+    queue: 'discovery',
+    schema: z.union([
+      z.object({ trigger: z.literal('manual'), run_id: z.guid() }),
+      z.object({ trigger: z.literal('schedule'), slot: z.iso.datetime({ offset: true }) }),
+    ]),
+    // A run's job is queued once; a slot's id equals the scheduler's slotJobId, so every process's tick lands on one job.
+    jobId: (p) => `discovery.run-${p.trigger === 'manual' ? p.run_id : Date.parse(p.slot) / 1000}`,
+  }),
 } satisfies Record<string, ReturnType<typeof define>>;
-void define;
 
 export type JobName = keyof typeof jobDefinitions;
 export type JobPayload<N extends JobName> = z.input<(typeof jobDefinitions)[N]['schema']>;

@@ -4,6 +4,7 @@
  */
 import type { JobName } from '../shared/queues.js';
 import type { Handler } from './runner.js';
+import { runDiscovery } from './discovery/run.job.js';
 
 export const handlers: Record<JobName, Handler<any>> = {
   // --- sessions
@@ -15,4 +16,5 @@ export const handlers: Record<JobName, Handler<any>> = {
   // --- sre
 
   // --- discovery
+  'discovery.run': runDiscovery,
 };
