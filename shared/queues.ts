@@ -4,7 +4,7 @@
  * Enqueue only through `enqueue()`; workers parse each payload with the same schema on receipt.
  */
 import { Queue, type JobsOptions } from 'bullmq';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { config } from './config.js';
 import { bullConnection } from './redis.js';
 
@@ -21,7 +21,8 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   /** Per-job overrides of the queue's options. */
   options?: JobsOptions;
   /** Deterministic job id for idempotent enqueueing (a repeat with the same id is ignored while the job is kept). */
-  jobId?: (payload: z.output<S>) => string;
+  // Method syntax keeps the parameter bivariant, so a typed definition fits the registry's Record<string, JobDefinition>.
+  jobId?(payload: z.output<S>): string;
 }
 
 const keepFailedDays = 14;
@@ -38,6 +39,8 @@ export const queueDefinitions = {
   sessions: { concurrency: 32, jobOptions: retrying(8, 100) },
   // Messaging-app channel: inbound processing, agent runs and outbound sends to the provider.
   chatapp: { concurrency: 8, jobOptions: retrying(6, 1000) },
+  // Agent runs (messaging-app inbound messages, web chat turns): model calls kept apart from sends.
+  agent: { concurrency: 8, jobOptions: retrying(3, 1000) },
   // CRM: lead webhook batches.
   crm: { concurrency: 4, jobOptions: retrying(5, 500) },
   // SRE automation: alert ingestion, incidents, tickets, runbooks, escalations.
@@ -55,6 +58,16 @@ export const jobDefinitions = {
   // --- sessions -------------------------------------------------------------
 
   // --- chatapp --------------------------------------------------------------
+  /** Deliver one recorded outbound message to the provider. */
+  'chatapp.send': define({ queue: 'chatapp', schema: z.object({ message_id: z.guid() }), jobId: (p) => `send-${p.message_id}` }),
+  /** Process one recorded inbound message: user, window, session, agent, publish, reply. */
+  'chatapp.inbound': define({ queue: 'agent', schema: z.object({ message_id: z.guid() }), jobId: (p) => `inbound-${p.message_id}` }),
+  /** Answer one web chat turn with the agent and publish the reply. */
+  'chatapp.webchat': define({
+    queue: 'agent',
+    schema: z.object({ turn_id: z.guid(), session_id: z.guid(), interaction_id: z.guid(), message: z.string() }),
+    jobId: (p) => `webchat-${p.turn_id}`,
+  }),
 
   // --- crm ------------------------------------------------------------------
 
