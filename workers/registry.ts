@@ -4,11 +4,17 @@
  */
 import type { JobName } from '../shared/queues.js';
 import type { Handler } from './runner.js';
+import { sendMessage } from './chatapp/send.job.js';
+import { processInboundMessage } from './chatapp/inbound.job.js';
+import { answerWebChatTurn } from './chatapp/webchat.job.js';
 
 export const handlers: Record<JobName, Handler<any>> = {
   // --- sessions
 
   // --- chatapp
+  'chatapp.send': sendMessage,
+  'chatapp.inbound': processInboundMessage,
+  'chatapp.webchat': answerWebChatTurn,
 
   // --- crm
 

@@ -5,7 +5,7 @@
  * `chatapp.send` job delivers it through the provider with the queue's retries.
  */
 import { config } from '../config.js';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError, fieldErrors } from '../errors.js';
+import { ConflictError, ForbiddenError, ValidationError, fieldErrors } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { chatappClient, describeProviderError, isTransientProviderError, type ProviderMessage, type RichContent } from '../clients/twilio.js';
 import { getUser } from '../sessions/users.store.js';
@@ -20,12 +20,8 @@ export const CHANNEL = 'chatapp';
 /** The address of a phone number at the provider (WhatsApp). */
 export const providerAddress = (phone: string) => `whatsapp:${phone}`;
 
-async function recipient(userId: string) {
-  const user = await getUser(userId);
-  if (!user) throw new NotFoundError(`No user ${userId}.`);
-  if (!user.phone_number) throw new ConflictError(`User ${userId} has no phone number to send to.`);
-  return { ...user, phone_number: user.phone_number };
-}
+/** The user a message goes to (NotFoundError for an unknown user). */
+const recipient = (userId: string) => getUser(userId);
 
 /**
  * Accepts a proactive template message: 400 for an unknown template or variables that do not fit
