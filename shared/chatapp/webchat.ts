@@ -68,10 +68,10 @@ async function awaitReply(sessionId: string, turnId: string, ms: number, start: 
     const metadata = e.data.metadata as { turn_id?: string } | undefined;
     if (e.event_type === 'MESSAGE' && e.data.role === 'assistant' && metadata?.turn_id === turnId) found(e);
   });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await start();
-    return await Promise.race([arrived, new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    return await Promise.race([arrived, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
   } finally {
     clearTimeout(timer);
     unsubscribe();

@@ -173,7 +173,7 @@ describe('free-form messages and the 24-hour customer window (POST /api/chatapp/
     const quickReply = twilio.contents.find((c) => (c.body.types as Record<string, { body: string }>)['twilio/quick-reply']?.body === 'Confirm?');
     const listPicker = twilio.contents.find((c) => (c.body.types as Record<string, { body: string }>)['twilio/list-picker']?.body === 'Choose a slot');
     expect(quickReply).toBeDefined();
-    expect((listPicker!.body.types as Record<string, { items: unknown[] }>)['twilio/list-picker'].items).toHaveLength(10);
+    expect((listPicker!.body.types as Record<string, { items: unknown[] }>)['twilio/list-picker']!.items).toHaveLength(10);
     expect(sentTo(u.phone_number).map((m) => m.params.ContentSid).sort()).toEqual([quickReply!.sid, listPicker!.sid].sort());
   });
 
