@@ -4,9 +4,13 @@
  */
 import type { JobName } from '../shared/queues.js';
 import type { Handler } from './runner.js';
+import { deliverJob } from './sessions/deliver.job.js';
+import { expireJob } from './sessions/expire.job.js';
 
 export const handlers: Record<JobName, Handler<any>> = {
   // --- sessions
+  'sessions.deliver': deliverJob,
+  'sessions.expire': expireJob,
 
   // --- chatapp
 
