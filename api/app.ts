@@ -9,13 +9,17 @@ import { problems } from './middleware/problem.js';
 import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
 import { healthRoutes } from './platform/health.routes.js';
-import type { ApiRouter } from './routing.js';
+import { sessionRoutes } from './sessions/sessions.routes.js';
+import { userRoutes } from './sessions/users.routes.js';
 import { chatappRoutes } from './chatapp/chatapp.routes.js';
+import type { ApiRouter } from './routing.js';
 
 /** Every domain's routes, in one list. */
 function domainRouters(): ApiRouter[] {
   return [
     healthRoutes(),
+    sessionRoutes(),
+    userRoutes(),
     chatappRoutes(),
   ];
 }

@@ -1,9 +1,17 @@
 /** Every scheduled tick of the platform (each only enqueues a job). */
 import type { AnySchedule } from './scheduler.js';
+import { config } from '../shared/config.js';
 
 export function schedules(): AnySchedule[] {
   return [
     // --- sessions
+    {
+      job: 'sessions.expire',
+      cron: config().sessions.expiryCron,
+      slotSeconds: 60,
+      payload: (slot) => ({ slot: slot.toISOString() }),
+      enabled: config().sessions.enabled,
+    },
 
     // --- sre
 
