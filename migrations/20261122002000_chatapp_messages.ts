@@ -6,8 +6,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('chatapp_messages', (t) => {
     t.uuid('message_id').primary().defaultTo(knex.raw('gen_random_uuid()'));
     t.string('direction', 10).notNullable();
-    t.uuid('user_id').nullable();
-    t.uuid('session_id').nullable();
+    // Null for a number we do not know; a user's messages are removed with the user, as their sessions are.
+    t.uuid('user_id').nullable().references('user_id').inTable('users').onDelete('CASCADE');
+    t.uuid('session_id').nullable().references('session_id').inTable('sessions').onDelete('SET NULL');
     t.string('phone_number', 20).notNullable();
     t.string('kind', 20).notNullable();
     t.text('body').nullable();
