@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { subscribeSession, type BusEvent } from '../bus.js';
 import { z, uuid } from '../zod.js';
@@ -51,6 +51,9 @@ async function chatInteraction(sessionId: string, requested?: string): Promise<s
     const interaction = await getInteraction(requested);
     if (interaction.session_id !== sessionId) {
       throw new NotFoundError(`Interaction ${requested} is not part of the user's session.`, [{ path: 'body.interaction_id', message: "not an interaction of the user's session" }]);
+    }
+    if (interaction.channel !== WEB_CHANNEL) {
+      throw new ValidationError(`Interaction ${requested} belongs to channel ${interaction.channel}, not chat.`, [{ path: 'body.interaction_id', message: 'must be a chat interaction' }]);
     }
     if (interaction.status !== 'active') throw new ConflictError(`Interaction ${requested} is closed; start a new one by omitting interaction_id.`, [], { status: interaction.status });
     return interaction.interaction_id;
