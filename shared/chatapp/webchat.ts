@@ -7,14 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { enqueue } from '../queues.js';
-import { subscribeSession, type BusEvent } from '../bus.js';
+import type { BusEvent } from '../bus.js';
 import { z, uuid } from '../zod.js';
 import { logger } from '../logger.js';
 import { runAgent, type ToolCallRecord } from '../agent/agent.js';
 import type { HistoryEntry } from '../agent/history.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { getInteraction, listInteractions, startInteraction } from '../sessions/interactions.js';
-import { acceptMessage, getContext } from '../sessions/publish.js';
+import { acceptMessage, enqueueAndAwait, getContext } from '../sessions/publish.js';
 import { AGENT_FAILED_REPLY, sessionEvents } from './inbound.js';
 
 export const WEB_CHANNEL = 'chat';
@@ -63,23 +63,9 @@ async function chatInteraction(sessionId: string, requested?: string): Promise<s
   return (await startInteraction(sessionId, { channel: WEB_CHANNEL })).interaction_id;
 }
 
-/** Resolves once the assistant MESSAGE of a turn is on the bus (or with undefined after `ms`). */
-async function awaitReply(sessionId: string, turnId: string, ms: number, start: () => Promise<void>): Promise<BusEvent | undefined> {
-  let found: (e: BusEvent) => void = () => undefined;
-  const arrived = new Promise<BusEvent>((resolve) => (found = resolve));
-  const unsubscribe = await subscribeSession(sessionId, (e) => {
-    const metadata = e.data.metadata as { turn_id?: string } | undefined;
-    if (e.event_type === 'MESSAGE' && e.data.role === 'assistant' && metadata?.turn_id === turnId) found(e);
-  });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    await start();
-    return await Promise.race([arrived, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
-  } finally {
-    clearTimeout(timer);
-    unsubscribe();
-  }
-}
+/** The assistant MESSAGE of a turn on the bus. */
+const replyOf = (turnId: string) => (e: BusEvent) =>
+  e.event_type === 'MESSAGE' && e.data.role === 'assistant' && (e.data.metadata as { turn_id?: string } | undefined)?.turn_id === turnId;
 
 /** One web chat exchange: publish the user's message, have the agent answer in a worker, return the reply. */
 export async function webChat(input: z.output<typeof webChatRequestSchema>, waitMs = WEB_CHAT_WAIT_MS): Promise<WebChatResponse> {
@@ -92,9 +78,9 @@ export async function webChat(input: z.output<typeof webChatRequestSchema>, wait
     { channel: WEB_CHANNEL, role: 'user', content: input.message, interaction_id: interactionId, metadata: { turn_id: turnId } },
     { waitMs: config().sessions.publishWaitMs },
   );
-  const reply = await awaitReply(session.session_id, turnId, waitMs, async () => {
-    await enqueue('chatapp.webchat', { turn_id: turnId, session_id: session.session_id, interaction_id: interactionId, message: input.message });
-  });
+  const reply = await enqueueAndAwait(session.session_id, replyOf(turnId), waitMs, () =>
+    enqueue('chatapp.webchat', { turn_id: turnId, session_id: session.session_id, interaction_id: interactionId, message: input.message }),
+  );
   const metadata = (reply?.data.metadata ?? {}) as { tool_calls?: Array<{ tool_name: string; ok: boolean }> };
   return {
     session_id: session.session_id,

@@ -65,7 +65,7 @@ async function assertPublishable(sessionId: string, interactionId: string | null
  * Runs `enqueueIt` while listening on the session's bus channel, and resolves with the first event
  * matching `match` (or undefined after `waitMs`). Subscribing first means the event cannot slip by.
  */
-async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) => boolean, waitMs: number, enqueueIt: () => Promise<unknown>): Promise<BusEvent | undefined> {
+export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) => boolean, waitMs: number, enqueueIt: () => Promise<unknown>): Promise<BusEvent | undefined> {
   if (waitMs <= 0) {
     await enqueueIt();
     return undefined;
