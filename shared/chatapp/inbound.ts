@@ -15,9 +15,9 @@ import { findUserByPhone } from '../sessions/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { listInteractions, startInteraction } from '../sessions/interactions.js';
 import { acceptEvent, acceptMessage, getContext } from '../sessions/publish.js';
-import { getMessage, insertInboundOnce, markProcessed, type StoredMessage } from './messages.store.js';
+import { getMessage, getReplyTo, insertInboundOnce, markProcessed, type StoredMessage } from './messages.store.js';
 import { extendWindow } from './window.store.js';
-import { CHANNEL, queueReply } from './outbound.js';
+import { CHANNEL, queueSend, recordReply } from './outbound.js';
 
 /** What the provider sends (form-encoded); unknown parameters are kept and signed over, but ignored. */
 export const inboundParamsSchema = z
@@ -118,7 +118,7 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
   // 1. The user by phone number; an unknown number gets a polite reply and the record says so.
   const user = await findUserByPhone(phone);
   if (!user) {
-    await queueReply({ reply_to: message.message_id, phone_number: phone, body: UNKNOWN_NUMBER_REPLY, user_id: null, session_id: null });
+    await queueSend(await recordReply({ reply_to: message.message_id, phone_number: phone, body: UNKNOWN_NUMBER_REPLY, user_id: null, session_id: null }));
     await markProcessed(message.message_id, { user_id: null, session_id: null });
     logger('chatapp').info({ message_sid: messageSid }, 'inbound message from an unknown number');
     return { outcome: 'unknown_number', reply: UNKNOWN_NUMBER_REPLY };
@@ -128,22 +128,28 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
   // 3. The user's session, and its chatapp interaction.
   const { session } = await resolveSession(user.user_id);
   const interactionId = await chatappInteraction(session.session_id, phone);
-  // 4. The agent, with the session's history as its context.
-  const { conversation_history } = await getContext(session.session_id);
-  let reply: string;
-  try {
-    reply = (await runAgent({ channel: CHANNEL, history: conversation_history, message: message.body! }, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
-  } catch (err) {
-    if (!finalAttempt) throw err;
-    logger('chatapp').error({ err, message_sid: messageSid }, 'agent failed for good; answering with an apology');
-    reply = AGENT_FAILED_REPLY;
+  // 4. The agent, with the session's history as its context. Its reply is recorded before anything
+  //    is published, so a retried job publishes and sends that same reply instead of asking again.
+  let recorded = await getReplyTo(message.message_id);
+  if (!recorded) {
+    const { conversation_history } = await getContext(session.session_id);
+    let answer: string;
+    try {
+      answer = (await runAgent({ channel: CHANNEL, history: conversation_history, message: message.body! }, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
+    } catch (err) {
+      if (!finalAttempt) throw err;
+      logger('chatapp').error({ err, message_sid: messageSid }, 'agent failed for good; answering with an apology');
+      answer = AGENT_FAILED_REPLY;
+    }
+    recorded = await recordReply({ reply_to: message.message_id, phone_number: phone, body: answer.slice(0, maxBodyChars), user_id: user.user_id, session_id: session.session_id });
   }
+  const reply = recorded.body!;
   // 5. Publish the user's message and the reply (idempotency keys: a retry publishes nothing twice).
   const metadata = { message_sid: messageSid, phone };
   await acceptMessage(session.session_id, { channel: CHANNEL, role: 'user', content: message.body!, interaction_id: interactionId, metadata }, { idempotencyKey: `chatapp:${messageSid}:user` });
   await acceptMessage(session.session_id, { channel: CHANNEL, role: 'assistant', content: reply, interaction_id: interactionId, metadata }, { idempotencyKey: `chatapp:${messageSid}:assistant` });
-  // 6. Send the reply (recorded once per inbound message).
-  await queueReply({ reply_to: message.message_id, phone_number: phone, body: reply.slice(0, maxBodyChars), user_id: user.user_id, session_id: session.session_id });
+  // 6. Send the reply.
+  await queueSend(recorded);
   await markProcessed(message.message_id, { user_id: user.user_id, session_id: session.session_id });
   return { outcome: 'processed', reply };
 }

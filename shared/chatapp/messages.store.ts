@@ -76,8 +76,7 @@ export async function insertReplyOnce(message: NewOutbound & { reply_to: string 
     .onConflict(k.raw('(reply_to) where reply_to is not null'))
     .ignore()
     .returning('*');
-  if (inserted[0]) return toDomain(inserted[0] as Row);
-  return toDomain((await k<Row>(TABLE).where({ reply_to: message.reply_to }).first()) as Row);
+  return inserted[0] ? toDomain(inserted[0] as Row) : (await getReplyTo(message.reply_to, k))!;
 }
 
 /**
@@ -96,6 +95,12 @@ export async function insertInboundOnce(
   if (inserted[0]) return { message: toDomain(inserted[0] as Row), created: true };
   const existing = await k<Row>(TABLE).where({ direction: 'inbound', provider_message_id: message.provider_message_id }).first();
   return { message: toDomain(existing as Row), created: false };
+}
+
+/** The recorded reply to an inbound message, if any. */
+export async function getReplyTo(inboundId: string, k: Knex = db()): Promise<StoredMessage | undefined> {
+  const row = await k<Row>(TABLE).where({ reply_to: inboundId }).first();
+  return row ? toDomain(row) : undefined;
 }
 
 export async function getMessage(messageId: string, k: Knex = db()): Promise<StoredMessage | undefined> {

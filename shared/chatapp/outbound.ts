@@ -79,11 +79,14 @@ export async function acceptSessionMessage(raw: SessionMessageInput): Promise<St
   return message;
 }
 
-/** Records and queues the reply to an inbound message once (the inbound message just opened the window). */
-export async function queueReply(reply: { reply_to: string; phone_number: string; body: string; user_id: string | null; session_id: string | null }): Promise<StoredMessage> {
-  const message = await insertReplyOnce({ ...reply, kind: 'text' });
+/** Records the reply to an inbound message once (a repeat returns the first record, body included). */
+export function recordReply(reply: { reply_to: string; phone_number: string; body: string; user_id: string | null; session_id: string | null }): Promise<StoredMessage> {
+  return insertReplyOnce({ ...reply, kind: 'text' });
+}
+
+/** Queues a recorded message for sending (a repeat is a no-op while the first job is kept). */
+export async function queueSend(message: StoredMessage): Promise<void> {
   await enqueue('chatapp.send', { message_id: message.message_id });
-  return message;
 }
 
 /** Raised when the provider refused a message for good (retrying cannot help). */

@@ -7,7 +7,9 @@ import { configureChatapp, eventually, freshPhone, messageSid, postWebhook, what
 import { createUser } from '../../shared/sessions/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/publish.js';
-import { UNKNOWN_NUMBER_REPLY } from '../../shared/chatapp/inbound.js';
+import { UNKNOWN_NUMBER_REPLY, processInbound } from '../../shared/chatapp/inbound.js';
+import { insertInboundOnce } from '../../shared/chatapp/messages.store.js';
+import { recordReply } from '../../shared/chatapp/outbound.js';
 import { db } from '../../shared/db/index.js';
 
 const twilio = await startFakeTwilio();
@@ -148,14 +150,38 @@ describe('inbound processing', () => {
     const third = await postWebhook(api.url, params); // after processing, as Twilio retries do
     expect(third.status).toBe(200);
     expect(third.headers.get('x-chatapp-duplicate')).toBe('true');
-    await new Promise((r) => setTimeout(r, 500));
+    const { session } = await resolveSession(u.user_id);
+    const history = await eventually(async () => {
+      const h = (await getContext(session.session_id)).conversation_history.filter((m) => m.channel === 'chatapp');
+      return h.length >= 2 && h;
+    });
+    await new Promise((r) => setTimeout(r, 300)); // room for a second (wrong) processing to show up
     expect(await inboundRows(sid)).toHaveLength(1);
     expect(sentTo(u.phone_number)).toHaveLength(1);
-    const { session } = await resolveSession(u.user_id);
-    const history = (await getContext(session.session_id)).conversation_history.filter((m) => m.channel === 'chatapp');
     expect(history.map((m) => [m.role, m.content])).toEqual([
       ['user', 'only once'],
       ['assistant', 'You said: only once (updates seen: 0)'],
     ]);
+  });
+
+  it('a retried processing step publishes and sends the reply recorded by the first attempt, without asking the model again', async () => {
+    const u = await createUser({ phone_number: freshPhone() });
+    const sid = messageSid();
+    // The first attempt recorded its reply, then died before publishing and sending.
+    const { message } = await insertInboundOnce({ provider_message_id: sid, phone_number: u.phone_number, body: 'retry me', payload: {} });
+    await recordReply({ reply_to: message.message_id, phone_number: u.phone_number, body: 'the first answer', user_id: u.user_id, session_id: null });
+    const asked = llm.requests.length;
+    const outcome = await processInbound(message.message_id, false);
+    expect(outcome).toEqual({ outcome: 'processed', reply: 'the first answer' });
+    expect(llm.requests.length).toBe(asked);
+    const sent = await eventually(async () => sentTo(u.phone_number)[0], 15_000, 'the reply');
+    expect(sent.params.Body).toBe('the first answer');
+    const { session } = await resolveSession(u.user_id);
+    const history = await eventually(async () => {
+      const h = (await getContext(session.session_id)).conversation_history;
+      return h.length === 2 && h;
+    });
+    expect(history.map((m) => [m.role, m.content])).toEqual([['user', 'retry me'], ['assistant', 'the first answer']]);
+    expect(await processInbound(message.message_id, false)).toEqual({ outcome: 'skipped' });
   });
 });
