@@ -58,12 +58,12 @@ export function subscribe(
   options: { apiKey: string; scheme?: 'bearer' | 'x-api-key'; lastEventId?: number } = { apiKey: 'test-key' },
 ): Subscriber {
   const events: Received[] = [];
-  const authHeader = options.scheme === 'x-api-key' ? { 'X-API-Key': options.apiKey } : { Authorization: `Bearer ${options.apiKey}` };
+  const authHeader: Record<string, string> = options.scheme === 'x-api-key' ? { 'X-API-Key': options.apiKey } : { Authorization: `Bearer ${options.apiKey}` };
   const es = new EventSource(`${url}/api/sessions/${sessionId}/events?channel=${channel}`, {
     fetch: (input, init) =>
       fetch(input, {
         ...init,
-        headers: {
+        headers: <Record<string, string>>{
           ...init.headers,
           ...authHeader,
           ...(options.lastEventId !== undefined && !init.headers['Last-Event-ID'] ? { 'Last-Event-ID': String(options.lastEventId) } : {}),
