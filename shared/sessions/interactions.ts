@@ -47,7 +47,8 @@ export async function listInteractions(sessionId: string): Promise<Interaction[]
 
 /**
  * Attaches an interaction to a live session (404 unknown, 409 closed): the session becomes active,
- * an interaction_started audit row is written and CHANNEL_JOINED is published.
+ * an interaction_started audit row is written and CHANNEL_JOINED is published (waited for, bounded by
+ * SESSION_PUBLISH_WAIT_MS, so events published after this returns follow the join in the stream).
  */
 export async function startInteraction(sessionId: string, input: NewInteraction): Promise<Interaction> {
   const interaction = await db().transaction(async (trx) => {
@@ -74,7 +75,7 @@ export async function startInteraction(sessionId: string, input: NewInteraction)
   await acceptEvent(
     sessionId,
     { event_type: 'CHANNEL_JOINED', channel: interaction.channel, data: { interaction_id: interaction.interaction_id, channel_ref: interaction.channel_ref } },
-    { interactionId: interaction.interaction_id, allowClosed: true },
+    { interactionId: interaction.interaction_id, allowClosed: true, waitMs: config().sessions.publishWaitMs },
   );
   return interaction;
 }
@@ -149,6 +150,6 @@ export async function closeInteraction(interactionId: string, finalHistory?: His
       payload: { received: finalHistory.length, appended: entries.length },
     });
   }
-  await acceptEvent(interaction.session_id, { event_type: 'CHANNEL_LEFT', channel: interaction.channel, data: { interaction_id: interactionId } }, { interactionId, allowClosed: true });
+  await acceptEvent(interaction.session_id, { event_type: 'CHANNEL_LEFT', channel: interaction.channel, data: { interaction_id: interactionId } }, { interactionId, allowClosed: true, waitMs: config().sessions.publishWaitMs });
   return { ...interaction, session_status: sessionStatus, synced_messages: synced };
 }
