@@ -7,7 +7,8 @@ import { NotFoundError } from '../../shared/errors.js';
 import { templateNames, templates } from '../../shared/chatapp/templates.js';
 import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema, templateSendSchema } from '../../shared/chatapp/schemas.js';
 import { acceptSessionMessage, acceptTemplateSend } from '../../shared/chatapp/outbound.js';
-import { acceptInbound, parseInbound, signedUrl, verifySignature } from '../../shared/chatapp/inbound.js';
+import { acceptInbound, acceptStatusCallback, parseInbound } from '../../shared/chatapp/inbound.js';
+import { signedStatusUrl, signedUrl, verifySignature } from '../../shared/chatapp/signature.js';
 import { getMessage, listMessages, type StoredMessage } from '../../shared/chatapp/messages.store.js';
 import { WEB_CHAT_WAIT_MS, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
 
@@ -58,6 +59,29 @@ export function chatappRoutes(): ApiRouter {
         ctx.set('X-Chatapp-Duplicate', String(duplicate));
         ctx.type = 'text/xml';
         return emptyTwiml;
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/chatapp/status',
+      tags: ['chatapp'],
+      summary: 'Delivery status callback of sent messages (Twilio StatusCallback)',
+      description: [
+        'Not in the spec; decided. When CHATAPP_PUBLIC_URL is set, every send asks the provider to call this URL (beside the webhook) with MessageSid and MessageStatus (queued, sent, delivered, read, failed, undelivered; ErrorCode on failures).',
+        'Verified like the webhook (X-Twilio-Signature: missing → 400, wrong → 403). The status is recorded as `provider_status` of the message (and ErrorCode in `error`); a status older than the recorded one (callbacks arrive out of order) is ignored. Answers 204.',
+      ].join(' '),
+      auth: 'public',
+      request: {
+        body: z.record(z.string(), z.string()).openapi({ description: 'Twilio status callback parameters; MessageSid and MessageStatus are required (checked after the signature).' }),
+        bodyType: 'application/x-www-form-urlencoded',
+      },
+      responses: { 204: { description: 'Recorded (or ignored as older than the recorded status, or of an unknown message)' } },
+      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / MessageStatus missing', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${off503}` },
+      handler: async (_input, ctx) => {
+        const params = formParams(ctx);
+        verifySignature(ctx.get('X-Twilio-Signature') || undefined, signedStatusUrl(ctx), params);
+        await acceptStatusCallback(params);
+        ctx.status = 204;
       },
     })
     .route({

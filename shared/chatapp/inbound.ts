@@ -4,18 +4,16 @@
  * the spec's order: user by phone, window, session, agent, publish (channel chatapp, metadata
  * {message_sid, phone}), reply. Each step is safe to repeat when the job is retried.
  */
-import { config } from '../config.js';
-import { ForbiddenError, ServiceUnavailableError, ValidationError, fieldErrors } from '../errors.js';
+import { ValidationError, fieldErrors } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { z } from '../zod.js';
 import { logger } from '../logger.js';
-import { validTwilioSignature } from '../clients/twilio.js';
 import { runAgent, type AgentEvents } from '../agent/agent.js';
 import { findUserByPhone } from '../sessions/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { listInteractions, startInteraction } from '../sessions/interactions.js';
 import { acceptEvent, acceptMessage, getContext } from '../sessions/publish.js';
-import { getMessage, getReplyTo, insertInboundOnce, markProcessed, type StoredMessage } from './messages.store.js';
+import { getMessage, getReplyTo, insertInboundOnce, markProcessed, recordProviderStatus, type StoredMessage } from './messages.store.js';
 import { extendWindow } from './window.store.js';
 import { CHANNEL, queueSend, recordReply } from './outbound.js';
 
@@ -46,19 +44,6 @@ export const UNKNOWN_NUMBER_REPLY =
 export const AGENT_FAILED_REPLY = "Sorry, I couldn't process your message just now. Please try again in a moment.";
 /** Longest text the provider takes in one message body. */
 const maxBodyChars = 1600;
-
-/** The URL the provider called, as it signed it: CHATAPP_PUBLIC_URL, else rebuilt from the (forwarded) protocol and host. */
-export function signedUrl(request: { protocol: string; host: string; originalUrl: string }): string {
-  return config().chatapp.publicUrl ?? `${request.protocol}://${request.host}${request.originalUrl}`;
-}
-
-/** Verifies X-Twilio-Signature: missing → 400, wrong → 403; 503 when no auth token is configured to check it. */
-export function verifySignature(signature: string | undefined, url: string, params: Record<string, string>): void {
-  const { authToken } = config().chatapp;
-  if (!authToken) throw new ServiceUnavailableError('The messaging-app webhook cannot verify requests: CHATAPP_AUTH_TOKEN is not set.');
-  if (!signature) throw new ValidationError('The X-Twilio-Signature header is missing.', [{ path: 'headers.x-twilio-signature', message: 'required' }]);
-  if (!validTwilioSignature(authToken, signature, url, params)) throw new ForbiddenError('The X-Twilio-Signature does not match this request.');
-}
 
 /** Parses verified provider parameters (400 naming each bad one). */
 export function parseInbound(params: Record<string, string>): InboundParams {
@@ -91,6 +76,27 @@ export async function acceptInbound(params: InboundParams): Promise<{ message: S
   });
   if (message.status === 'received') await enqueue('chatapp.inbound', { message_id: message.message_id });
   return { message, duplicate: !created };
+}
+
+export const statusParamsSchema = z
+  .object({
+    MessageSid: z.string().min(1).max(64),
+    MessageStatus: z.string().min(1).max(40),
+    ErrorCode: z.string().max(20).optional(),
+    ErrorMessage: z.string().max(1000).optional(),
+  })
+  .catchall(z.string());
+
+/**
+ * Records a verified delivery status callback (sent, delivered, read, failed, undelivered) on the
+ * outbound message; a status older than the one recorded is ignored. Returns whether one changed.
+ */
+export async function acceptStatusCallback(params: Record<string, string>): Promise<boolean> {
+  const parsed = statusParamsSchema.safeParse(params);
+  if (!parsed.success) throw new ValidationError('The status callback parameters are invalid.', fieldErrors('body', parsed.error.issues));
+  const { MessageSid, MessageStatus, ErrorCode, ErrorMessage } = parsed.data;
+  const error = ErrorCode ? `provider status ${MessageStatus} (code ${ErrorCode})${ErrorMessage ? `: ${ErrorMessage}` : ''}` : null;
+  return recordProviderStatus(MessageSid, MessageStatus, error);
 }
 
 /** The session's active chatapp interaction, or a new one for this phone number. */

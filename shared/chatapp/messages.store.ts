@@ -139,3 +139,22 @@ export async function markAttemptFailed(messageId: string, error: string, final:
     .whereNot({ status: 'sent' })
     .update({ error, attempts: k.raw('attempts + 1'), ...(final ? { status: 'failed' } : {}) } as never);
 }
+
+/** Provider statuses in delivery order; failed and undelivered end a message's course. */
+export const providerStatusOrder = ['accepted', 'queued', 'sending', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
+
+/**
+ * Records a provider status callback on the outbound message with that MessageSid, unless the
+ * message already reached a later status (callbacks can arrive out of order). Returns whether a
+ * message was updated.
+ */
+export async function recordProviderStatus(sid: string, status: string, error: string | null, k: Knex = db()): Promise<boolean> {
+  const order = [...providerStatusOrder];
+  const updated = await k<Row>(TABLE)
+    .where({ direction: 'outbound', provider_message_id: sid })
+    .andWhere((q) =>
+      q.whereNull('provider_status').orWhereRaw('coalesce(array_position(?::text[], provider_status), 0) < coalesce(array_position(?::text[], ?), 0)', [order, order, status]),
+    )
+    .update({ provider_status: status, ...(error ? { error } : {}) } as never);
+  return updated > 0;
+}

@@ -11,6 +11,7 @@ import { chatappClient, describeProviderError, isTransientProviderError, type Pr
 import { getUser } from '../sessions/users.store.js';
 import { getConsent } from '../sessions/consents.store.js';
 import { renderTemplate } from './templates.js';
+import { statusCallbackUrl } from './signature.js';
 import { windowOpen } from './window.store.js';
 import { getMessage, insertOutbound, insertReplyOnce, markAttemptFailed, markSent, type StoredMessage } from './messages.store.js';
 import { sessionMessageSchema, type SessionMessageInput } from './schemas.js';
@@ -93,6 +94,11 @@ export async function queueSend(message: StoredMessage): Promise<void> {
 export class PermanentSendError extends Error {}
 
 async function providerMessage(message: StoredMessage): Promise<ProviderMessage> {
+  const callback = statusCallbackUrl();
+  return { ...(await providerContent(message)), ...(callback ? { statusCallback: callback } : {}) };
+}
+
+async function providerContent(message: StoredMessage): Promise<ProviderMessage> {
   const to = providerAddress(message.phone_number);
   if (message.kind === 'template') {
     const contentSid = config().chatapp.templateSids[message.template_name!];

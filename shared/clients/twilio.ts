@@ -16,6 +16,8 @@ export interface ProviderMessage {
   body?: string;
   contentSid?: string;
   contentVariables?: Record<string, string>;
+  /** URL the provider calls with delivery status changes (sent, delivered, read, failed…). */
+  statusCallback?: string;
 }
 
 export interface ProviderReceipt {
@@ -47,6 +49,7 @@ export class ChatappClient {
       ...(message.body !== undefined ? { body: message.body } : {}),
       ...(message.contentSid ? { contentSid: message.contentSid } : {}),
       ...(message.contentVariables ? { contentVariables: JSON.stringify(message.contentVariables) } : {}),
+      ...(message.statusCallback ? { statusCallback: message.statusCallback } : {}),
     });
     return { sid: created.sid, status: created.status };
   }
