@@ -10,6 +10,9 @@ import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
 import { healthRoutes } from './platform/health.routes.js';
 import { cmdbRoutes } from './sre/cmdb.routes.js';
+import { sessionRoutes } from './sessions/sessions.routes.js';
+import { userRoutes } from './sessions/users.routes.js';
+import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
 
 /** Every domain's routes, in one list. */
@@ -17,6 +20,9 @@ function domainRouters(): ApiRouter[] {
   return [
     healthRoutes(),
     cmdbRoutes(),
+    sessionRoutes(),
+    userRoutes(),
+    chatappRoutes(),
   ];
 }
 

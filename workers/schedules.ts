@@ -6,6 +6,13 @@ import { discoveryCron } from '../shared/sre/discovery/schedule.js';
 export function schedules(): AnySchedule[] {
   return [
     // --- sessions
+    {
+      job: 'sessions.expire',
+      cron: config().sessions.expiryCron,
+      slotSeconds: 60,
+      payload: (slot) => ({ slot: slot.toISOString() }),
+      enabled: config().sessions.enabled,
+    },
 
     // --- sre
 
