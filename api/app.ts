@@ -10,11 +10,13 @@ import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
 import { healthRoutes } from './platform/health.routes.js';
 import type { ApiRouter } from './routing.js';
+import { alertingRouters } from './sre/alerting.router.js';
 
 /** Every domain's routes, in one list. */
 function domainRouters(): ApiRouter[] {
   return [
     healthRoutes(),
+    ...alertingRouters(),
   ];
 }
 
