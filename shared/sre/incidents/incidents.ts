@@ -33,7 +33,14 @@ export async function createIncident(input: {
 }): Promise<Incident> {
   const tracked = issueTracker() !== null;
   const id = await db().transaction(async (trx) => {
-    const incidentId = await insertIncident(trx, { ...input, tracker_status: tracked ? 'pending' : 'disabled' });
+    const incidentId = await insertIncident(trx, {
+      title: input.title,
+      description: input.description,
+      severity: input.severity,
+      labels: input.labels,
+      created_by: input.created_by,
+      tracker_status: tracked ? 'pending' : 'disabled',
+    });
     await addTimeline(trx, [{ incident_id: incidentId, kind: 'created', actor: input.created_by, message: input.title, data: { origin: 'manual' } }]);
     const ids = [...new Set(input.alert_ids ?? [])];
     if (ids.length) {
