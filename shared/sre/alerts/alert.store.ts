@@ -203,7 +203,6 @@ export async function writePayload(
       on conflict (source_id, fingerprint) where status <> 'resolved' do update set
         last_received_at = greatest(a.last_received_at, excluded.last_received_at),
         occurrence_count = a.occurrence_count + excluded.occurrence_count,
-        labels = excluded.labels,
         annotations = excluded.annotations,
         "values" = excluded."values",
         generator_url = excluded.generator_url,
