@@ -3,6 +3,7 @@
  * https://docs.gitlab.com/api/issues/#new-issue
  */
 import { config } from '../config.js';
+import { HttpStatusError } from './http-status-error.js';
 
 export interface GitLabIssue {
   id: number;
@@ -13,18 +14,7 @@ export interface GitLabIssue {
   state?: string;
 }
 
-export class GitLabError extends Error {
-  constructor(
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-  }
-  /** 4xx other than 408/429 will not get better by retrying. */
-  get permanent(): boolean {
-    return this.status !== undefined && this.status >= 400 && this.status < 500 && this.status !== 408 && this.status !== 429;
-  }
-}
+export class GitLabError extends HttpStatusError {}
 
 export interface GitLabOptions {
   url: string;

@@ -4,6 +4,7 @@
  * both x-automation-api-key (the platform's convention) and n8n's own X-N8N-API-KEY.
  */
 import { config } from '../config.js';
+import { HttpStatusError } from './http-status-error.js';
 
 /** n8n execution status values (public API 1.1). */
 export type N8nExecutionStatus = 'canceled' | 'crashed' | 'error' | 'new' | 'running' | 'success' | 'unknown' | 'waiting';
@@ -18,17 +19,7 @@ export interface N8nExecution {
   status?: N8nExecutionStatus;
 }
 
-export class N8nError extends Error {
-  constructor(
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-  }
-  get permanent(): boolean {
-    return this.status !== undefined && this.status >= 400 && this.status < 500 && this.status !== 408 && this.status !== 429;
-  }
-}
+export class N8nError extends HttpStatusError {}
 
 export interface WebhookAnswer {
   status: number;

@@ -266,3 +266,17 @@ describe('lists', () => {
     expect((await bad.json()).errors.map((e: any) => e.path).sort()).toEqual(['query.label.0', 'query.limit', 'query.since', 'query.status.0']);
   });
 });
+
+describe('API reference', () => {
+  it('documents every alerting route with its filters and errors', async () => {
+    const doc = await (await api.request('/api/openapi.json')).json();
+    const paths = Object.keys(doc.paths);
+    for (const p of ['/webhooks/alertmanager/{source}', '/webhooks/grafana/{source}', '/api/v1/alerts', '/api/v1/alerts/{id}/acknowledge', '/api/v1/alerts/sources', '/api/v1/incidents', '/api/v1/incidents/{id}/timeline', '/api/v1/incidents/{id}/escalate', '/api/v1/incidents/rules', '/api/v1/runbooks', '/api/v1/runbooks/{id}/execute', '/api/v1/runbooks/executions']) {
+      expect(paths).toContain(p);
+    }
+    const list = doc.paths['/api/v1/alerts'].get;
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['status', 'severity', 'source', 'label', 'since', 'until', 'limit', 'offset']));
+    expect(Object.keys(doc.paths['/webhooks/alertmanager/{source}'].post.responses).sort()).toEqual(['202', '400', '401', '404', '413']);
+    expect(Object.keys(doc.paths['/api/v1/incidents/{id}/close'].post.responses)).toContain('409');
+  });
+});

@@ -7,22 +7,6 @@ import type { Matcher } from '../alerting/matchers.js';
 
 export const TABLE = 'sre_runbooks';
 
-interface Row {
-  id: string;
-  name: string;
-  description: string;
-  matchers: Matcher[];
-  severities: string[];
-  auto_trigger: boolean;
-  enabled: boolean;
-  webhook_url: string;
-  workflow_id: string | null;
-  parameters: Record<string, unknown>;
-  timeout_seconds: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
 export interface RunbookInput {
   name: string;
   description: string;
@@ -35,6 +19,8 @@ export interface RunbookInput {
   parameters: Record<string, unknown>;
   timeout_seconds: number;
 }
+
+type Row = Omit<RunbookInput, 'workflow_id'> & { id: string; workflow_id: string | null; created_at: Date; updated_at: Date };
 
 const toDomain = (r: Row) => ({ ...r, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() });
 export type Runbook = ReturnType<typeof toDomain>;
