@@ -39,7 +39,8 @@ export const sourceCreate = z.object({
 export const sourcePatch = z
   .object({ secret: z.string().min(8).max(500).nullable().optional(), enabled: z.boolean().optional() })
   .refine((p) => Object.keys(p).length > 0, 'nothing to change');
-export const sourceQuery = z.object({ kind: sourceKind.optional(), enabled: bool });
+export const sourceQuery = z.object({ ...pageQuery, kind: sourceKind.optional(), enabled: bool });
+export const sourcePage = pageSchema(alertSource, 'AlertSourcePage');
 
 // --- alerts
 export const alertStatus = z.enum(['firing', 'acknowledged', 'resolved']);
@@ -161,6 +162,8 @@ export const rulePatch = ruleInput.partial().refine((p) => Object.keys(p).length
 export const incidentRule = ruleInput
   .extend({ id: z.string(), matchers: z.array(matcherSchema), incident_severity: z.string().nullable(), created_at: ts, updated_at: ts })
   .openapi('IncidentRule');
+export const rulePage = pageSchema(incidentRule, 'IncidentRulePage');
+export const ruleQuery = z.object({ ...pageQuery, enabled: bool });
 
 // --- runbooks
 export const runbookInput = z.object({

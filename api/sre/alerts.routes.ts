@@ -1,6 +1,5 @@
 /** /api/v1/alerts: alert instances, their lifecycle and history, and the alert sources (webhook endpoints). */
 import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
 import { alertHistory, getAlert, listAlerts } from '../../shared/sre/alerts/alert.store.js';
 import { moveAlert } from '../../shared/sre/alerts/alerts.js';
 import { createSource, deleteSource, forgetSources, getSource, listSources, updateSource } from '../../shared/sre/alerts/alert-source.store.js';
@@ -21,8 +20,8 @@ export function alertRoutes(): ApiRouter {
       description: 'Webhook endpoints, one per kind and name. `default` of each kind exists from the first migration. Secrets are never returned.',
       auth: 'apiKey',
       request: { query: s.sourceQuery },
-      responses: { 200: { description: 'the sources', schema: z.object({ items: z.array(s.alertSource) }) } },
-      handler: async ({ query }) => ({ items: await listSources(query) }),
+      responses: { 200: { description: 'a page of sources', schema: s.sourcePage } },
+      handler: ({ query }) => listSources(query),
     })
     .route({
       method: 'post',

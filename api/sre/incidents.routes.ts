@@ -21,9 +21,9 @@ export function incidentRoutes(): ApiRouter {
       summary: 'List incident rules',
       description: 'Rules turn firing alerts into incidents. Evaluated by `position` (then age); the first rule whose matchers and severities fit an alert wins. The grouping key is the rule plus the values of its `group_by` labels: alerts of one key join the open (or acknowledged) incident of that key instead of opening another. Alerts that are flapping wait until stable for FLAP_WINDOW.',
       auth: 'apiKey',
-      request: { query: z.object({ enabled: s.sourceQuery.shape.enabled }) },
-      responses: { 200: { description: 'the rules', schema: z.object({ items: z.array(s.incidentRule) }) } },
-      handler: async ({ query }) => ({ items: await listRules(query) }),
+      request: { query: s.ruleQuery },
+      responses: { 200: { description: 'a page of rules', schema: s.rulePage } },
+      handler: ({ query }) => listRules(query),
     })
     .route({
       method: 'post',

@@ -104,6 +104,16 @@ describe('incident rules and grouping', () => {
   });
 });
 
+describe('rule lists', () => {
+  it('paginate and filter', async () => {
+    const all = await getJson('/api/v1/incidents/rules?limit=500');
+    expect(all.items.map((r: any) => r.name)).toEqual(['checkout errors', 'flappy']);
+    const second = await getJson('/api/v1/incidents/rules?limit=1&offset=1');
+    expect(second).toMatchObject({ total: 2, limit: 1, offset: 1, items: [{ name: 'flappy' }] });
+    expect((await getJson('/api/v1/incidents/rules?enabled=false')).total).toBe(0);
+  });
+});
+
 describe('issue tracker', () => {
   it('a tracker outage neither blocks nor loses the incident; the issue is created when it recovers', async () => {
     outage = true;

@@ -3,6 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { config } from '../../config.js';
 import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../../errors.js';
+import { paged, type Page } from '../alerting/listing.js';
 
 export const TABLE = 'sre_alert_sources';
 export type SourceKind = 'alertmanager' | 'grafana';
@@ -42,11 +43,11 @@ function toDomain(row: Row): AlertSource {
   };
 }
 
-export async function listSources(filter: { kind?: SourceKind; enabled?: boolean }): Promise<AlertSource[]> {
-  const q = db()<Row>(TABLE).orderBy(['kind', 'name']);
-  if (filter.kind) q.where('kind', filter.kind);
-  if (filter.enabled !== undefined) q.where('enabled', filter.enabled);
-  return (await q).map(toDomain);
+export async function listSources(f: { kind?: SourceKind; enabled?: boolean; since?: string; until?: string; limit: number; offset: number }): Promise<Page<AlertSource>> {
+  const q = db()<Row>(TABLE).select('*');
+  if (f.kind) q.where('kind', f.kind);
+  if (f.enabled !== undefined) q.where('enabled', f.enabled);
+  return paged<Row, AlertSource>(q, { ...f, orderBy: 'kind, name', timeColumn: 'created_at' }, toDomain);
 }
 
 export async function getSource(id: string): Promise<AlertSource> {

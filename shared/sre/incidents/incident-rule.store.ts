@@ -2,6 +2,7 @@
 import { db } from '../../db/index.js';
 import { NotFoundError } from '../../errors.js';
 import { conflictOnDuplicate } from '../alerting/conflicts.js';
+import { paged, type Page } from '../alerting/listing.js';
 import type { Matcher } from '../alerting/matchers.js';
 
 export const TABLE = 'sre_incident_rules';
@@ -34,10 +35,10 @@ export type IncidentRule = ReturnType<typeof toDomain>;
 
 const toRow = (input: Partial<IncidentRuleInput>) => ({ ...input, ...(input.matchers ? { matchers: JSON.stringify(input.matchers) } : {}) });
 
-export async function listRules(f: { enabled?: boolean }): Promise<IncidentRule[]> {
-  const q = db()<Row>(TABLE).orderBy([{ column: 'position' }, { column: 'created_at' }]);
+export async function listRules(f: { enabled?: boolean; since?: string; until?: string; limit: number; offset: number }): Promise<Page<IncidentRule>> {
+  const q = db()<Row>(TABLE).select('*');
   if (f.enabled !== undefined) q.where('enabled', f.enabled);
-  return (await q).map(toDomain);
+  return paged<Row, IncidentRule>(q, { ...f, orderBy: 'position, created_at, id', timeColumn: 'created_at' }, toDomain);
 }
 
 export async function getRule(id: string): Promise<IncidentRule> {
