@@ -98,7 +98,7 @@ describe('incident rules and grouping', () => {
     await new Promise((r) => setTimeout(r, 2100));
     const settled = await settleFlappingAlerts();
     expect(settled.settled).toBe(1);
-    expect(settled.automation?.incidents).toHaveLength(1);
+    expect(settled.automation.incidents).toHaveLength(1);
     expect((await getJson(`/api/v1/alerts/${flapping.id}`)).flapping).toBe(false);
     expect((await incidentsWhere('alertname=Flappy')).total).toBe(2);
   });

@@ -35,8 +35,11 @@ export async function ingestPayload(job: JobPayload<'sre.alerts-ingest'>): Promi
   return result;
 }
 
-/** Clears flapping of alerts stable for the window, then automates the ones that became eligible. */
-export async function settleFlappingAlerts(): Promise<{ settled: number; automation?: AutomationResult }> {
+/**
+ * Clears flapping of alerts stable for the window, then automates every eligible alert: the ones that
+ * just settled, and any whose automation an earlier failure left undone.
+ */
+export async function settleFlappingAlerts(): Promise<{ settled: number; automation: AutomationResult }> {
   const settled = await settleFlapping(config().sre.flapWindowSeconds);
-  return settled ? { settled, automation: await automateAlerts() } : { settled };
+  return { settled, automation: await automateAlerts() };
 }
