@@ -126,10 +126,13 @@ export async function up(knex: Knex): Promise<void> {
     // Set once incident rules and runbooks have been considered for this instance (never while flapping).
     t.timestamp('automation_at', { useTz: true });
     timestamps(t, knex);
-    t.index(['status', 'last_received_at']);
+    // No index on the columns a repeated firing changes (last_received_at, occurrence_count, annotations,
+    // values): those updates stay HOT (no index maintenance), which is what keeps dedup cheap.
     t.index(['source_id', 'fingerprint']);
     t.index(['incident_id']);
   });
+  // Free space on each page so repeated-firing updates can be HOT (same page, no new index entries).
+  await knex.raw('alter table sre_alert_instances set (fillfactor = 70)');
   // One open (not resolved) instance per source and fingerprint.
   await knex.raw(`create unique index sre_alert_instances_open on sre_alert_instances (source_id, fingerprint) where status <> 'resolved'`);
   await knex.raw(`create index sre_alert_instances_pending on sre_alert_instances (id) where automation_at is null and status = 'firing'`);
