@@ -14,6 +14,7 @@ import { sessionRoutes } from './sessions/sessions.routes.js';
 import { userRoutes } from './sessions/users.routes.js';
 import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
+import { alertingRouters } from './sre/alerting.router.js';
 
 /** Every domain's routes, in one list. */
 function domainRouters(): ApiRouter[] {
@@ -23,6 +24,7 @@ function domainRouters(): ApiRouter[] {
     sessionRoutes(),
     userRoutes(),
     chatappRoutes(),
+    ...alertingRouters(),
   ];
 }
 

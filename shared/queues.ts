@@ -7,6 +7,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { deliverJobSchema } from './sessions/schemas.js';
 import { config } from './config.js';
+import { normalizedAlert } from './sre/alerts/payloads.js';
 import { bullConnection } from './redis.js';
 import { logger } from './logger.js';
 
@@ -29,7 +30,7 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   partition?: { lanes: readonly string[]; key(payload: z.output<S>): string };
   /** Per-job overrides of the queue's options. */
   options?: JobsOptions;
-  /** Deterministic job id for idempotent enqueueing (a repeat with the same id is ignored while the job is kept). */
+  /** Deterministic job id for idempotent enqueueing (a repeat with the same id is ignored while the job is kept). Method syntax: checked bivariantly, so typed definitions fit the registry. */
   jobId?(payload: z.output<S>): string;
 }
 
@@ -114,6 +115,42 @@ export const jobDefinitions = {
   // --- crm ------------------------------------------------------------------
 
   // --- sre ------------------------------------------------------------------
+  // One accepted webhook payload: dedup upsert of its alerts, then incident rules and runbooks.
+  'sre.alerts-ingest': define({
+    queue: 'sre',
+    schema: z.object({
+      payload_id: z.uuid(),
+      source_id: z.uuid(),
+      source: z.string(),
+      received_at: z.iso.datetime(),
+      alerts: z.array(normalizedAlert).min(1),
+    }),
+    jobId: (p) => `alerts-ingest-${p.payload_id}`,
+  }),
+  // Creates the issue-tracker issue of an incident; retried with backoff while the tracker is down.
+  'sre.incident-ticket': define({
+    queue: 'sre',
+    schema: z.object({ incident_id: z.uuid() }),
+    options: { attempts: 10, backoff: { type: 'exponential', delay: 500 } },
+  }),
+  // POSTs one escalation of an incident to the notification webhook.
+  'sre.incident-escalation-notify': define({
+    queue: 'sre',
+    schema: z.object({ incident_id: z.uuid(), reason: z.string(), escalated_by: z.string(), escalated_at: z.iso.datetime() }),
+  }),
+  // Tick: escalates incidents unacknowledged for ESCALATION_AFTER; re-enqueues missing tracker issues.
+  'sre.incidents-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }) }),
+  // Starts one runbook execution through its workflow's webhook.
+  'sre.runbook-execute': define({
+    queue: 'sre',
+    schema: z.object({ execution_id: z.uuid() }),
+    options: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
+    jobId: (p) => `runbook-execute-${p.execution_id}`,
+  }),
+  // Tick: clears flapping of alerts stable for FLAP_WINDOW (they become eligible for incidents and runbooks).
+  'sre.alerts-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }) }),
+  // Tick: refreshes running executions from the automation API, times out overdue ones, re-enqueues lost ones.
+  'sre.runbooks-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }) }),
 
   // --- discovery ------------------------------------------------------------
   // One discovery run: a manual trigger names the run it opened; a scheduled tick names its slot.

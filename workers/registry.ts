@@ -10,6 +10,13 @@ import { expireJob } from './sessions/expire.job.js';
 import { sendMessage } from './chatapp/send.job.js';
 import { processInboundMessage } from './chatapp/inbound.job.js';
 import { answerWebChatTurn } from './chatapp/webchat.job.js';
+import { ingestAlerts } from './sre/ingest-alerts.job.js';
+import { alertsTick } from './sre/alerts-tick.job.js';
+import { incidentTicket } from './sre/incident-ticket.job.js';
+import { incidentEscalationNotify } from './sre/incident-escalation-notify.job.js';
+import { incidentsTick } from './sre/incidents-tick.job.js';
+import { runbookExecute } from './sre/runbook-execute.job.js';
+import { runbooksTick } from './sre/runbooks-tick.job.js';
 
 export const handlers: Record<JobName, Handler<any>> = {
   // --- sessions
@@ -24,6 +31,13 @@ export const handlers: Record<JobName, Handler<any>> = {
   // --- crm
 
   // --- sre
+  'sre.alerts-ingest': ingestAlerts,
+  'sre.alerts-tick': alertsTick,
+  'sre.incident-ticket': incidentTicket,
+  'sre.incident-escalation-notify': incidentEscalationNotify,
+  'sre.incidents-tick': incidentsTick,
+  'sre.runbook-execute': runbookExecute,
+  'sre.runbooks-tick': runbooksTick,
 
   // --- discovery
   'discovery.run': runDiscovery,

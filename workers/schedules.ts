@@ -15,6 +15,9 @@ export function schedules(): AnySchedule[] {
     },
 
     // --- sre
+    { job: 'sre.incidents-tick', cron: '*/15 * * * * *', slotSeconds: 15, payload: (slot) => ({ slot: slot.toISOString() }) },
+    { job: 'sre.runbooks-tick', cron: '*/15 * * * * *', slotSeconds: 15, payload: (slot) => ({ slot: slot.toISOString() }) },
+    { job: 'sre.alerts-tick', cron: '*/30 * * * * *', slotSeconds: 30, payload: (slot) => ({ slot: slot.toISOString() }) },
 
     // --- discovery
     {

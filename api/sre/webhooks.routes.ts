@@ -1,0 +1,55 @@
+/** POST /webhooks/alertmanager/{source} and /webhooks/grafana/{source}: what the senders POST, validated and queued. */
+import type { Context } from 'koa';
+import { ApiRouter } from '../routing.js';
+import { z } from '../../shared/zod.js';
+import { acceptWebhook } from '../../shared/sre/alerts/ingest.js';
+import { authenticateSource, type AuthenticatedSource, type SourceKind } from '../../shared/sre/alerts/alert-source.store.js';
+import { alertmanagerPayload, grafanaPayload } from '../../shared/sre/alerts/payloads.js';
+import { basicCredentials } from '../middleware/auth.js';
+
+/** The secret a sender presents: a bearer token or a basic-auth password (both senders can send either). */
+function presentedSecret(ctx: Context): string | undefined {
+  const bearer = /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'));
+  return bearer?.[1]?.trim() ?? basicCredentials(ctx)?.password;
+}
+
+const accepted = z
+  .object({ payload_id: z.string(), source: z.string(), accepted: z.number().int() })
+  .openapi('AlertWebhookAccepted', { description: 'the alerts are queued; the worker writes them (dedup by fingerprint) shortly after' });
+
+const params = z.object({ source: z.string().min(1).max(63).openapi({ description: 'alert source name (`default` always exists)' }) });
+
+const description = (sender: string) => `Receives the ${sender}. Decisions the spec leaves open:
+- The secret of the source is checked first: \`Authorization: Bearer <secret>\` or basic auth with the secret as password (any user). A source without its own secret uses ALERT_WEBHOOK_TOKEN; when that is unset too (development and tests only; production refuses to start without it) no secret is needed. Wrong or missing → 401; unknown or disabled source → 404.
+- The body is validated (unknown fields are ignored); malformed → 400 naming each field. Nothing is written synchronously: the payload is queued and 202 is answered; a worker deduplicates each alert by the sender's fingerprint (computed like Alertmanager's from the labels when absent) into one open instance per source and fingerprint.
+- A resolved alert with no open instance is ignored (there is nothing to resolve).`;
+
+export function webhookRoutes(): ApiRouter {
+  const router = new ApiRouter();
+  // Authenticate before validating, so callers without the secret learn nothing about the payload format.
+  router.koa.use('/webhooks/:kind/:source', async (ctx, next) => {
+    const kind = ctx.params.kind as SourceKind;
+    if (ctx.method === 'POST' && (kind === 'alertmanager' || kind === 'grafana')) {
+      ctx.state.alertSource = await authenticateSource(kind, ctx.params.source!, presentedSecret(ctx));
+    }
+    await next();
+  });
+  for (const [kind, schema, sender] of [
+    ['alertmanager', alertmanagerPayload, 'Alertmanager webhook notification (payload version "4", as sent by a `webhook_configs` receiver)'],
+    ['grafana', grafanaPayload, 'Grafana unified alerting webhook notification (contact point of type webhook)'],
+  ] as const) {
+    router.route({
+      method: 'post',
+      path: `/webhooks/${kind}/{source}`,
+      tags: ['alert webhooks'],
+      summary: `Ingest a ${kind} webhook`,
+      description: description(sender),
+      auth: 'public',
+      request: { params, body: schema },
+      responses: { 202: { description: 'queued', schema: accepted } },
+      errors: { 401: 'Missing or wrong source secret', 404: 'No enabled source of that name' },
+      handler: async ({ body }, ctx) => acceptWebhook(ctx.state.alertSource as AuthenticatedSource, body),
+    });
+  }
+  return router;
+}

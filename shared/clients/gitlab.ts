@@ -1,0 +1,60 @@
+/**
+ * GitLab REST API v4 (issues only), over fetch: POST /projects/:id/issues with the PRIVATE-TOKEN header.
+ * https://docs.gitlab.com/api/issues/#new-issue
+ */
+import { config } from '../config.js';
+import { HttpStatusError } from './http-status-error.js';
+
+export interface GitLabIssue {
+  id: number;
+  iid: number;
+  project_id: number;
+  title: string;
+  web_url: string;
+  state?: string;
+}
+
+export class GitLabError extends HttpStatusError {}
+
+export interface GitLabOptions {
+  url: string;
+  token: string;
+  projectId: string;
+  timeoutMs?: number;
+}
+
+export class GitLabClient {
+  constructor(private readonly opts: GitLabOptions) {}
+
+  /** Creates an issue in the configured project. */
+  async createIssue(input: { title: string; description?: string; labels?: string[]; confidential?: boolean }): Promise<GitLabIssue> {
+    const url = `${this.opts.url.replace(/\/+$/, '')}/api/v4/projects/${encodeURIComponent(this.opts.projectId)}/issues`;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { 'PRIVATE-TOKEN': this.opts.token, 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify({ title: input.title, description: input.description, labels: input.labels?.join(','), confidential: input.confidential }),
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+      });
+    } catch (err) {
+      throw new GitLabError(`GitLab unreachable: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    if (!res.ok) throw new GitLabError(`GitLab answered ${res.status}: ${text.slice(0, 200)}`, res.status);
+    let body: Partial<GitLabIssue>;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new GitLabError(`GitLab answered ${res.status} with a body that is not JSON`, res.status);
+    }
+    if (typeof body.iid !== 'number' || typeof body.web_url !== 'string') throw new GitLabError('GitLab answered without iid/web_url', res.status);
+    return body as GitLabIssue;
+  }
+}
+
+/** The issue-tracker client from ISSUE_TRACKER_*; null when the tracker is not configured. */
+export function issueTracker(): GitLabClient | null {
+  const { url, token, projectId } = config().sre.issueTracker;
+  return url && token && projectId ? new GitLabClient({ url, token, projectId }) : null;
+}

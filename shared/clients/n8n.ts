@@ -1,0 +1,76 @@
+/**
+ * n8n (workflow automation) over fetch: workflows started through their Webhook node's URL, and the
+ * public REST API's GET /api/v1/executions/{id} to follow them. Every call carries the API key in
+ * both x-automation-api-key (the platform's convention) and n8n's own X-N8N-API-KEY.
+ */
+import { config } from '../config.js';
+import { HttpStatusError } from './http-status-error.js';
+
+/** n8n execution status values (public API 1.1). */
+export type N8nExecutionStatus = 'canceled' | 'crashed' | 'error' | 'new' | 'running' | 'success' | 'unknown' | 'waiting';
+
+export interface N8nExecution {
+  id: number | string;
+  finished: boolean;
+  mode?: string;
+  startedAt?: string | null;
+  stoppedAt?: string | null;
+  workflowId?: string | number;
+  status?: N8nExecutionStatus;
+}
+
+export class N8nError extends HttpStatusError {}
+
+export interface WebhookAnswer {
+  status: number;
+  /** The execution id when the workflow answers with one ("Respond to Webhook" returning {{$execution.id}}). */
+  executionId: string | null;
+  body: unknown;
+}
+
+export class N8nClient {
+  constructor(private readonly opts: { url?: string; apiKey?: string; timeoutMs?: number }) {}
+
+  private headers(): Record<string, string> {
+    return this.opts.apiKey ? { 'x-automation-api-key': this.opts.apiKey, 'X-N8N-API-KEY': this.opts.apiKey } : {};
+  }
+
+  private async send(url: string, init: RequestInit): Promise<{ status: number; body: unknown }> {
+    let res: Response;
+    try {
+      res = await fetch(url, { ...init, headers: { Accept: 'application/json', ...this.headers(), ...(init.headers as Record<string, string>) }, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 15_000) });
+    } catch (err) {
+      throw new N8nError(`n8n unreachable: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    if (!res.ok) throw new N8nError(`n8n answered ${res.status}: ${text.slice(0, 200)}`, res.status);
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      // Webhook workflows may answer plain text; keep it as is.
+    }
+    return { status: res.status, body };
+  }
+
+  /** Starts a workflow through its webhook URL (POST, JSON body). */
+  async triggerWebhook(webhookUrl: string, payload: unknown): Promise<WebhookAnswer> {
+    const { status, body } = await this.send(webhookUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(payload) });
+    const first = Array.isArray(body) ? body[0] : body;
+    const id = first && typeof first === 'object' ? ((first as Record<string, unknown>).executionId ?? (first as Record<string, unknown>).execution_id) : undefined;
+    return { status, executionId: id === undefined || id === null ? null : String(id), body };
+  }
+
+  /** GET /api/v1/executions/{id} of the automation API. */
+  async getExecution(id: string): Promise<N8nExecution> {
+    if (!this.opts.url) throw new N8nError('AUTOMATION_URL is not configured');
+    const { body } = await this.send(`${this.opts.url.replace(/\/+$/, '')}/api/v1/executions/${encodeURIComponent(id)}`, { method: 'GET' });
+    return body as N8nExecution;
+  }
+}
+
+/** The automation client from AUTOMATION_URL / AUTOMATION_API_KEY. */
+export function automation(): N8nClient {
+  const { url, apiKey } = config().sre.automation;
+  return new N8nClient({ url, apiKey: apiKey || undefined });
+}

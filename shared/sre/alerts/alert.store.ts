@@ -1,0 +1,295 @@
+/**
+ * sre_alert_instances and sre_alert_state_history. A payload's alerts are written by one set-based
+ * statement: dedup by (source, fingerprint) through the partial unique index of open instances.
+ */
+import type { Knex } from 'knex';
+import { db } from '../../db/index.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
+import { paged, type Page } from '../alerting/listing.js';
+import type { NormalizedAlert } from './payloads.js';
+
+export const TABLE = 'sre_alert_instances';
+export const HISTORY = 'sre_alert_state_history';
+export type AlertStatus = 'firing' | 'acknowledged' | 'resolved';
+
+/** Allowed moves of the alert lifecycle. */
+export const alertTransitions: Record<AlertStatus, AlertStatus[]> = {
+  firing: ['acknowledged', 'resolved'],
+  acknowledged: ['resolved'],
+  resolved: [],
+};
+
+interface Row {
+  id: string;
+  source_id: string;
+  source_kind: string;
+  source_name: string;
+  fingerprint: string;
+  status: AlertStatus;
+  alertname: string;
+  severity: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  values: Record<string, unknown>;
+  generator_url: string;
+  starts_at: Date | null;
+  ends_at: Date | null;
+  first_received_at: Date;
+  last_received_at: Date;
+  occurrence_count: number;
+  flapping: boolean;
+  acknowledged_at: Date | null;
+  acknowledged_by: string | null;
+  resolved_at: Date | null;
+  resolved_by: string | null;
+  incident_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function toDomain(r: Row) {
+  return {
+    id: r.id,
+    source: { id: r.source_id, kind: r.source_kind, name: r.source_name },
+    fingerprint: r.fingerprint,
+    status: r.status,
+    alertname: r.alertname,
+    severity: r.severity,
+    labels: r.labels,
+    annotations: r.annotations,
+    values: r.values,
+    generator_url: r.generator_url,
+    starts_at: iso(r.starts_at),
+    ends_at: iso(r.ends_at),
+    first_received_at: r.first_received_at.toISOString(),
+    last_received_at: r.last_received_at.toISOString(),
+    occurrence_count: r.occurrence_count,
+    flapping: r.flapping,
+    acknowledged_at: iso(r.acknowledged_at),
+    acknowledged_by: r.acknowledged_by,
+    resolved_at: iso(r.resolved_at),
+    resolved_by: r.resolved_by,
+    incident_id: r.incident_id,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+export type AlertInstance = ReturnType<typeof toDomain>;
+
+const selectAlerts = (k: Knex) =>
+  k(`${TABLE} as a`)
+    .join('sre_alert_sources as s', 's.id', 'a.source_id')
+    .select('a.*', 's.kind as source_kind', 's.name as source_name');
+
+export interface AlertFilter {
+  status?: AlertStatus[];
+  severity?: string[];
+  source?: string;
+  label?: Record<string, string>;
+  fingerprint?: string;
+  flapping?: boolean;
+  incident_id?: string;
+  since?: string;
+  until?: string;
+  limit: number;
+  offset: number;
+}
+
+/** Alerts, newest activity first; `source` is "kind/name", a name or a source id. */
+export async function listAlerts(f: AlertFilter): Promise<Page<AlertInstance>> {
+  const q = selectAlerts(db());
+  if (f.status?.length) q.whereIn('a.status', f.status);
+  if (f.severity?.length) q.whereIn('a.severity', f.severity);
+  if (f.source) {
+    const [kind, name] = f.source.includes('/') ? f.source.split('/', 2) : [undefined, f.source];
+    if (/^[0-9a-f-]{36}$/i.test(f.source)) q.where('a.source_id', f.source);
+    else {
+      q.where('s.name', name!);
+      if (kind) q.where('s.kind', kind);
+    }
+  }
+  if (f.label && Object.keys(f.label).length) q.whereRaw('a.labels @> ?::jsonb', [JSON.stringify(f.label)]);
+  if (f.fingerprint) q.where('a.fingerprint', f.fingerprint);
+  if (f.flapping !== undefined) q.where('a.flapping', f.flapping);
+  if (f.incident_id) q.where('a.incident_id', f.incident_id);
+  return paged<Row, AlertInstance>(q, { ...f, orderBy: 'a.last_received_at desc, a.id', timeColumn: 'a.last_received_at' }, toDomain);
+}
+
+export async function getAlert(id: string, k: Knex = db()): Promise<AlertInstance> {
+  const row = (await selectAlerts(k).where('a.id', id).first()) as Row | undefined;
+  if (!row) throw new NotFoundError(`No alert ${id}.`);
+  return toDomain(row);
+}
+
+interface HistoryRow {
+  id: string;
+  alert_id: string;
+  from_status: AlertStatus | null;
+  to_status: AlertStatus;
+  actor: string;
+  note: string | null;
+  at: Date;
+}
+const historyToDomain = (r: HistoryRow) => ({
+  id: r.id,
+  alert_id: r.alert_id,
+  from: r.from_status,
+  to: r.to_status,
+  by: r.actor,
+  note: r.note,
+  at: r.at.toISOString(),
+});
+export type AlertStateChange = ReturnType<typeof historyToDomain>;
+
+/** The state history of one alert instance, oldest first. */
+export async function alertHistory(id: string, page: { limit: number; offset: number; since?: string; until?: string }): Promise<Page<AlertStateChange>> {
+  await getAlert(id);
+  const q = db()<HistoryRow>(HISTORY).where({ alert_id: id }).select('*');
+  return paged<HistoryRow, AlertStateChange>(q, { ...page, orderBy: 'at, created_at, id', timeColumn: 'at' }, historyToDomain);
+}
+
+export interface IngestResult {
+  /** False when this payload id was already written (a retried job). */
+  fresh: boolean;
+  opened: number;
+  updated: number;
+  resolved: number;
+  /** Resolved notifications that matched no open instance (nothing to resolve). */
+  unmatched: number;
+  /** Fingerprints whose state changed (flapping is re-evaluated for them). */
+  changed: string[];
+}
+
+/**
+ * Writes one payload's alerts in one statement: the payload row (idempotency), the upsert of the
+ * firing ones (one open instance per fingerprint; repeats add to occurrence_count), the resolution of
+ * the resolved ones and a history row per state change. Alerts of one fingerprint within the payload
+ * are folded: the last one gives status and content, every firing one counts as an occurrence.
+ */
+export async function writePayload(
+  trx: Knex,
+  p: { payloadId: string; sourceId: string; actor: string; receivedAt: string; alerts: NormalizedAlert[] },
+): Promise<IngestResult> {
+  const { rows } = await trx.raw(
+    `
+    with payload as (
+      insert into sre_alert_payloads (id, source_id, alert_count, received_at) values (:payloadId, :sourceId, :count, :at)
+      on conflict (id) do nothing
+      returning id
+    ),
+    input as (
+      select r.*, o.n
+      from jsonb_array_elements(:alerts::jsonb) with ordinality as o(elem, n)
+      cross join lateral jsonb_to_record(o.elem) as r(fingerprint text, status text, labels jsonb, annotations jsonb, "values" jsonb,
+                                                       starts_at timestamptz, ends_at timestamptz, generator_url text)
+      where exists (select 1 from payload)
+    ),
+    agg as (
+      select distinct on (fingerprint) fingerprint, status, labels, annotations, "values", starts_at, ends_at, generator_url,
+             count(*) filter (where status = 'firing') over (partition by fingerprint) as firings
+      from input
+      order by fingerprint, n desc
+    ),
+    fired as (
+      insert into sre_alert_instances as a
+        (source_id, fingerprint, status, alertname, severity, labels, annotations, "values", generator_url, starts_at, ends_at,
+         first_received_at, last_received_at, occurrence_count)
+      select :sourceId::uuid, fingerprint, 'firing', coalesce(labels->>'alertname', ''), coalesce(labels->>'severity', ''), labels,
+             coalesce(annotations, '{}'), coalesce("values", '{}'), coalesce(generator_url, ''), starts_at, ends_at, :at::timestamptz, :at::timestamptz, firings
+      from agg where status = 'firing'
+      order by fingerprint
+      on conflict (source_id, fingerprint) where status <> 'resolved' do update set
+        last_received_at = greatest(a.last_received_at, excluded.last_received_at),
+        occurrence_count = a.occurrence_count + excluded.occurrence_count,
+        annotations = excluded.annotations,
+        "values" = excluded."values",
+        generator_url = excluded.generator_url,
+        ends_at = excluded.ends_at
+      returning a.id, a.fingerprint, (xmax = 0) as inserted
+    ),
+    closing as (
+      select a.id, a.status as prev, g.ends_at
+      from sre_alert_instances a
+      join agg g on g.fingerprint = a.fingerprint and g.status = 'resolved'
+      where a.source_id = :sourceId and a.status <> 'resolved'
+      order by a.fingerprint
+      for update of a
+    ),
+    resolved as (
+      update sre_alert_instances a
+      set status = 'resolved', resolved_at = :at, resolved_by = :actor, ends_at = coalesce(c.ends_at, a.ends_at), last_received_at = :at
+      from closing c where a.id = c.id
+      returning a.id, a.fingerprint, c.prev
+    ),
+    history as (
+      insert into sre_alert_state_history (alert_id, source_id, fingerprint, from_status, to_status, actor, at)
+      select id, :sourceId::uuid, fingerprint, null, 'firing', :actor::text, :at::timestamptz from fired where inserted
+      union all
+      select id, :sourceId::uuid, fingerprint, prev, 'resolved', :actor::text, :at::timestamptz from resolved
+      returning fingerprint
+    )
+    select (select count(*) from payload)::int as fresh,
+           (select count(*) from fired where inserted)::int as opened,
+           (select count(*) from fired where not inserted)::int as updated,
+           (select count(*) from resolved)::int as resolved,
+           ((select count(*) from agg where status = 'resolved') - (select count(*) from resolved))::int as unmatched,
+           array(select distinct fingerprint from history) as changed
+    `,
+    { payloadId: p.payloadId, sourceId: p.sourceId, count: p.alerts.length, at: p.receivedAt, actor: p.actor, alerts: JSON.stringify(p.alerts) },
+  );
+  const r = rows[0] as { fresh: number; opened: number; updated: number; resolved: number; unmatched: number; changed: string[] };
+  return { fresh: r.fresh > 0, opened: r.opened, updated: r.updated, resolved: r.resolved, unmatched: r.unmatched, changed: r.changed };
+}
+
+/**
+ * Re-evaluates flapping of the open instances of these fingerprints: flapping when the fingerprint
+ * changed state more than `threshold` times within the window; it stays flapping until a full
+ * window passes without a change.
+ */
+export async function evaluateFlapping(trx: Knex, sourceId: string, fingerprints: string[], threshold: number, windowSeconds: number): Promise<void> {
+  if (!fingerprints.length) return;
+  await trx.raw(
+    `
+    update sre_alert_instances a set flapping = s.n > :threshold or (a.flapping and s.n > 0)
+    from (
+      select i.id, (select count(*) from sre_alert_state_history h
+                    where h.source_id = i.source_id and h.fingerprint = i.fingerprint
+                      and h.at > now() - make_interval(secs => :window)) as n
+      from sre_alert_instances i
+      where i.source_id = :sourceId and i.fingerprint = any(:fps) and i.status <> 'resolved'
+    ) s
+    where a.id = s.id and a.flapping is distinct from (s.n > :threshold or (a.flapping and s.n > 0))
+    `,
+    { threshold, window: windowSeconds, sourceId, fps: fingerprints },
+  );
+}
+
+/** Clears flapping where a full window passed without a state change; returns how many settled. */
+export async function settleFlapping(windowSeconds: number): Promise<number> {
+  const { rowCount } = await db().raw(
+    `
+    update sre_alert_instances a set flapping = false
+    where a.flapping and not exists (
+      select 1 from sre_alert_state_history h
+      where h.source_id = a.source_id and h.fingerprint = a.fingerprint and h.at > now() - make_interval(secs => :window))
+    `,
+    { window: windowSeconds },
+  );
+  return rowCount ?? 0;
+}
+
+/** Moves one alert through its lifecycle by API, with its history row; 409 naming the allowed moves. */
+export async function transitionAlert(trx: Knex, id: string, to: AlertStatus, by: string, note?: string): Promise<{ sourceId: string; fingerprint: string }> {
+  const row = (await trx<Row>(TABLE).where({ id }).forUpdate().first()) as Row | undefined;
+  if (!row) throw new NotFoundError(`No alert ${id}.`);
+  const allowed = alertTransitions[row.status];
+  if (!allowed.includes(to)) {
+    throw new ConflictError(`An alert that is ${row.status} cannot become ${to}.`, [], { current_status: row.status, allowed_next_states: allowed });
+  }
+  const stamp = to === 'acknowledged' ? { acknowledged_at: trx.fn.now(), acknowledged_by: by } : { resolved_at: trx.fn.now(), resolved_by: by };
+  await trx(TABLE).where({ id }).update({ status: to, ...stamp });
+  await trx(HISTORY).insert({ alert_id: id, source_id: row.source_id, fingerprint: row.fingerprint, from_status: row.status, to_status: to, actor: by, note: note ?? null });
+  return { sourceId: row.source_id, fingerprint: row.fingerprint };
+}

@@ -1,0 +1,54 @@
+/** Helpers of the alerting tests: fixtures, polling, and local HTTP servers speaking external wire formats. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { onShutdown } from '../../shared/lifecycle.js';
+
+export const fixture = (name: string) => JSON.parse(readFileSync(`/work/shared/fixtures/alertmanager/${name}`, 'utf8'));
+
+/** Polls until `check` returns a truthy value (or throws on timeout with the last value seen). */
+export async function waitFor<T>(check: () => Promise<T>, timeoutMs = 10_000, intervalMs = 100): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await check();
+    if (last) return last as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`waitFor timed out; last value: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface Recorded {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+}
+
+/** A local HTTP server on a free port; `handle` answers each request (recorded in `requests`). */
+export async function localServer(handle: (req: Recorded, res: http.ServerResponse) => void | Promise<void>) {
+  const requests: Recorded[] = [];
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', async () => {
+      let body: unknown = data;
+      try {
+        body = data ? JSON.parse(data) : undefined;
+      } catch {
+        // keep the raw text
+      }
+      const rec = { method: req.method!, url: req.url!, headers: req.headers, body };
+      requests.push(rec);
+      await handle(rec, res);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  onShutdown('local-server', () => new Promise((r) => server.close(() => r(undefined))));
+  return { url, requests, server };
+}
+
+export const json = (res: http.ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+};
