@@ -7,6 +7,8 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import { config } from './config.js';
 import { bullConnection } from './redis.js';
+import { createHash } from 'node:crypto';
+import { leadBatchJob } from './crm/schemas.js';
 
 export interface QueueDefinition {
   /** Jobs of this queue one worker process runs at once. */
@@ -21,7 +23,8 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   /** Per-job overrides of the queue's options. */
   options?: JobsOptions;
   /** Deterministic job id for idempotent enqueueing (a repeat with the same id is ignored while the job is kept). */
-  jobId?: (payload: z.output<S>) => string;
+  // Method syntax (bivariant) so a typed jobId fits the registry's Record<string, JobDefinition>.
+  jobId?(payload: z.output<S>): string;
 }
 
 const keepFailedDays = 14;
@@ -57,6 +60,14 @@ export const jobDefinitions = {
   // --- chatapp --------------------------------------------------------------
 
   // --- crm ------------------------------------------------------------------
+  // A lead webhook batch: validated per lead and written by one multi-row statement. One job per delivery id.
+  'crm.ingest-lead-batch': define({
+    queue: 'crm',
+    schema: leadBatchJob,
+    jobId: (p) => `lead-batch-${createHash('sha256').update(p.delivery_id).digest('hex').slice(0, 32)}`,
+    // Results hold up to CRM_BATCH_MAX ids: keep fewer of them than the default retention.
+    options: { removeOnComplete: { age: 3600, count: 1000 } },
+  }),
 
   // --- sre ------------------------------------------------------------------
 

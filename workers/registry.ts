@@ -4,6 +4,7 @@
  */
 import type { JobName } from '../shared/queues.js';
 import type { Handler } from './runner.js';
+import { ingestLeadBatchJob } from './crm/ingest-lead-batch.job.js';
 
 export const handlers: Record<JobName, Handler<any>> = {
   // --- sessions
@@ -11,6 +12,7 @@ export const handlers: Record<JobName, Handler<any>> = {
   // --- chatapp
 
   // --- crm
+  'crm.ingest-lead-batch': ingestLeadBatchJob,
 
   // --- sre
 
