@@ -9,12 +9,16 @@ import { problems } from './middleware/problem.js';
 import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
 import { healthRoutes } from './platform/health.routes.js';
+import { toolRoutes } from './platform/tools.routes.js';
+import { crmRouters } from './crm/index.js';
 import type { ApiRouter } from './routing.js';
 
 /** Every domain's routes, in one list. */
 function domainRouters(): ApiRouter[] {
   return [
     healthRoutes(),
+    toolRoutes(),
+    ...crmRouters(),
   ];
 }
 
