@@ -30,11 +30,12 @@ function crmQueueEvents(): Promise<QueueEvents> {
 
 export type BatchSubmission = { done: true; result: BatchResult } | { done: false; delivery_id: string };
 
-/** Enqueues a batch and waits up to `waitMs` for its outcome. */
+/** Enqueues a batch and waits up to `waitMs` (0: not at all) for its outcome. */
 export async function submitLeadBatch(leads: unknown[], source: string | null, deliveryId: string | undefined, waitMs = config().crm.batchWaitMs): Promise<BatchSubmission> {
   const delivery_id = deliveryId ?? randomUUID();
   const qe = await crmQueueEvents();
   const job = await enqueue('crm.ingest-lead-batch', { delivery_id, source, leads });
+  if (waitMs <= 0) return { done: false, delivery_id };
   try {
     return { done: true, result: (await job.waitUntilFinished(qe, waitMs)) as BatchResult };
   } catch {
