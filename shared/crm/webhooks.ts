@@ -44,7 +44,7 @@ export function verifyLeadWebhook(rawBody: string, headers: Headers, secret: str
   }
   if (header(headers, 'webhook-signature') !== undefined) {
     try {
-      new Webhook(key).verify(rawBody, {
+      new Webhook(key, { format: 'raw' }).verify(rawBody, {
         'webhook-id': header(headers, 'webhook-id') ?? '',
         'webhook-timestamp': header(headers, 'webhook-timestamp') ?? '',
         'webhook-signature': header(headers, 'webhook-signature') ?? '',
