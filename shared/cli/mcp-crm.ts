@@ -1,6 +1,7 @@
 /**
- * MCP server of the CRM tools over stdio (`npm run mcp:crm`), for an assistant's `mcpServers` entry:
- *   { "command": "npx", "args": ["tsx", "shared/cli/mcp-crm.ts"], "env": { "DATABASE_URL": "postgres://..." } }
+ * MCP server of the CRM tools over stdio (`npm run -s mcp:crm`), for an assistant's `mcpServers` entry:
+ *   { "command": "npx", "args": ["tsx", "shared/cli/mcp-crm.ts"], "cwd": "<checkout>", "env": { "DATABASE_URL": "postgres://..." } }
+ * or { "command": "npm", "args": ["run", "-s", "mcp:crm"], ... } (-s: npm's own banner would otherwise reach stdout).
  * stdout carries the protocol only: logs go to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';

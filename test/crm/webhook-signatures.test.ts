@@ -38,7 +38,7 @@ describe('lead webhook signatures (CRM_WEBHOOK_SECRET set)', () => {
   it.each(paths)('%s: absent, wrong or other-body signatures are a 401 and nothing is stored', async (path) => {
     const last = `Bad${randomUUID().slice(0, 8)}`;
     const raw = body(path, last);
-    for (const headers of [{}, { 'X-Webhook-Signature': hmac(raw, 'other-secret') }, { 'X-Webhook-Signature': hmac(raw + ' ') }, { 'X-Webhook-Signature': 'md5=abc' }]) {
+    for (const headers of [{} as Record<string, string>, { 'X-Webhook-Signature': hmac(raw, 'other-secret') }, { 'X-Webhook-Signature': hmac(raw + ' ') }, { 'X-Webhook-Signature': 'md5=abc' }]) {
       const res = await send(path, raw, headers);
       expect(res.status).toBe(401);
       expect((await res.json()).title).toBe('Unauthorized');
