@@ -1,18 +1,21 @@
 /**
  * npm run bench:crm — 100,000 leads through POST /api/v1/webhooks/leads/batch in batches of 1,000,
- * sent open-loop at a fixed rate (BENCH_RATE batches/s, default 25), against the API and the
- * workers started in this process on a scratch database cloned from the migrated template and an
- * own queue prefix. Prints leads/s, per-batch latency percentiles and, in the same run, a baseline:
+ * sent open-loop at a fixed rate (BENCH_RATE batches/s, default 25), against the API started in
+ * this process and the worker role as a child process (`tsx workers/main.ts`, as the Procfile runs
+ * them; BENCH_WORKERS=inprocess runs them in this process instead), on a scratch database cloned
+ * from the migrated template and an own queue prefix. Prints leads/s, per-batch latency percentiles and, in the same run, a baseline:
  * the same rows inserted straight into Postgres (another scratch clone) by multi-row INSERTs of
  * 1,000 rows, with BENCH_BASELINE_CONCURRENCY (default 4, the crm queue's concurrency) in flight.
  */
 import { randomBytes } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 
 const TOTAL = Number(process.env.BENCH_LEADS ?? 100_000);
 const BATCH = 1_000;
 const RATE = Number(process.env.BENCH_RATE ?? 25);
 const BASELINE_CONCURRENCY = Number(process.env.BENCH_BASELINE_CONCURRENCY ?? 4);
+const WORKERS_IN_PROCESS = process.env.BENCH_WORKERS === 'inprocess';
 
 const { ensureTemplate, cloneTemplate, dropDatabase, serverUrl } = await import('../helpers/databases.js');
 const template = await ensureTemplate();
@@ -61,10 +64,28 @@ const run = randomBytes(3).toString('hex');
 const leads = makeLeads(run);
 const batches = Array.from({ length: TOTAL / BATCH }, (_, b) => leads.slice(b * BATCH, (b + 1) * BATCH));
 
+/** The worker role as a child process; resolves once it reports its workers running. */
+function startWorkerProcess(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('workers running')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`worker process exited (${code}): ${out.slice(-2000)}`)));
+  });
+}
+
+let workerProcess: ChildProcess | undefined;
 try {
   // --- through the webhook ------------------------------------------------------------
-  const workers = startWorkers(registry, handlers);
-  onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
+  if (WORKERS_IN_PROCESS) {
+    const workers = startWorkers(registry, handlers);
+    onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
+  } else {
+    workerProcess = await startWorkerProcess();
+  }
   const { url } = await startServer(0, '127.0.0.1');
   // Warm-up (connections, JIT) outside the measurement, with its own rows.
   const warm = await fetch(`${url}/api/v1/webhooks/leads/batch`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ leads: makeLeads(`${run}w`).slice(0, BATCH) }) });
@@ -115,12 +136,17 @@ try {
   if (baselineStored !== TOTAL) throw new Error(`baseline stored ${baselineStored}`);
   const baselineRate = TOTAL / baselineSeconds;
 
-  console.log(`crm batch webhook: ${fmt(TOTAL)} leads in ${TOTAL / BATCH} batches of ${fmt(BATCH)}, offered open-loop at ${RATE} batches/s (${fmt(RATE * BATCH)} leads/s)`);
+  console.log(`crm batch webhook: ${fmt(TOTAL)} leads in ${TOTAL / BATCH} batches of ${fmt(BATCH)}, offered open-loop at ${RATE} batches/s (${fmt(RATE * BATCH)} leads/s); workers ${WORKERS_IN_PROCESS ? 'in process' : 'in a child process'}`);
   console.log(`  webhook → queue → worker → Postgres: ${webhookSeconds.toFixed(2)} s, ${fmt(webhookRate)} leads/s`);
   console.log(`  batch latency ms: p50 ${fmt(percentile(latencies, 50))}  p90 ${fmt(percentile(latencies, 90))}  p99 ${fmt(percentile(latencies, 99))}  max ${fmt(latencies.at(-1)!)}`);
   console.log(`  baseline (multi-row INSERT of ${fmt(BATCH)} rows, ${BASELINE_CONCURRENCY} in flight): ${baselineSeconds.toFixed(2)} s, ${fmt(baselineRate)} leads/s`);
   console.log(`  ratio webhook / baseline: ${(webhookRate / baselineRate).toFixed(2)} (target ≥ 0.5)`);
 } finally {
+  if (workerProcess && workerProcess.exitCode === null) {
+    const exited = new Promise((resolve) => workerProcess!.once('exit', resolve));
+    workerProcess.kill('SIGTERM');
+    await exited;
+  }
   await shutdown();
   await closeQueues();
   await closeDb();
