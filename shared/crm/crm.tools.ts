@@ -115,7 +115,7 @@ export const crmTools: ToolDefinition<any>[] = [
     name: 'crm_update_account',
     description: 'Update an account\'s name, domain, industry or segment.',
     executor,
-    input: z.object({ account_id: uuid(), name: str.min(1).max(200).optional(), domain: str.max(255).optional(), industry: str.max(100).optional(), segment: z.enum(segments).optional() }),
+    input: z.object({ account_id: uuid(), name: str.min(1).max(200).optional(), domain: str.max(255).toLowerCase().optional(), industry: str.max(100).optional(), segment: z.enum(segments).optional() }),
     handler: asToolInput(({ account_id, ...changes }) => updateAccount(account_id, changes)),
   }),
   defineTool({

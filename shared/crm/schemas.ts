@@ -7,7 +7,7 @@ import { z, uuid } from '../zod.js';
 export const leadStatuses = ['new', 'contacted', 'qualified', 'unqualified', 'converted'] as const;
 export const leadStatus = z.enum(leadStatuses);
 export type LeadStatus = z.infer<typeof leadStatus>;
-/** Statuses a caller may set by an update (converted only comes from a conversion). */
+/** Statuses crm_update_lead accepts, as the spec lists them (converted only comes from a conversion). */
 export const settableLeadStatus = z.enum(['new', 'contacted', 'qualified', 'unqualified']);
 
 export const segments = ['SMB', 'Mid-Market', 'Enterprise'] as const;
@@ -37,7 +37,8 @@ export type LeadInput = z.output<typeof leadInput>;
 
 export const leadUpdate = leadInput
   .partial()
-  .extend({ status: settableLeadStatus.optional() })
+  // Any status is accepted here so that `converted` gets the lifecycle's 409 (it is reached only by conversion).
+  .extend({ status: leadStatus.optional() })
   .openapi('LeadUpdate');
 export type LeadUpdate = z.output<typeof leadUpdate>;
 

@@ -61,11 +61,14 @@ describe('lead lifecycle', () => {
     expect((await (await api.request(`/api/v1/leads/${lead.id}`)).json()).status).toBe(from);
   });
 
-  it('converted cannot be set by an update, only by conversion', async () => {
-    const lead = await leadIn('qualified');
+  it.each(['new', 'qualified'] as const)('converted cannot be set by an update of a %s lead, only by conversion (409)', async (from) => {
+    const lead = await leadIn(from);
     const res = await patch(lead.id, { status: 'converted' });
-    expect(res.status).toBe(400); // not a settable status: the update schema names the field
-    expect((await res.json()).errors[0].path).toBe('body.status');
+    expect(res.status).toBe(409);
+    const body = await res.json();
+    expect(body.allowed_next_states).toEqual(leadTransitions[from]);
+    if (from === 'qualified') expect(body.detail).toMatch(/only by conversion/);
+    expect((await (await api.request(`/api/v1/leads/${lead.id}`)).json()).status).toBe(from);
   });
 
   it('repeating the current status is a no-op', async () => {
