@@ -170,6 +170,26 @@ describe('lead conversion', () => {
   });
 });
 
+describe('conversion under concurrency', () => {
+  it('two simultaneous conversions of one lead: one succeeds, the other is a 409; one opportunity exists', async () => {
+    const lead = await leadIn('qualified', { company: 'Race Corp', email: 'runner@race.example' });
+    const statuses = (await Promise.all([convert(lead.id, { create_account: true }), convert(lead.id, { create_account: true })])).map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 409]);
+    const rows = await db()('crm_opportunities').where('name', 'like', `%${lead.last_name}%`);
+    expect(rows).toHaveLength(1);
+  });
+
+  it('simultaneous conversions of two leads of the same company share one account', async () => {
+    const a = await leadIn('qualified', { company: 'Twin Peaks Ltd', email: 'dale@twinpeaks.example' });
+    const b = await leadIn('qualified', { company: 'twin peaks ltd', email: 'audrey@gmail.com' });
+    const [ra, rb] = await Promise.all([convert(a.id, { create_account: true }), convert(b.id, { create_account: true })]);
+    const [ca, cb] = [await ra.json(), await rb.json()];
+    expect(ca.account.id).toBe(cb.account.id);
+    expect(ca.account.name.toLowerCase()).toBe('twin peaks ltd');
+    expect([ca.account_created, cb.account_created].sort()).toEqual([false, true]);
+  });
+});
+
 describe('lead lists', () => {
   it('filters by status, source and text, and pages with a cursor without repeats', async () => {
     for (let i = 0; i < 7; i++) await newLead({ source: 'webinar', company: i % 2 ? 'Wonka Industries' : 'Acme', first_name: `Page${i}` });

@@ -86,6 +86,12 @@ describe('batch lead webhook', () => {
     expect(await leadCount({ last_name: 'Existing' })).toBe(0);
   });
 
+  it('a lead that is not an object fails alone, named by its index', async () => {
+    const body = await (await post('/api/v1/webhooks/leads/batch', { leads: ['oops', { first_name: 'Fine', last_name: 'Lead' }] })).json();
+    expect(body).toMatchObject({ success: false, total: 2, created: 1, failed: 1 });
+    expect(body.errors).toEqual([{ index: 0, field: 'lead', message: expect.any(String) }]);
+  });
+
   it('a clean batch: success, errors null, ids in input order', async () => {
     const body = await (await post('/api/v1/webhooks/leads/batch', { leads: [{ first_name: 'C1', last_name: 'X' }, { first_name: 'C2', last_name: 'X' }] })).json();
     expect(body).toMatchObject({ success: true, total: 2, created: 2, failed: 0, errors: null });
