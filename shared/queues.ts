@@ -42,7 +42,7 @@ export const queueDefinitions = {
   // Messaging-app channel: inbound processing, agent runs and outbound sends to the provider.
   chatapp: { concurrency: 8, jobOptions: retrying(6, 1000) },
   // CRM: lead webhook batches.
-  crm: { concurrency: 4, jobOptions: retrying(5, 500) },
+  crm: { concurrency: 8, jobOptions: retrying(5, 500) },
   // SRE automation: alert ingestion, incidents, tickets, runbooks, escalations.
   sre: { concurrency: 8, jobOptions: retrying(8, 1000) },
   // SRE discovery and monitor deployment (long runs kept apart from alert ingestion).
