@@ -13,16 +13,16 @@ export async function findDelivery<T>(deliveryId: string, k: Knex = db()): Promi
 }
 
 /**
- * Claims a delivery id at the start of the transaction that does its work. A concurrent claim of the
- * same id waits on the primary key until this transaction ends; it then gets false (committed) or
- * the claim (rolled back). Returns false when the id was already processed.
+ * Serialises the processing of one delivery id until the end of the caller's transaction (a
+ * transaction-scoped advisory lock: no row is written), then returns the stored result when the id
+ * was already processed. A concurrent duplicate waits here and then sees the first one's result.
  */
-export async function claimDelivery(deliveryId: string, kind: DeliveryKind, k: Knex): Promise<boolean> {
-  const rows = await k(TABLE).insert({ delivery_id: deliveryId, kind, result: '{}' }).onConflict('delivery_id').ignore().returning('delivery_id');
-  return rows.length === 1;
+export async function lockDelivery<T>(deliveryId: string, k: Knex): Promise<T | undefined> {
+  await k.raw('select pg_advisory_xact_lock(hashtextextended(?, 7301))', [deliveryId]);
+  return findDelivery<T>(deliveryId, k);
 }
 
-/** Stores the response of a claimed delivery (same transaction as the claim). */
-export async function completeDelivery(deliveryId: string, result: unknown, k: Knex): Promise<void> {
-  await k(TABLE).where({ delivery_id: deliveryId }).update({ result: JSON.stringify(result) });
+/** Stores the result of a delivery processed under lockDelivery() (same transaction). */
+export async function recordDelivery(deliveryId: string, kind: DeliveryKind, result: unknown, k: Knex): Promise<void> {
+  await k(TABLE).insert({ delivery_id: deliveryId, kind, result: JSON.stringify(result) });
 }

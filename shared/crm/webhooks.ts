@@ -16,7 +16,7 @@ import { Webhook } from 'standardwebhooks';
 import { db } from '../db/index.js';
 import { ConflictError, PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
 import { insertLeads, leadIdsByEmail, type NewLead } from './lead.store.js';
-import { claimDelivery, completeDelivery, findDelivery } from './webhook-delivery.store.js';
+import { lockDelivery, recordDelivery } from './webhook-delivery.store.js';
 import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './schemas.js';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -80,13 +80,14 @@ export async function receiveLead(body: unknown, source: string | null, delivery
   const delivery = deliveryId;
   const result: WebhookLeadResult = { success: true, lead_id: lead.id, message: `Lead created: ${lead.first_name} ${lead.last_name}` };
   return db().transaction(async (trx) => {
-    if (delivery && !(await claimDelivery(delivery, 'lead', trx))) return (await findDelivery<WebhookLeadResult>(delivery, trx))!;
+    const earlier = delivery ? await lockDelivery<WebhookLeadResult>(delivery, trx) : undefined;
+    if (earlier) return earlier;
     const inserted = await insertLeads([lead], trx);
     if (!inserted.has(lead.id)) {
       const existing = (await leadIdsByEmail([lead.email!], trx)).get(lead.email!.toLowerCase());
       throw new ConflictError('A lead with this email already exists.', [{ path: 'body.email', message: 'is already used by another lead' }], { existing_lead_id: existing ?? null });
     }
-    if (delivery) await completeDelivery(delivery, result, trx);
+    if (delivery) await recordDelivery(delivery, 'lead', result, trx);
     return result;
   });
 }
@@ -120,7 +121,8 @@ export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
   });
 
   return db().transaction(async (trx) => {
-    if (!(await claimDelivery(job.delivery_id, 'lead_batch', trx))) return (await findDelivery<BatchResult>(job.delivery_id, trx))!;
+    const earlier = await lockDelivery<BatchResult>(job.delivery_id, trx);
+    if (earlier) return earlier;
     const inserted = await insertLeads(candidates.map((c) => c.lead), trx);
     const skipped = candidates.filter((c) => !inserted.has(c.lead.id));
     const existing = await leadIdsByEmail(skipped.map((c) => c.lead.email!), trx);
@@ -138,7 +140,7 @@ export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
       lead_ids: created.map((c) => c.lead.id),
       errors: errors.length ? errors : null,
     };
-    await completeDelivery(job.delivery_id, result, trx);
+    await recordDelivery(job.delivery_id, 'lead_batch', result, trx);
     return result;
   });
 }

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
 import { queue } from '../../shared/queues.js';
+import { ingestLeadBatch } from '../../shared/crm/webhooks.js';
 
 // No CRM_WEBHOOK_SECRET in this file: unsigned requests are accepted.
 process.env.CRM_BATCH_MAX = '5';
@@ -117,6 +118,21 @@ describe('batch lead webhook', () => {
     expect(a).toMatchObject({ created: 1, failed: 0 });
     expect(b).toEqual(a);
     expect(await leadCount({ email: 'repeat@batch.example' })).toBe(1);
+  });
+
+  it('the same delivery run twice at once (a retried job racing its first attempt) writes once', async () => {
+    const job = { delivery_id: `race-${randomUUID()}`, source: null, leads: [{ first_name: 'Race', last_name: 'Twice', email: 'race@twice.example' }] };
+    const [a, b] = await Promise.all([ingestLeadBatch(job), ingestLeadBatch(job)]);
+    expect(b).toEqual(a);
+    expect(a.created).toBe(1);
+    expect(await leadCount({ last_name: 'Twice' })).toBe(1);
+  });
+
+  it('simultaneous single-lead deliveries with one id create one lead', async () => {
+    const headers = { 'Idempotency-Key': `single-${randomUUID()}` };
+    const [a, b] = await Promise.all([0, 1].map(async () => (await post('/api/v1/webhooks/leads', { first_name: 'Sim', last_name: 'Ultaneous' }, headers)).json()));
+    expect(b.lead_id).toBe(a.lead_id);
+    expect(await leadCount({ last_name: 'Ultaneous' })).toBe(1);
   });
 
   it('past the wait bound the batch is answered 202 and written later; repeating its delivery id returns the outcome', async () => {
