@@ -65,8 +65,9 @@ export const jobDefinitions = {
     queue: 'crm',
     schema: leadBatchJob,
     jobId: (p) => `lead-batch-${createHash('sha256').update(p.delivery_id).digest('hex').slice(0, 32)}`,
-    // Results hold up to CRM_BATCH_MAX ids: keep fewer of them than the default retention.
-    options: { removeOnComplete: { age: 3600, count: 1000 } },
+    // A job holds a whole batch (~300 kB for 1,000 leads) and its ids: keep few completed ones. Repeated
+    // deliveries are answered from crm_webhook_deliveries, not from completed jobs.
+    options: { removeOnComplete: { age: 3600, count: 100 } },
   }),
 
   // --- sre ------------------------------------------------------------------

@@ -100,7 +100,7 @@ export function leadRoutes(): ApiRouter {
       path: '/api/v1/leads/{lead_id}/history',
       tags: ['crm'],
       summary: 'Status history of a lead',
-      description: 'Every status change (from, to, actor, time), oldest first.',
+      description: 'Every status change (from, to, actor, time), oldest first. Creation is not a change (a lead starts `new`; see `created_at`); conversions are recorded like other moves.',
       auth: 'apiKey',
       request: { params },
       responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },

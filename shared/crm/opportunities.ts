@@ -70,9 +70,10 @@ export async function createOpportunity(input: OpportunityInput, actor: string):
  */
 export async function updateOpportunity(id: string, changes: OpportunityUpdate, actor: string): Promise<Opportunity> {
   await db().transaction(async (trx) => {
+    // Lock first, then read: the recorded "from" stage is the one this update replaces.
+    await trx('crm_opportunities').where({ id }).forUpdate().first('id');
     const current = await findOpportunity(id, trx);
     if (!current) throw new NotFoundError(`No opportunity ${id}.`);
-    await trx('crm_opportunities').where({ id }).forUpdate().first('id');
     const record: Partial<OpportunityRecord> = {};
     const pipelineChanges = changes.pipeline_id !== undefined && changes.pipeline_id !== current.pipeline_id;
     if (pipelineChanges && changes.stage === undefined) {

@@ -85,6 +85,13 @@ describe('lead lifecycle', () => {
     expect((await api.request('/api/v1/leads/3f1c1f9e-8a3b-4e59-9e0e-2b8f5d1c7a10')).status).toBe(404);
   });
 
+  it('a deleted lead is gone (204, then 404)', async () => {
+    const lead = await newLead();
+    expect((await api.request(`/api/v1/leads/${lead.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await api.request(`/api/v1/leads/${lead.id}`)).status).toBe(404);
+    expect((await api.request(`/api/v1/leads/${lead.id}`, { method: 'DELETE' })).status).toBe(404);
+  });
+
   it('an email already used by a lead (any case) is a 409 naming the existing lead', async () => {
     const lead = await newLead({ email: 'Grace@Navy.example' });
     const res = await api.request('/api/v1/leads', { method: 'POST', json: { first_name: 'G', last_name: 'H', email: 'grace@navy.EXAMPLE' } });
