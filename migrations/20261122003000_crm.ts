@@ -106,10 +106,12 @@ export async function up(knex: Knex): Promise<void> {
 
   // Webhook deliveries already processed, with the response they got: a repeated delivery id is answered from here.
   await knex.schema.createTable('crm_webhook_deliveries', (t) => {
-    t.string('delivery_id', 200).primary();
     t.string('kind', 20).notNullable();
+    t.string('delivery_id', 200).notNullable();
     t.jsonb('result').notNullable();
     timestamps(t, knex);
+    // Ids are the sender's: a single-lead delivery and a batch delivery may reuse one.
+    t.primary(['kind', 'delivery_id']);
   });
 
   for (const table of ['crm_pipelines', 'crm_pipeline_stages', 'crm_accounts', 'crm_opportunities', 'crm_leads', 'crm_history', 'crm_webhook_deliveries']) {

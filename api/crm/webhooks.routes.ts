@@ -22,7 +22,8 @@ const security = [
   'signature is a 401 and nothing is stored. The HMAC key is the secret\'s UTF-8 bytes, or the decoded bytes of a `whsec_<base64>` secret.',
   'When the secret is unset, unsigned requests are accepted.',
   '',
-  '**Delivery ids.** `webhook-id` (else `Idempotency-Key`) identifies a delivery: a repeated id is answered with the first outcome and writes nothing.',
+  '**Delivery ids.** `webhook-id` (else `Idempotency-Key`) identifies a delivery: a repeated id is answered with the first outcome and writes nothing',
+  '(ids of single-lead and batch deliveries are separate). Without an id a request is processed each time (a duplicate email is still refused).',
   '',
   '**Fields.** first_name and last_name 1–100 characters (required); email must be an email address (≤ 254); phone ≤ 50; company and title ≤ 200;',
   'source ≤ 100; source_detail ≤ 500; estimated_value ≤ 50 (kept as a string); notes ≤ 10,000; custom_data any JSON object.',
@@ -60,7 +61,7 @@ export function webhookRoutes(): ApiRouter {
       description: [
         security,
         '',
-        '**Batches.** At most CRM_BATCH_MAX leads (default 1,000), else 413. Each lead is validated on its own: invalid leads, leads',
+        '**Batches.** At most CRM_BATCH_MAX leads (default 1,000), else 413 (as is a body over BODY_LIMIT). Each lead is validated on its own: invalid leads, leads',
         'repeating an earlier email of the batch and leads whose email already exists are counted in `failed` and described in',
         '`errors` as `{index, field, message}` (index in `leads`, field e.g. `first_name` or `email`; several entries per lead possible);',
         'the others are created. `success` is true when no lead failed. `errors` is null when there are none.',

@@ -7,8 +7,8 @@ const TABLE = 'crm_webhook_deliveries';
 export type DeliveryKind = 'lead' | 'lead_batch';
 
 /** The stored result of a delivery already processed. */
-export async function findDelivery<T>(deliveryId: string, k: Knex = db()): Promise<T | undefined> {
-  const row = await k(TABLE).where({ delivery_id: deliveryId }).first('result');
+export async function findDelivery<T>(kind: DeliveryKind, deliveryId: string, k: Knex = db()): Promise<T | undefined> {
+  const row = await k(TABLE).where({ kind, delivery_id: deliveryId }).first('result');
   return row?.result as T | undefined;
 }
 
@@ -17,9 +17,9 @@ export async function findDelivery<T>(deliveryId: string, k: Knex = db()): Promi
  * transaction-scoped advisory lock: no row is written), then returns the stored result when the id
  * was already processed. A concurrent duplicate waits here and then sees the first one's result.
  */
-export async function lockDelivery<T>(deliveryId: string, k: Knex): Promise<T | undefined> {
-  await k.raw('select pg_advisory_xact_lock(hashtextextended(?, 7301))', [deliveryId]);
-  return findDelivery<T>(deliveryId, k);
+export async function lockDelivery<T>(kind: DeliveryKind, deliveryId: string, k: Knex): Promise<T | undefined> {
+  await k.raw('select pg_advisory_xact_lock(hashtextextended(?, 7301))', [`${kind}:${deliveryId}`]);
+  return findDelivery<T>(kind, deliveryId, k);
 }
 
 /** Stores the result of a delivery processed under lockDelivery() (same transaction). */

@@ -80,7 +80,7 @@ export async function receiveLead(body: unknown, source: string | null, delivery
   const delivery = deliveryId;
   const result: WebhookLeadResult = { success: true, lead_id: lead.id, message: `Lead created: ${lead.first_name} ${lead.last_name}` };
   return db().transaction(async (trx) => {
-    const earlier = delivery ? await lockDelivery<WebhookLeadResult>(delivery, trx) : undefined;
+    const earlier = delivery ? await lockDelivery<WebhookLeadResult>('lead', delivery, trx) : undefined;
     if (earlier) return earlier;
     const inserted = await insertLeads([lead], trx);
     if (!inserted.has(lead.id)) {
@@ -121,7 +121,7 @@ export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
   });
 
   return db().transaction(async (trx) => {
-    const earlier = await lockDelivery<BatchResult>(job.delivery_id, trx);
+    const earlier = await lockDelivery<BatchResult>('lead_batch', job.delivery_id, trx);
     if (earlier) return earlier;
     const inserted = await insertLeads(candidates.map((c) => c.lead), trx);
     const skipped = candidates.filter((c) => !inserted.has(c.lead.id));
