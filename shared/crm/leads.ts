@@ -4,6 +4,7 @@
  * routes, agent tools and webhooks behave alike.
  */
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { findAccount, findAccountByNameOrDomain, insertAccountIfAbsent } from './account.store.js';
@@ -39,8 +40,10 @@ export function assertLeadTransition(from: LeadStatus, to: LeadStatus): void {
   }
 }
 
-function duplicateEmail(existingId: string | undefined): ConflictError {
-  return new ConflictError('A lead with this email already exists.', [{ path: 'body.email', message: 'is already used by another lead' }], { existing_lead_id: existingId ?? null });
+/** The 409 for an email another lead has (case-insensitive), naming that lead. */
+export async function duplicateEmail(email: string, k: Knex = db()): Promise<ConflictError> {
+  const existing = (await leadIdsByEmail([email], k)).get(email.toLowerCase());
+  return new ConflictError('A lead with this email already exists.', [{ path: 'body.email', message: 'is already used by another lead' }], { existing_lead_id: existing ?? null });
 }
 
 export async function getLead(id: string): Promise<Lead> {
@@ -53,7 +56,7 @@ export async function getLead(id: string): Promise<Lead> {
 export async function createLead(input: LeadInput): Promise<Lead> {
   const id = randomUUID();
   const inserted = await insertLeads([{ ...input, id }]);
-  if (!inserted.has(id)) throw duplicateEmail((await leadIdsByEmail([input.email!])).get(input.email!.toLowerCase()));
+  if (!inserted.has(id)) throw await duplicateEmail(input.email!);
   return getLead(id);
 }
 
@@ -70,7 +73,7 @@ export async function updateLead(id: string, changes: LeadUpdate, actor: string)
       if (moves) await recordChange({ kind: { entity_type: 'lead', field: 'status' }, entity_id: id, from: lead.status, to: status, actor }, trx);
     });
   } catch (err) {
-    if (isUniqueViolation(err, 'crm_leads_email_ci')) throw duplicateEmail((await leadIdsByEmail([changes.email!])).get(changes.email!.toLowerCase()));
+    if (isUniqueViolation(err, 'crm_leads_email_ci')) throw await duplicateEmail(changes.email!);
     throw err;
   }
   return getLead(id);

@@ -14,8 +14,9 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { db } from '../db/index.js';
-import { ConflictError, PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
+import { PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
 import { insertLeads, leadIdsByEmail, type NewLead } from './lead.store.js';
+import { duplicateEmail } from './leads.js';
 import { lockDelivery, recordDelivery } from './webhook-delivery.store.js';
 import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './schemas.js';
 
@@ -77,17 +78,13 @@ export async function receiveLead(body: unknown, source: string | null, delivery
     throw new ValidationError(`The lead is invalid: ${errors.map((e) => e.path).join(', ')}.`, errors);
   }
   const lead: NewLead = { ...withSource(parsed.data, source), id: randomUUID() };
-  const delivery = deliveryId;
   const result: WebhookLeadResult = { success: true, lead_id: lead.id, message: `Lead created: ${lead.first_name} ${lead.last_name}` };
   return db().transaction(async (trx) => {
-    const earlier = delivery ? await lockDelivery<WebhookLeadResult>('lead', delivery, trx) : undefined;
+    const earlier = deliveryId ? await lockDelivery<WebhookLeadResult>('lead', deliveryId, trx) : undefined;
     if (earlier) return earlier;
     const inserted = await insertLeads([lead], trx);
-    if (!inserted.has(lead.id)) {
-      const existing = (await leadIdsByEmail([lead.email!], trx)).get(lead.email!.toLowerCase());
-      throw new ConflictError('A lead with this email already exists.', [{ path: 'body.email', message: 'is already used by another lead' }], { existing_lead_id: existing ?? null });
-    }
-    if (delivery) await recordDelivery(delivery, 'lead', result, trx);
+    if (!inserted.has(lead.id)) throw await duplicateEmail(lead.email!, trx);
+    if (deliveryId) await recordDelivery(deliveryId, 'lead', result, trx);
     return result;
   });
 }
