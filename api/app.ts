@@ -11,6 +11,10 @@ import { mountQueueDashboard } from './platform/queue-dashboard.js';
 import { healthRoutes } from './platform/health.routes.js';
 import { toolRoutes } from './platform/tools.routes.js';
 import { crmRouters } from './crm/index.js';
+import { cmdbRoutes } from './sre/cmdb.routes.js';
+import { sessionRoutes } from './sessions/sessions.routes.js';
+import { userRoutes } from './sessions/users.routes.js';
+import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
 
 /** Every domain's routes, in one list. */
@@ -19,6 +23,10 @@ function domainRouters(): ApiRouter[] {
     healthRoutes(),
     toolRoutes(),
     ...crmRouters(),
+    cmdbRoutes(),
+    sessionRoutes(),
+    userRoutes(),
+    chatappRoutes(),
   ];
 }
 

@@ -50,6 +50,7 @@ export const variables = {
   CHATAPP_FROM_NUMBER: [z.string().default(''), 'sender number, e.g. whatsapp:+14155238886'],
   CHATAPP_API_BASE_URL: [optionalUrl, 'provider REST API base URL (default: the provider\'s own); tests point it at a local server'],
   CHATAPP_PUBLIC_URL: [optionalUrl, 'public URL of POST /chatapp/webhook as the provider calls it (else rebuilt from X-Forwarded-*)'],
+  CHATAPP_TEMPLATE_SIDS: [z.string().regex(/^(\s*\w+=HX\w+\s*)(,\s*\w+=HX\w+\s*)*$/, 'must look like task_reminder=HX123,weekly_review=HX456').optional(), 'approved template Content SIDs by template name (name=HX…, comma-separated); a template without one is sent as its rendered text'],
 
   LLM_PROVIDER: [z.enum(['none', 'openai']).default('none'), 'language model provider: none (fixed answer) or openai (any OpenAI-compatible endpoint)'],
   LLM_API_KEY: [z.string().default(''), 'API key of the language model provider'],
@@ -137,6 +138,9 @@ function nested(env: Env) {
       fromNumber: env.CHATAPP_FROM_NUMBER,
       apiBaseUrl: env.CHATAPP_API_BASE_URL,
       publicUrl: env.CHATAPP_PUBLIC_URL,
+      templateSids: Object.fromEntries(
+        (env.CHATAPP_TEMPLATE_SIDS ?? '').split(',').filter((p) => p.includes('=')).map((p) => p.split('=').map((x) => x.trim()) as [string, string]),
+      ) as Record<string, string>,
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
     crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },

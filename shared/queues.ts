@@ -4,9 +4,11 @@
  * Enqueue only through `enqueue()`; workers parse each payload with the same schema on receipt.
  */
 import { Queue, type JobsOptions } from 'bullmq';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { deliverJobSchema } from './sessions/schemas.js';
 import { config } from './config.js';
 import { bullConnection } from './redis.js';
+import { logger } from './logger.js';
 import { createHash } from 'node:crypto';
 import { leadBatchJob } from './crm/schemas.js';
 
@@ -15,15 +17,21 @@ export interface QueueDefinition {
   concurrency: number;
   /** Retry, backoff and retention of every job of the queue. */
   jobOptions: JobsOptions;
+  /** Jobs of this queue running at once across all worker processes (BullMQ global concurrency). */
+  globalConcurrency?: number;
 }
 
 export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   queue: string;
   schema: S;
+  /**
+   * Partitioned jobs: each payload goes to one lane queue picked by hashing its key, so jobs with
+   * one key run one at a time in enqueue order (lanes have concurrency 1) while lanes run in parallel.
+   */
+  partition?: { lanes: readonly string[]; key(payload: z.output<S>): string };
   /** Per-job overrides of the queue's options. */
   options?: JobsOptions;
   /** Deterministic job id for idempotent enqueueing (a repeat with the same id is ignored while the job is kept). */
-  // Method syntax (bivariant) so a typed jobId fits the registry's Record<string, JobDefinition>.
   jobId?(payload: z.output<S>): string;
 }
 
@@ -35,12 +43,36 @@ const retention: JobsOptions = {
 };
 const retrying = (attempts: number, delay: number): JobsOptions => ({ attempts, backoff: { type: 'exponential', delay }, ...retention });
 
+/** Names of the lane queues of a partitioned queue. */
+const laneNames = <const P extends string>(prefix: P, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}` as `${P}-${number}`);
+
+/**
+ * Session event lanes: every event of one session goes through one lane, one job at a time across
+ * all worker processes, so the stream keeps the order in which the API accepted the events.
+ * Completed jobs are kept briefly (their ids deduplicate re-enqueues of the same event).
+ */
+export const sessionLanes = laneNames('sessions-lane', 8);
+const sessionLane: QueueDefinition = {
+  concurrency: 1,
+  globalConcurrency: 1,
+  jobOptions: { attempts: 8, backoff: { type: 'exponential', delay: 50 }, removeOnComplete: { age: 3600, count: 20_000 }, removeOnFail: retention.removeOnFail },
+};
+
+/** A stable lane index of a key (FNV-1a), so one key always maps to the same lane. */
+export function laneOf(key: string, lanes: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % lanes;
+}
+
 /** Every queue of the platform. */
 export const queueDefinitions = {
   // Session memory: persisting and broadcasting session events; expiry of idle sessions.
   sessions: { concurrency: 32, jobOptions: retrying(8, 100) },
-  // Messaging-app channel: inbound processing, agent runs and outbound sends to the provider.
+  // Messaging-app channel: outbound sends to the provider.
   chatapp: { concurrency: 8, jobOptions: retrying(6, 1000) },
+  // Agent runs (messaging-app inbound messages, web chat turns): model calls kept apart from sends.
+  agent: { concurrency: 8, jobOptions: retrying(3, 1000) },
   // CRM: lead webhook batches.
   crm: { concurrency: 8, jobOptions: retrying(5, 500) },
   // SRE automation: alert ingestion, incidents, tickets, runbooks, escalations.
@@ -49,15 +81,37 @@ export const queueDefinitions = {
   discovery: { concurrency: 2, jobOptions: retrying(3, 5000) },
 } satisfies Record<string, QueueDefinition>;
 
-export type QueueName = keyof typeof queueDefinitions;
+/** Partitioned queues' lanes (see sessionLanes). */
+const laneQueueDefinitions: Record<string, QueueDefinition> = Object.fromEntries(sessionLanes.map((name) => [name, sessionLane]));
+
+export type QueueName = keyof typeof queueDefinitions | (typeof sessionLanes)[number];
 
 const define = <S extends z.ZodType>(def: JobDefinition<S> & { queue: QueueName }) => def;
 
 /** Every job of the platform, by name ("<domain>.<action>"). */
 export const jobDefinitions = {
   // --- sessions -------------------------------------------------------------
+  // Persist one accepted event of a session's stream, then broadcast it (lane = hash of the session).
+  'sessions.deliver': define({
+    queue: 'sessions-lane-0',
+    schema: deliverJobSchema,
+    partition: { lanes: sessionLanes, key: (p) => p.session_id },
+    jobId: (p) => (p.kind === 'message' ? p.message_id : p.event_id),
+  }),
+  // Close every live session past its resume window (one run per scheduler slot).
+  'sessions.expire': define({ queue: 'sessions', schema: z.object({ slot: z.string() }) }),
 
   // --- chatapp --------------------------------------------------------------
+  /** Deliver one recorded outbound message to the provider. */
+  'chatapp.send': define({ queue: 'chatapp', schema: z.object({ message_id: z.guid() }), jobId: (p) => `send-${p.message_id}` }),
+  /** Process one recorded inbound message: user, window, session, agent, publish, reply. */
+  'chatapp.inbound': define({ queue: 'agent', schema: z.object({ message_id: z.guid() }), jobId: (p) => `inbound-${p.message_id}` }),
+  /** Answer one web chat turn with the agent and publish the reply. */
+  'chatapp.webchat': define({
+    queue: 'agent',
+    schema: z.object({ turn_id: z.guid(), session_id: z.guid(), interaction_id: z.guid(), message: z.string() }),
+    jobId: (p) => `webchat-${p.turn_id}`,
+  }),
 
   // --- crm ------------------------------------------------------------------
   // A lead webhook batch: validated per lead and written by one multi-row statement. One job per delivery id.
@@ -73,8 +127,17 @@ export const jobDefinitions = {
   // --- sre ------------------------------------------------------------------
 
   // --- discovery ------------------------------------------------------------
+  // One discovery run: a manual trigger names the run it opened; a scheduled tick names its slot.
+  'discovery.run': define({
+    queue: 'discovery',
+    schema: z.union([
+      z.object({ trigger: z.literal('manual'), run_id: z.guid() }),
+      z.object({ trigger: z.literal('schedule'), slot: z.iso.datetime({ offset: true }) }),
+    ]),
+    // A run's job is queued once; a slot's id equals the scheduler's slotJobId, so every process's tick lands on one job.
+    jobId: (p) => `discovery.run-${p.trigger === 'manual' ? p.run_id : Date.parse(p.slot) / 1000}`,
+  }),
 } satisfies Record<string, ReturnType<typeof define>>;
-void define;
 
 export type JobName = keyof typeof jobDefinitions;
 export type JobPayload<N extends JobName> = z.input<(typeof jobDefinitions)[N]['schema']>;
@@ -84,7 +147,7 @@ export interface Registry {
   queues: Record<string, QueueDefinition>;
   jobs: Record<string, JobDefinition>;
 }
-export const registry: Registry = { queues: queueDefinitions, jobs: jobDefinitions };
+export const registry: Registry = { queues: { ...queueDefinitions, ...laneQueueDefinitions }, jobs: jobDefinitions };
 
 const open = new Map<string, Queue>();
 
@@ -95,6 +158,8 @@ export function queue(name: string, reg: Registry = registry): Queue {
     const def = reg.queues[name];
     if (!def) throw new Error(`unknown queue "${name}"`);
     q = new Queue(name, { connection: bullConnection(), prefix: config().queues.prefix, defaultJobOptions: def.jobOptions });
+    // Connection errors are retried by ioredis; log them instead of letting them surface as unhandled events.
+    q.on('error', (err) => logger('queues').warn({ queue: name, err: err.message }, 'queue connection error'));
     open.set(name, q);
   }
   return q;
@@ -103,6 +168,13 @@ export function queue(name: string, reg: Registry = registry): Queue {
 /** The job options of one job: its queue's, its own, its idempotency id and the caller's. */
 export function jobOptions(def: JobDefinition, payload: unknown, extra: JobsOptions = {}): JobsOptions {
   return { ...def.options, ...(def.jobId ? { jobId: def.jobId(payload) } : {}), ...extra };
+}
+
+/** The queue a payload of a job goes to: its lane for a partitioned job, else the job's queue. */
+export function queueOf(def: JobDefinition, payload: unknown): string {
+  if (!def.partition) return def.queue;
+  const { lanes, key } = def.partition;
+  return lanes[laneOf(key(payload), lanes.length)]!;
 }
 
 /** Validates a payload against its job's schema and adds the job to its queue. */
@@ -115,7 +187,7 @@ export async function enqueueIn(reg: Registry, name: string, payload: unknown, e
   const def = reg.jobs[name];
   if (!def) throw new Error(`unknown job "${name}"`);
   const data = def.schema.parse(payload);
-  return queue(def.queue, reg).add(name, data, jobOptions(def, data, extra));
+  return queue(queueOf(def, data), reg).add(name, data, jobOptions(def, data, extra));
 }
 
 /** Every queue of a registry, opened (dashboard, metrics). */

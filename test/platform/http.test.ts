@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiRouter } from '../../api/routing.js';
 import { z } from '../../shared/zod.js';
 import { ConflictError } from '../../shared/errors.js';
+import { registry } from '../../shared/queues.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
 
 // A router that exercises the conventions the domains rely on.
@@ -131,6 +132,7 @@ describe('queue dashboard', () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/<html/i);
     const queues = await (await api.request('/admin/queues/api/queues', { headers: admin })).json();
-    expect(queues.queues.map((q: { name: string }) => q.name).sort()).toEqual(['chatapp', 'crm', 'discovery', 'sessions', 'sre']);
+    expect(queues.queues.map((q: { name: string }) => q.name).sort()).toEqual(Object.keys(registry.queues).sort());
+    expect(Object.keys(registry.queues)).toEqual(expect.arrayContaining(['chatapp', 'crm', 'discovery', 'sessions', 'sre']));
   });
 });

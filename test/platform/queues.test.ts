@@ -7,6 +7,7 @@ import { config } from '../../shared/config.js';
 import { assertEveryJobHandled, handlerGaps, startWorkers, type Handlers } from '../../workers/runner.js';
 import { handlers } from '../../workers/registry.js';
 import { slotJobId } from '../../workers/scheduler.js';
+import { metricsRegistry } from '../../shared/metrics.js';
 
 // A registry of its own, so these tests exercise the machinery without touching the platform's jobs.
 const testRegistry: Registry = {
@@ -18,7 +19,6 @@ const testRegistry: Registry = {
   },
 };
 
-const seen: string[] = [];
 const testHandlers: Handlers = {
   'probe.add': async (p: { a: number; b: number }) => p.a + p.b,
   'probe.flaky': async (p: { failTimes: number }, job: Job) => {
@@ -27,7 +27,6 @@ const testHandlers: Handlers = {
   },
   'probe.slow': async (p: { ms: number }) => {
     await new Promise((r) => setTimeout(r, p.ms));
-    seen.push('slow-finished');
     return 'done';
   },
 };
@@ -58,6 +57,13 @@ describe('queue registry and workers', () => {
     expect(await finished(job)).toBe(5);
   });
 
+  it('job durations are recorded per queue, job and outcome for the worker /metrics', async () => {
+    const job = await enqueueIn(testRegistry, 'probe.add', { a: 1, b: 1 });
+    await finished(job);
+    const text = await metricsRegistry.metrics();
+    expect(text).toMatch(/queue_job_duration_seconds_count\{queue="probe",job="probe.add",outcome="completed"\} [1-9]/);
+  });
+
   it('a bad payload fails at once, without retries, and stays visible as failed', async () => {
     // Bypass enqueue()'s validation, as a stale or foreign producer would.
     const raw = new Queue('probe', { connection: bullConnection(), prefix: config().queues.prefix });
@@ -86,15 +92,22 @@ describe('queue registry and workers', () => {
   });
 
   it('closing a worker lets the job it is running finish', async () => {
-    const [extra] = startWorkers(testRegistry, testHandlers);
-    await workers[0]!.pause(true); // leave the job to the extra worker
-    const job = await enqueueIn(testRegistry, 'probe.slow', { ms: 400 });
+    // A queue of its own, served only by the worker under test.
+    const drainRegistry: Registry = {
+      queues: { drain: { concurrency: 1, jobOptions: {} } },
+      jobs: { 'drain.slow': { queue: 'drain', schema: z.object({ ms: z.number() }) } },
+    };
+    const finishedRuns: number[] = [];
+    const slow = async (p: { ms: number }) => {
+      await new Promise((r) => setTimeout(r, p.ms));
+      finishedRuns.push(p.ms);
+    };
+    const [worker] = startWorkers(drainRegistry, { 'drain.slow': slow });
+    const job = await enqueueIn(drainRegistry, 'drain.slow', { ms: 400 });
     while ((await job.getState()) !== 'active') await new Promise((r) => setTimeout(r, 20));
-    seen.length = 0;
-    await extra!.close();
-    expect(seen).toEqual(['slow-finished']);
-    expect(await (await queue('probe', testRegistry).getJob(job.id!))!.getState()).toBe('completed');
-    workers[0]!.resume();
+    await worker!.close();
+    expect(finishedRuns).toEqual([400]);
+    expect(await (await queue('drain', drainRegistry).getJob(job.id!))!.getState()).toBe('completed');
   });
 });
 

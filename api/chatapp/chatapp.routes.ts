@@ -1,0 +1,183 @@
+/** The messaging-app channel (inbound webhook, proactive templates, session messages, records) and the web chat. */
+import type { Context } from 'koa';
+import { ApiRouter } from '../routing.js';
+import { sessionSystemGate } from '../sessions/gate.js';
+import { z, uuid } from '../../shared/zod.js';
+import { NotFoundError } from '../../shared/errors.js';
+import { templateNames, templates } from '../../shared/chatapp/templates.js';
+import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema, templateSendSchema } from '../../shared/chatapp/schemas.js';
+import { acceptSessionMessage, acceptTemplateSend } from '../../shared/chatapp/outbound.js';
+import { acceptInbound, acceptStatusCallback, parseInbound } from '../../shared/chatapp/inbound.js';
+import { signedStatusUrl, signedUrl, verifySignature } from '../../shared/chatapp/signature.js';
+import { getMessage, listMessages, type StoredMessage } from '../../shared/chatapp/messages.store.js';
+import { WEB_CHAT_WAIT_MS, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
+
+const emptyTwiml = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
+
+/** The form parameters exactly as sent (the signature covers every one of them, known or not). */
+function formParams(ctx: Context): Record<string, string> {
+  const raw = (ctx.request as { rawBody?: string }).rawBody;
+  if (typeof raw === 'string') return Object.fromEntries(new URLSearchParams(raw));
+  const body = (ctx.request as { body?: unknown }).body;
+  return body && typeof body === 'object' ? Object.fromEntries(Object.entries(body).map(([k, v]) => [k, String(v)])) : {};
+}
+
+const publicMessage = ({ payload: _payload, ...message }: StoredMessage) => message;
+
+const templateTable = templateNames.map((n) => `| ${n} | ${templates[n].variables.join(', ')} |`).join('\n');
+
+const off503 = 'The session system is switched off (SERVICE_SESSION_SYSTEM=false)';
+
+/** The messaging-app channel and the web chat belong to the session system: its feature flag gates them too. */
+export function chatappRoutes(): ApiRouter {
+  const router = new ApiRouter();
+  router.koa.use(sessionSystemGate());
+  return router
+    .route({
+      method: 'post',
+      path: '/chatapp/webhook',
+      tags: ['chatapp'],
+      summary: 'Inbound messaging-app webhook (Twilio WhatsApp)',
+      description: [
+        'Twilio calls this with form-encoded parameters (MessageSid, AccountSid, From `whatsapp:+E164`, To, Body, NumMedia, MediaUrl0…, ProfileName, ButtonText, ButtonPayload, WaId; others tolerated).',
+        '',
+        '**Signature** (scheme not shown in the spec; decided): `X-Twilio-Signature`, HMAC-SHA1 keyed by CHATAPP_AUTH_TOKEN over the URL Twilio called (CHATAPP_PUBLIC_URL, else rebuilt from X-Forwarded-Proto / X-Forwarded-Host) followed by the sorted parameters. Missing → 400, wrong → 403; nothing is stored either way.',
+        '',
+        'The message is recorded once per MessageSid (a repeated delivery answers 200 and is not processed again) and queued; the answer comes at once with empty TwiML. A worker then, in the spec\'s order: finds the user by phone (an unknown number gets a polite reply, recorded), extends the 24-hour window, resolves the session, runs the agent, publishes the user message and the reply on channel `chatapp` with metadata {message_sid, phone}, and sends the reply through the REST API.',
+      ].join('\n'),
+      auth: 'public',
+      request: {
+        body: z.record(z.string(), z.string()).openapi({ description: 'Twilio WhatsApp webhook parameters; MessageSid and From are required (checked after the signature).' }),
+        bodyType: 'application/x-www-form-urlencoded',
+      },
+      responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: z.string(), contentType: 'text/xml' } },
+      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / From missing or malformed', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${off503}` },
+      handler: async (_input, ctx) => {
+        const params = formParams(ctx);
+        verifySignature(ctx.get('X-Twilio-Signature') || undefined, signedUrl(ctx), params);
+        const { duplicate } = await acceptInbound(parseInbound(params));
+        ctx.set('X-Chatapp-Duplicate', String(duplicate));
+        ctx.type = 'text/xml';
+        return emptyTwiml;
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/chatapp/status',
+      tags: ['chatapp'],
+      summary: 'Delivery status callback of sent messages (Twilio StatusCallback)',
+      description: [
+        'Not in the spec; decided. When CHATAPP_PUBLIC_URL is set, every send asks the provider to call this URL (beside the webhook) with MessageSid and MessageStatus (queued, sent, delivered, read, failed, undelivered; ErrorCode on failures).',
+        'Verified like the webhook (X-Twilio-Signature: missing → 400, wrong → 403). The status is recorded as `provider_status` of the message (and ErrorCode in `error`); a status older than the recorded one (callbacks arrive out of order) is ignored. Answers 204.',
+      ].join(' '),
+      auth: 'public',
+      request: {
+        body: z.record(z.string(), z.string()).openapi({ description: 'Twilio status callback parameters; MessageSid and MessageStatus are required (checked after the signature).' }),
+        bodyType: 'application/x-www-form-urlencoded',
+      },
+      responses: { 204: { description: 'Recorded (or ignored as older than the recorded status, or of an unknown message)' } },
+      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / MessageStatus missing', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${off503}` },
+      handler: async (_input, ctx) => {
+        const params = formParams(ctx);
+        verifySignature(ctx.get('X-Twilio-Signature') || undefined, signedStatusUrl(ctx), params);
+        await acceptStatusCallback(params);
+        ctx.status = 204;
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/api/chatapp/send',
+      tags: ['chatapp'],
+      summary: 'Send a proactive template message',
+      description: [
+        'Templates and their variables (every variable required, none other accepted):',
+        '',
+        '| template_name | variables |',
+        '|---|---|',
+        templateTable,
+        '',
+        "Sent only when the user's chatapp consent has `opted_in` and `proactive_allowed`; otherwise 403 naming the missing consent in `missing_consent`. Templates may be sent outside the 24-hour window.",
+        '',
+        '**Response** (not shown in the spec; decided): 202 with the message record, status `queued`. A worker sends it with retries; read the outcome (status `sent` with `provider_message_id`, or `failed` with `error`) from GET /api/chatapp/messages/{message_id}. An approved Content SID from CHATAPP_TEMPLATE_SIDS is used when configured, else the rendered text.',
+      ].join('\n'),
+      auth: 'apiKey',
+      request: { body: templateSendSchema },
+      responses: { 202: { description: 'Queued for sending', schema: chatappMessageSchema } },
+      errors: { 400: 'Unknown template, or a variable missing, empty or unknown (each named)', 403: 'Consent missing: opted_in and/or proactive_allowed', 404: 'Unknown user', 503: off503 },
+      handler: async ({ body }) => publicMessage(await acceptTemplateSend(body)),
+    })
+    .route({
+      method: 'post',
+      path: '/api/chatapp/messages',
+      tags: ['chatapp'],
+      summary: 'Send a free-form message (text, buttons or list) inside the customer window',
+      description: [
+        'Not in the spec; the way operators and services send session messages.',
+        `Allowed only within 24 hours of the user's latest inbound message (409 naming the rule otherwise; use a template). Rich messages: at most ${MAX_BUTTONS} buttons or ${MAX_LIST_ITEMS} list entries (400 before anything is sent).`,
+        'Rich messages are sent as Twilio Content (twilio/quick-reply, twilio/list-picker). Response: 202 with the message record.',
+      ].join(' '),
+      auth: 'apiKey',
+      request: { body: sessionMessageSchema },
+      responses: { 202: { description: 'Queued for sending', schema: chatappMessageSchema } },
+      errors: { 400: `More than ${MAX_BUTTONS} buttons or ${MAX_LIST_ITEMS} list entries, or other invalid fields`, 404: 'Unknown user', 409: 'Outside the 24-hour customer window: only templates may be sent', 503: off503 },
+      handler: async ({ body }) => publicMessage(await acceptSessionMessage(body)),
+    })
+    .route({
+      method: 'get',
+      path: '/api/chatapp/messages/{message_id}',
+      tags: ['chatapp'],
+      summary: 'One messaging-app message with its delivery state',
+      auth: 'apiKey',
+      request: { params: z.object({ message_id: uuid() }) },
+      responses: { 200: { description: 'The message', schema: chatappMessageSchema } },
+      handler: async ({ params }) => {
+        const message = await getMessage(params.message_id);
+        if (!message) throw new NotFoundError(`No chatapp message ${params.message_id}.`);
+        return publicMessage(message);
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/chatapp/messages',
+      tags: ['chatapp'],
+      summary: 'Messaging-app messages of a user or phone number, newest first',
+      auth: 'apiKey',
+      request: {
+        query: z
+          .object({
+            user_id: uuid().optional(),
+            phone_number: z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be E.164').optional(),
+            direction: z.enum(['inbound', 'outbound']).optional(),
+            limit: z.coerce.number().int().min(1).max(500).default(50),
+          })
+          .refine((q) => q.user_id || q.phone_number, { path: ['user_id'], message: 'user_id or phone_number is required' }),
+      },
+      responses: { 200: { description: 'Messages', schema: z.object({ messages: z.array(chatappMessageSchema) }) } },
+      handler: async ({ query }) => ({ messages: (await listMessages(query)).map(publicMessage) }),
+    })
+    .route({
+      method: 'post',
+      path: '/api/chat',
+      tags: ['chat'],
+      summary: 'Web chat: send a message, get the assistant reply',
+      description: [
+        'Shapes not shown in the spec; decided: request `{user_id, message, interaction_id?}`; response `{session_id, interaction_id, resumed, turn_id, user_message_id, status, reply, reply_message_id, tool_calls}`.',
+        '',
+        "The user's session is resolved (or created); the message is published at once on channel `chat` (other channels' subscribers see it immediately). The agent then answers in a worker, publishing TYPING (is_typing true/false) and TOOL_CALL / TOOL_RESULT for each tool call on channel `chat`, then the reply as an assistant MESSAGE (metadata: turn_id, tool_calls).",
+        `The request waits up to ${WEB_CHAT_WAIT_MS / 1000} s: 200 with status \`answered\` and the reply; else 202 with status \`pending\` (the reply still arrives on GET /api/sessions/{session_id}/events and in the context).`,
+        'Without a configured model (LLM_PROVIDER=none) the reply is a fixed text saying so; publishing and events still run.',
+      ].join('\n'),
+      auth: 'apiKey',
+      request: { body: webChatRequestSchema },
+      responses: {
+        200: { description: 'Answered', schema: webChatResponseSchema },
+        202: { description: 'The reply was not ready in time (status pending)', schema: webChatResponseSchema },
+      },
+      errors: { 404: 'Unknown user, or interaction_id not of the user\'s session', 409: 'The interaction is closed', 503: off503 },
+      handler: async ({ body }, ctx) => {
+        const result = await webChat(body);
+        ctx.status = result.status === 'answered' ? 200 : 202;
+        return result;
+      },
+    });
+}

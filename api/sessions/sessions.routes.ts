@@ -1,0 +1,221 @@
+/** Session memory routes (spec 000): resolve, sessions, interactions, context, publishing and the SSE stream. */
+import { ApiRouter } from '../routing.js';
+import { z, uuid } from '../../shared/zod.js';
+import { config } from '../../shared/config.js';
+import { ValidationError } from '../../shared/errors.js';
+import { channelSchema, clientEventSchema, messageInputSchema } from '../../shared/sessions/schemas.js';
+import { closeSession, resolveSession } from '../../shared/sessions/resolve.js';
+import { getSession, listSessions } from '../../shared/sessions/sessions.store.js';
+import { getUser } from '../../shared/sessions/users.store.js';
+import { closeInteraction, listInteractions, startInteraction } from '../../shared/sessions/interactions.js';
+import { acceptEvent, acceptMessage, getContext } from '../../shared/sessions/publish.js';
+import { sessionSystemGate } from './gate.js';
+import { streamSession } from './stream.js';
+import {
+  closeInteractionBody, closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse,
+  resolveBody, resolveResponse, sessionDetail, sessionIdParams, sessionSchema, startInteractionBody,
+} from './schemas.js';
+
+const tags = ['sessions'];
+const closed409 = 'The session is closed (`allowed_next_states` is empty)';
+const off503 = 'The session system is switched off (SERVICE_SESSION_SYSTEM=false)';
+
+const idempotencyHeaders = z.object({
+  'idempotency-key': z.string().min(1).max(255).optional().openapi({ description: 'A repeat with the same key within 24 hours returns the first result and publishes nothing' }),
+});
+
+export function sessionRoutes(): ApiRouter {
+  const router = new ApiRouter();
+  router.koa.use(sessionSystemGate());
+  return router
+    .route({
+      method: 'post',
+      path: '/api/sessions/resolve',
+      tags,
+      summary: 'Find or create the session of a user',
+      description: [
+        'No live (active, idle, resumable) session → a new active one, `resumed: false`.',
+        'A live one whose last_activity is inside the window → that one, made active, `resumed: true`.',
+        'A live one past the window → closed (history archived, not restored) and a new one created, `resumed: false`.',
+        '`resume_window` (interval syntax: `30 minutes`, `24 hours`, `7 days`) overrides the window for this call and is stored on a session this call creates; default SERVICE_SESSION_RESUME_WINDOW.',
+        'Concurrent resolves for one user are serialised and return the same session. Unknown user → 404.',
+      ].join('\n\n'),
+      auth: 'apiKey',
+      request: { body: resolveBody },
+      responses: { 200: { description: 'The session and whether it was resumed', schema: resolveResponse } },
+      errors: { 503: off503 },
+      handler: async ({ body }) => {
+        const { session, resumed } = await resolveSession(body.user_id, body.resume_window);
+        return { session_id: session.session_id, user_id: session.user_id, status: session.status, created_at: session.created_at, last_activity: session.last_activity, resumed };
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/sessions',
+      tags,
+      summary: "A user's sessions, newest first",
+      description: 'Not in the spec; the portal reads it. `user_id` is required (unknown user → 404); `limit` 1–100, default 20.',
+      auth: 'apiKey',
+      request: { query: z.object({ user_id: uuid(), limit: z.coerce.number().int().min(1).max(100).default(20) }) },
+      responses: { 200: { description: 'Sessions', schema: z.object({ sessions: z.array(sessionSchema) }) } },
+      errors: { 404: 'Unknown user', 503: off503 },
+      handler: async ({ query }) => {
+        await getUser(query.user_id);
+        const sessions = await listSessions(query.user_id, query.limit);
+        return { sessions: sessions.map(({ context: _c, updated_at: _u, ...s }) => s) };
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/sessions/{session_id}',
+      tags,
+      summary: 'One session with its context fields and interactions',
+      description: 'Not in the spec; the portal reads it. The conversation history is served by GET /api/sessions/{session_id}/context.',
+      auth: 'apiKey',
+      request: { params: sessionIdParams },
+      responses: { 200: { description: 'The session', schema: sessionDetail } },
+      errors: { 503: off503 },
+      handler: async ({ params }) => {
+        const { context, updated_at: _u, ...session } = await getSession(params.session_id);
+        const c = context as { last_channel?: string; preferences?: object; custom_data?: object };
+        return {
+          ...session,
+          context: { last_channel: c.last_channel ?? null, preferences: c.preferences ?? {}, custom_data: c.custom_data ?? {} },
+          interactions: await listInteractions(params.session_id),
+        };
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/api/sessions/{session_id}/close',
+      tags,
+      summary: 'Close a session explicitly',
+      description: 'The spec leaves the source states open: any live status (active, idle, resumable) may be closed; its active interactions end with it. Closing a closed session → 409. The body is optional: `{reason}` is kept in the audit log.',
+      auth: 'apiKey',
+      request: { params: sessionIdParams, body: z.object({ reason: z.string().max(500).optional() }).optional() },
+      responses: { 200: { description: 'The closed session', schema: sessionSchema } },
+      errors: { 409: closed409, 503: off503 },
+      handler: async ({ params, body }) => {
+        const { context: _c, updated_at: _u, ...session } = await closeSession(params.session_id, body?.reason);
+        return session;
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/api/sessions/{session_id}/interactions',
+      tags,
+      summary: 'Attach an interaction of a channel',
+      description: 'Several interactions may be active at once. The session becomes active; CHANNEL_JOINED `{interaction_id, channel_ref}` is published and `interaction_started` audited. Closed session → 409.',
+      auth: 'apiKey',
+      request: { params: sessionIdParams, body: startInteractionBody },
+      responses: { 201: { description: 'The interaction', schema: interactionSchema } },
+      errors: { 409: closed409, 503: off503 },
+      handler: async ({ params, body }) => startInteraction(params.session_id, body),
+    })
+    .route({
+      method: 'post',
+      path: '/api/sessions/interactions/{interaction_id}/close',
+      tags,
+      summary: 'Close an interaction, optionally syncing its final history',
+      description: [
+        'Response (not shown in the spec): the closed interaction, the resulting `session_status` and `synced_messages`.',
+        'Closing the last active interaction makes the session idle. Interaction statuses are `active` and `closed`; closing a closed one → 409.',
+        '`final_history` is the channel\'s transcript of the interaction: entries not already in the history (a published message of this interaction with the same role and content accounts for one equal entry) are appended in order as messages of the interaction\'s channel, published as MESSAGE and audited (`history_synced`). The answer waits (bounded) until they are persisted. CHANNEL_LEFT is then published.',
+      ].join('\n\n'),
+      auth: 'apiKey',
+      request: { params: z.object({ interaction_id: uuid() }), body: closeInteractionBody.optional() },
+      responses: { 200: { description: 'The closed interaction', schema: closedInteractionSchema } },
+      errors: { 409: 'The interaction is already closed', 503: off503 },
+      handler: async ({ params, body }) => closeInteraction(params.interaction_id, body?.final_history),
+    })
+    .route({
+      method: 'get',
+      path: '/api/sessions/{session_id}/context',
+      tags,
+      summary: 'The conversation context of a session',
+      description: '`conversation_history` holds the last SERVICE_SESSION_MAX_HISTORY messages in stream order (`{role, content, channel}`); also `last_channel`, `preferences` and `custom_data` (changed by CONTEXT_UPDATE events).',
+      auth: 'apiKey',
+      request: { params: sessionIdParams },
+      responses: { 200: { description: 'The context', schema: contextSchema } },
+      errors: { 503: off503 },
+      handler: async ({ params }) => getContext(params.session_id),
+    })
+    .route({
+      method: 'post',
+      path: '/api/sessions/{session_id}/messages',
+      tags,
+      summary: 'Publish a message to the session',
+      description: [
+        'The message is validated, given its id and enqueued; a worker appends it to the history (trimmed to SERVICE_SESSION_MAX_HISTORY), refreshes last_activity, publishes MESSAGE on `session:{session_id}:events` and writes the `message_published` audit row.',
+        '200 once persisted and published, with `message_id` and `sequence` (its position in the session stream, the SSE id). If that takes longer than SESSION_PUBLISH_WAIT_MS the answer is 202 with `message_published: false`; the message is still persisted and delivered.',
+        'Order: messages of a session keep the order in which they were accepted. `interaction_id` must name an interaction of this session (else 404). `content` is at most 32,000 characters.',
+        '`Idempotency-Key`: a repeat within 24 hours publishes nothing and answers with the first message (the body of the repeat is not compared).',
+        'MESSAGE data: `{role, content, interaction_id, metadata, message_id, sequence}`.',
+      ].join('\n\n'),
+      auth: 'apiKey',
+      request: { params: sessionIdParams, body: messageInputSchema, headers: idempotencyHeaders },
+      responses: {
+        200: { description: 'Persisted and published', schema: publishResponse },
+        202: { description: 'Accepted; persisting and publishing still under way', schema: publishResponse },
+      },
+      errors: { 409: closed409, 503: off503 },
+      handler: async ({ params, body, headers }, ctx) => {
+        const result = await acceptMessage(params.session_id, body, { idempotencyKey: headers['idempotency-key'], waitMs: config().sessions.publishWaitMs });
+        ctx.status = result.message_published ? 200 : 202;
+        if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
+        return { success: true, session_id: result.session_id, message_published: result.message_published, message_id: result.message_id, sequence: result.sequence };
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/api/sessions/{session_id}/events',
+      tags,
+      summary: 'Publish a non-message event (TYPING, TOOL_CALL, TOOL_RESULT, CONTEXT_UPDATE)',
+      description: [
+        'Not in the spec as an endpoint; the kinds and data fields are the spec\'s. Body `{event_type, channel, data}`:',
+        '`TYPING {is_typing}`, `TOOL_CALL {tool_name, arguments}`, `TOOL_RESULT {tool_name, result}`, `CONTEXT_UPDATE {preferences?, custom_data?}` (merged shallowly into the session context).',
+        'MESSAGE is published through POST /messages; CHANNEL_JOINED / CHANNEL_LEFT only by the interaction endpoints. Events go through the same ordered stream and audit log (lower-case type). 200 when published within SESSION_PUBLISH_WAIT_MS, else 202.',
+      ].join('\n\n'),
+      auth: 'apiKey',
+      request: { params: sessionIdParams, body: clientEventSchema },
+      responses: {
+        200: { description: 'Published', schema: eventAcceptedSchema },
+        202: { description: 'Accepted, publishing under way', schema: eventAcceptedSchema },
+      },
+      errors: { 409: closed409, 503: off503 },
+      handler: async ({ params, body }, ctx) => {
+        const accepted = await acceptEvent(params.session_id, body, { waitMs: config().sessions.publishWaitMs });
+        ctx.status = accepted.published ? 200 : 202;
+        return { success: true, ...accepted };
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/sessions/{session_id}/events',
+      tags,
+      summary: 'Server-Sent Events stream of the session',
+      description: [
+        'Each event: `id: <sequence>` and one `data:` line holding the envelope `{event_type, session_id, channel, data}`. Events whose channel equals `channel` are not delivered.',
+        'A keep-alive comment is sent every SESSION_SSE_KEEPALIVE_SECONDS (15). `retry: 1000` is suggested; clients back off doubling up to 30 s.',
+        'Resuming: send `Last-Event-ID` (or `last_event_id` in the query): every event after it is replayed from Postgres, then the live events follow with no gap and no duplicate. Without it only live events are sent.',
+        'Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, never compressed. The API key may be sent as `Authorization: Bearer` or `X-API-Key`.',
+        'A subscriber more than 1 MiB behind is disconnected; it reconnects with Last-Event-ID and replays.',
+      ].join('\n\n'),
+      auth: 'apiKey',
+      request: {
+        params: sessionIdParams,
+        query: z.object({ channel: channelSchema, last_event_id: z.coerce.number().int().min(0).optional() }),
+        headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'must be a sequence number').optional() }),
+      },
+      responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream', schema: z.string() } },
+      errors: { 503: off503 },
+      handler: async ({ params, query, headers }, ctx) => {
+        await getSession(params.session_id);
+        const fromHeader = headers['last-event-id'] !== undefined ? Number(headers['last-event-id']) : undefined;
+        const lastEventId = fromHeader ?? query.last_event_id;
+        if (lastEventId !== undefined && !Number.isSafeInteger(lastEventId)) throw new ValidationError('Last-Event-ID is out of range.', [{ path: 'headers.last-event-id', message: 'must be a sequence number' }]);
+        await streamSession(ctx, params.session_id, query.channel, lastEventId);
+        return undefined;
+      },
+    });
+}

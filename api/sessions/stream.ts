@@ -1,0 +1,113 @@
+/**
+ * The SSE stream of a session. Each event is written as `id: <sequence>` and one `data:` line with
+ * the envelope {event_type, session_id, channel, data}; events of the subscriber's own channel are
+ * skipped. A client resuming with Last-Event-ID first gets what it missed from Postgres, then the
+ * live events; live events arriving during the replay are held and deduplicated by sequence, so
+ * there is neither gap nor duplicate. A client that cannot keep up is disconnected (it reconnects
+ * and replays) instead of being buffered without bound.
+ */
+import type { Context } from 'koa';
+import client from 'prom-client';
+import { config } from '../../shared/config.js';
+import { subscribeSession, type BusEvent } from '../../shared/bus.js';
+import { streamEventsAfter } from '../../shared/sessions/events.store.js';
+import { metricsRegistry } from '../../shared/metrics.js';
+import { trackStream } from '../streams.js';
+
+/** Bytes a subscriber may have unsent before it is cut off. */
+export const slowSubscriberBytes = 1024 * 1024;
+/** Live events held while a replay runs; more means the client is too far behind: cut off. */
+const maxHeldEvents = 10_000;
+const replayPage = 500;
+
+const openStreams = new client.Gauge({ name: 'session_sse_streams', help: 'Open session SSE streams in this process', registers: [metricsRegistry] });
+const slowDisconnects = new client.Counter({ name: 'session_sse_slow_disconnects_total', help: 'SSE subscribers cut off for not keeping up', registers: [metricsRegistry] });
+
+/** The SSE frame of an event (the envelope without stream bookkeeping). */
+export function sseFrame(event: BusEvent): string {
+  const envelope = { event_type: event.event_type, session_id: event.session_id, channel: event.channel, data: event.data };
+  return `id: ${event.sequence}\ndata: ${JSON.stringify(envelope)}\n\n`;
+}
+
+/** Takes over the response of `ctx` and streams the session's events to it until either side ends. */
+export async function streamSession(ctx: Context, sessionId: string, channel: string, lastEventId: number | undefined): Promise<void> {
+  const res = ctx.res;
+  const socket = ctx.req.socket;
+  let last = lastEventId ?? 0;
+  let held: BusEvent[] | null = lastEventId !== undefined ? [] : null;
+  let ended = false;
+
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    cleanup();
+    res.end();
+  };
+  const write = (event: BusEvent) => {
+    if (ended || event.sequence <= last) return;
+    last = event.sequence;
+    if (event.channel === channel) return;
+    res.write(sseFrame(event));
+    if (res.writableLength > slowSubscriberBytes) {
+      slowDisconnects.inc();
+      // Dropping the connection (not a graceful end) frees what is buffered for it at once.
+      ended = true;
+      cleanup();
+      res.destroy();
+    }
+  };
+  const onEvent = (event: BusEvent) => {
+    if (held) {
+      held.push(event);
+      if (held.length > maxHeldEvents) end();
+    } else write(event);
+  };
+
+  const unsubscribe = await subscribeSession(sessionId, onEvent);
+  const untrack = trackStream(end);
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), config().sessions.keepAliveSeconds * 1000);
+  openStreams.inc();
+  function cleanup() {
+    clearInterval(keepAlive);
+    unsubscribe();
+    untrack();
+    openStreams.dec();
+  }
+  res.on('close', () => {
+    if (!ended) {
+      ended = true;
+      cleanup();
+    }
+  });
+
+  ctx.respond = false;
+  socket.setNoDelay(true);
+  socket.setTimeout(0);
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+    'Content-Encoding': 'identity',
+    'X-Request-Id': String(ctx.state.requestId ?? ''),
+  });
+  // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
+  res.write('retry: 1000\n\n');
+
+  if (held) {
+    try {
+      for (;;) {
+        const page = await streamEventsAfter(sessionId, last, replayPage);
+        for (const event of page) write(event);
+        if (page.length < replayPage || ended) break;
+      }
+    } catch (err) {
+      ctx.state.log?.error({ err, session_id: sessionId }, 'SSE replay failed');
+      end();
+      return;
+    }
+    const pending = held;
+    held = null;
+    for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
+  }
+}

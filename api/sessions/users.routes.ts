@@ -1,0 +1,98 @@
+/** Users (lookup records) and their channel consents. */
+import { ApiRouter } from '../routing.js';
+import { z } from '../../shared/zod.js';
+import { NotFoundError } from '../../shared/errors.js';
+import { channelSchema, e164Schema } from '../../shared/sessions/schemas.js';
+import { createUser, findUserByPhone, getUser, type User } from '../../shared/sessions/users.store.js';
+import { getConsent, listConsents, setConsent } from '../../shared/sessions/consents.store.js';
+import { sessionSystemGate } from './gate.js';
+import { consentBody, consentSchema, newUserBody, userIdParams, userSchema } from './schemas.js';
+
+const tags = ['users'];
+const off503 = 'The session system is switched off (SERVICE_SESSION_SYSTEM=false)';
+const view = ({ user_id, display_name, phone_number, email }: User) => ({ user_id, display_name, phone_number, email });
+const consentParams = userIdParams.extend({ channel_type: channelSchema });
+
+export function userRoutes(): ApiRouter {
+  const router = new ApiRouter();
+  router.koa.use(sessionSystemGate());
+  return router
+    .route({
+      method: 'post',
+      path: '/api/users',
+      tags,
+      summary: 'Create a user',
+      description: 'Not in the spec as an endpoint. `phone_number` must be E.164 and unique: a taken number → 409 with the existing `user_id`.',
+      auth: 'apiKey',
+      request: { body: newUserBody },
+      responses: { 201: { description: 'The user', schema: userSchema } },
+      errors: { 409: 'The phone number belongs to another user', 503: off503 },
+      handler: async ({ body }) => view(await createUser(body)),
+    })
+    .route({
+      method: 'get',
+      path: '/api/users/by-phone/{phone}',
+      tags,
+      summary: 'Find a user by E.164 phone number',
+      description: 'The `+` may be sent literally or as `%2B`. Not E.164 → 400; unknown → 404.',
+      auth: 'apiKey',
+      request: { params: z.object({ phone: e164Schema }) },
+      responses: { 200: { description: 'The user', schema: userSchema } },
+      errors: { 503: off503 },
+      handler: async ({ params }) => {
+        const user = await findUserByPhone(params.phone);
+        if (!user) throw new NotFoundError(`No user with phone number ${params.phone}.`);
+        return view(user);
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/users/{user_id}',
+      tags,
+      summary: 'One user',
+      auth: 'apiKey',
+      request: { params: userIdParams },
+      responses: { 200: { description: 'The user', schema: userSchema } },
+      errors: { 503: off503 },
+      handler: async ({ params }) => view(await getUser(params.user_id)),
+    })
+    .route({
+      method: 'get',
+      path: '/api/users/{user_id}/consents',
+      tags,
+      summary: "A user's recorded channel consents",
+      description: 'Not in the spec. Channel types without a record are absent (their defaults: not opted in, no proactive messages).',
+      auth: 'apiKey',
+      request: { params: userIdParams },
+      responses: { 200: { description: 'Consents', schema: z.object({ consents: z.array(consentSchema) }) } },
+      errors: { 503: off503 },
+      handler: async ({ params }) => ({ consents: await listConsents(params.user_id) }),
+    })
+    .route({
+      method: 'get',
+      path: '/api/users/{user_id}/consents/{channel_type}',
+      tags,
+      summary: "A user's consent on one channel type",
+      description: 'Not in the spec. Never recorded → 200 with the defaults (`consent_id: null`, `opted_in: false`, `proactive_allowed: false`).',
+      auth: 'apiKey',
+      request: { params: consentParams },
+      responses: { 200: { description: 'The consent', schema: consentSchema } },
+      errors: { 503: off503 },
+      handler: async ({ params }) => getConsent(params.user_id, params.channel_type),
+    })
+    .route({
+      method: 'put',
+      path: '/api/users/{user_id}/consents/{channel_type}',
+      tags,
+      summary: "Change a user's consent on one channel type",
+      description: [
+        'Not in the spec. Upsert of the (user, channel type) record with any of `opted_in`, `proactive_allowed`, `consent_source` (web_form, voice_prompt, sms_reply, chatapp, api).',
+        'Opting in sets `opted_in_at`, opting out `opted_out_at` and withdraws proactive permission; `proactive_allowed: true` needs an opt-in (else 400) and sets `proactive_allowed_at`.',
+      ].join('\n\n'),
+      auth: 'apiKey',
+      request: { params: consentParams, body: consentBody },
+      responses: { 200: { description: 'The consent', schema: consentSchema } },
+      errors: { 503: off503 },
+      handler: async ({ params, body }) => setConsent(params.user_id, params.channel_type, body),
+    });
+}

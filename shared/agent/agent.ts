@@ -1,0 +1,127 @@
+/**
+ * The agent: one interface over a language model with the platform's tools. With LLM_PROVIDER=openai
+ * it runs a tool loop on the configured OpenAI-compatible endpoint; with none it answers a fixed text
+ * saying no model is configured. Either way it emits TYPING, and TOOL_CALL / TOOL_RESULT per tool call.
+ */
+import type OpenAI from 'openai';
+import { llmClient, llmModel } from '../clients/llm.js';
+import { executeTool, getTool, listTools, toolJsonSchema } from '../tools.js';
+import { loadToolCatalog } from '../tool-catalog.js';
+import { AppError } from '../errors.js';
+import { modelHistory, type HistoryEntry } from './history.js';
+
+type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+/** Session events the agent emits while it works (TYPING, TOOL_CALL, TOOL_RESULT). */
+export type AgentEventType = 'TYPING' | 'TOOL_CALL' | 'TOOL_RESULT';
+export type AgentEvents = (eventType: AgentEventType, data: Record<string, unknown>) => Promise<unknown>;
+
+export interface AgentTurn {
+  /** Channel the agent answers on (chat, chatapp…): other channels' history entries become real-time updates. */
+  channel: string;
+  /** The session's conversation_history before this turn. */
+  history: HistoryEntry[];
+  /** The user's new message. */
+  message: string;
+}
+
+export interface ToolCallRecord {
+  tool_name: string;
+  arguments: unknown;
+  result: unknown;
+  ok: boolean;
+}
+
+export interface AgentReply {
+  reply: string;
+  tool_calls: ToolCallRecord[];
+  /** Model that answered; null when none is configured. */
+  model: string | null;
+}
+
+export const NO_MODEL_REPLY =
+  'No language model is configured for this assistant (LLM_PROVIDER is none), so I cannot answer yet. Your message was received and recorded.';
+
+const systemPrompt = [
+  'You are the assistant of switchboard, answering one user across several channels (voice, chat, sms, slack, email, chatapp).',
+  'Messages starting with "[Real-time update from <channel>]" happened on another channel of the same user; take them into account.',
+  'Use the tools when they help; if a tool reports an error, correct the input or explain the problem. Answer briefly.',
+].join(' ');
+
+/** Tool rounds before the model must answer without tools. */
+const maxToolRounds = 6;
+/** Longest tool result text handed back to the model. */
+const maxToolResultChars = 8000;
+
+function toolSpecs(): OpenAI.Chat.Completions.ChatCompletionTool[] {
+  loadToolCatalog();
+  return listTools().map((tool) => ({
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) },
+  }));
+}
+
+/** Runs one tool call; an unknown tool, bad arguments or a failure come back as an error result for the model. */
+async function runTool(name: string, rawArguments: string): Promise<ToolCallRecord> {
+  let args: unknown;
+  try {
+    args = rawArguments.trim() ? JSON.parse(rawArguments) : {};
+  } catch {
+    return { tool_name: name, arguments: rawArguments, ok: false, result: { error: 'the arguments are not valid JSON' } };
+  }
+  const tool = getTool(name);
+  if (!tool) return { tool_name: name, arguments: args, ok: false, result: { error: `unknown tool "${name}"` } };
+  try {
+    return { tool_name: name, arguments: args, ok: true, result: (await executeTool(tool, args)) ?? null };
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    const fields = err instanceof AppError && err.errors.length ? { fields: err.errors } : {};
+    return { tool_name: name, arguments: args, ok: false, result: { error, ...fields } };
+  }
+}
+
+function resultText(result: unknown): string {
+  const text = typeof result === 'string' ? result : JSON.stringify(result);
+  return text.length > maxToolResultChars ? `${text.slice(0, maxToolResultChars)}… (truncated)` : text;
+}
+
+async function toolLoop(client: OpenAI, turn: AgentTurn, emit: AgentEvents): Promise<AgentReply> {
+  const model = llmModel();
+  const tools = toolSpecs();
+  const messages: Message[] = [{ role: 'system', content: systemPrompt }, ...modelHistory(turn.history, turn.channel), { role: 'user', content: turn.message }];
+  const calls: ToolCallRecord[] = [];
+  for (let round = 0; ; round++) {
+    const offerTools = tools.length > 0 && round < maxToolRounds;
+    const completion = await client.chat.completions.create({ model, messages, ...(offerTools ? { tools } : {}) });
+    const answer = completion.choices[0]?.message;
+    const toolCalls = (answer?.tool_calls ?? []).filter((c) => c.type === 'function');
+    if (!offerTools || toolCalls.length === 0) return { reply: answer?.content?.trim() || '…', tool_calls: calls, model };
+    messages.push({ role: 'assistant', content: answer?.content ?? null, tool_calls: toolCalls });
+    for (const call of toolCalls) {
+      const name = call.function.name;
+      let shownArgs: unknown = call.function.arguments;
+      try {
+        shownArgs = JSON.parse(call.function.arguments || '{}');
+      } catch {
+        // Shown as the raw text; runTool reports the error to the model.
+      }
+      await emit('TOOL_CALL', { tool_name: name, arguments: shownArgs });
+      const record = await runTool(name, call.function.arguments);
+      calls.push(record);
+      await emit('TOOL_RESULT', { tool_name: name, result: record.result });
+      messages.push({ role: 'tool', tool_call_id: call.id, content: resultText(record.result) });
+    }
+  }
+}
+
+/** Answers one turn, emitting TYPING while it works. Model failures propagate (the job retries). */
+export async function runAgent(turn: AgentTurn, emit: AgentEvents): Promise<AgentReply> {
+  await emit('TYPING', { is_typing: true });
+  try {
+    const client = llmClient();
+    if (!client) return { reply: NO_MODEL_REPLY, tool_calls: [], model: null };
+    return await toolLoop(client, turn, emit);
+  } finally {
+    await emit('TYPING', { is_typing: false });
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Outbound messaging-app messages: the channel's rules are checked when a message is accepted
+ * (template and variables, consent for proactive sends, the 24-hour customer window for free-form
+ * messages, rich-message limits in the schema), the message is recorded as queued, and a
+ * `chatapp.send` job delivers it through the provider with the queue's retries.
+ */
+import { config } from '../config.js';
+import { ConflictError, ForbiddenError, ValidationError, fieldErrors } from '../errors.js';
+import { enqueue } from '../queues.js';
+import { chatappClient, describeProviderError, isTransientProviderError, type ProviderMessage, type RichContent } from '../clients/twilio.js';
+import { getUser } from '../sessions/users.store.js';
+import { getConsent } from '../sessions/consents.store.js';
+import { renderTemplate } from './templates.js';
+import { statusCallbackUrl } from './signature.js';
+import { windowOpen } from './window.store.js';
+import { getMessage, insertOutbound, insertReplyOnce, markAttemptFailed, markSent, type StoredMessage } from './messages.store.js';
+import { sessionMessageSchema, type SessionMessageInput } from './schemas.js';
+
+export const CHANNEL = 'chatapp';
+
+/** The address of a phone number at the provider (WhatsApp). */
+export const providerAddress = (phone: string) => `whatsapp:${phone}`;
+
+/** The user a message goes to (NotFoundError for an unknown user). */
+const recipient = (userId: string) => getUser(userId);
+
+/**
+ * Accepts a proactive template message: 400 for an unknown template or variables that do not fit
+ * it, 404 for an unknown user, 403 naming the missing consent (opted_in, proactive_allowed).
+ */
+export async function acceptTemplateSend(input: { user_id: string; template_name: string; variables: Record<string, string> }): Promise<StoredMessage> {
+  const rendered = renderTemplate(input.template_name, input.variables);
+  const user = await recipient(input.user_id);
+  const consent = await getConsent(input.user_id, CHANNEL);
+  const missing = [!consent?.opted_in && 'opted_in', !consent?.proactive_allowed && 'proactive_allowed'].filter((m): m is string => Boolean(m));
+  if (missing.length) {
+    throw new ForbiddenError(
+      `Proactive messages need the user's chatapp consent with opted_in and proactive_allowed; missing: ${missing.join(', ')}.`,
+      [],
+      { missing_consent: missing, channel_type: CHANNEL },
+    );
+  }
+  const message = await insertOutbound({
+    user_id: user.user_id,
+    phone_number: user.phone_number,
+    kind: 'template',
+    template_name: rendered.name,
+    variables: input.variables,
+    body: rendered.text,
+  });
+  await enqueue('chatapp.send', { message_id: message.message_id });
+  return message;
+}
+
+/**
+ * Accepts a free-form (session) message, plain or rich. Allowed only inside the user's 24-hour
+ * customer window (409 naming the rule otherwise); rich-message limits are enforced by its schema.
+ */
+export async function acceptSessionMessage(raw: SessionMessageInput): Promise<StoredMessage> {
+  const parsed = sessionMessageSchema.safeParse(raw);
+  if (!parsed.success) throw new ValidationError('The message is invalid.', fieldErrors('body', parsed.error.issues));
+  const input = parsed.data;
+  const user = await recipient(input.user_id);
+  if (!(await windowOpen(user.phone_number))) {
+    throw new ConflictError(
+      'Outside the 24-hour customer window (24 hours from the user\'s latest inbound message) only approved templates may be sent: use POST /api/chatapp/send.',
+      [],
+      { rule: 'customer_window_24h' },
+    );
+  }
+  const content = input.buttons ? { buttons: input.buttons } : input.list ? { list: input.list } : null;
+  const message = await insertOutbound({
+    user_id: user.user_id,
+    phone_number: user.phone_number,
+    kind: input.buttons ? 'buttons' : input.list ? 'list' : 'text',
+    body: input.text,
+    content,
+  });
+  await enqueue('chatapp.send', { message_id: message.message_id });
+  return message;
+}
+
+/** Records the reply to an inbound message once (a repeat returns the first record, body included). */
+export function recordReply(reply: { reply_to: string; phone_number: string; body: string; user_id: string | null; session_id: string | null }): Promise<StoredMessage> {
+  return insertReplyOnce({ ...reply, kind: 'text' });
+}
+
+/** Queues a recorded message for sending (a repeat is a no-op while the first job is kept). */
+export async function queueSend(message: StoredMessage): Promise<void> {
+  await enqueue('chatapp.send', { message_id: message.message_id });
+}
+
+/** Raised when the provider refused a message for good (retrying cannot help). */
+export class PermanentSendError extends Error {}
+
+async function providerMessage(message: StoredMessage): Promise<ProviderMessage> {
+  const callback = statusCallbackUrl();
+  return { ...(await providerContent(message)), ...(callback ? { statusCallback: callback } : {}) };
+}
+
+async function providerContent(message: StoredMessage): Promise<ProviderMessage> {
+  const to = providerAddress(message.phone_number);
+  if (message.kind === 'template') {
+    const contentSid = config().chatapp.templateSids[message.template_name!];
+    if (contentSid) return { to, contentSid, contentVariables: renderTemplate(message.template_name!, message.variables ?? {}).contentVariables };
+    return { to, body: message.body! };
+  }
+  if (message.kind === 'buttons' || message.kind === 'list') {
+    const content = message.content as { buttons?: Array<{ id: string; title: string }>; list?: { button: string; items: Array<{ id: string; item: string; description?: string }> } };
+    const rich: RichContent = content.buttons
+      ? { kind: 'buttons', body: message.body!, buttons: content.buttons }
+      : { kind: 'list', body: message.body!, button: content.list!.button, items: content.list!.items };
+    return { to, contentSid: await chatappClient().richContentSid(rich) };
+  }
+  return { to, body: message.body! };
+}
+
+/**
+ * Delivers one recorded message (the `chatapp.send` job). A message already sent is not sent again.
+ * Transient provider failures are recorded and rethrown for the queue to retry; a refusal marks the
+ * message failed and throws PermanentSendError.
+ */
+export async function deliver(messageId: string, finalAttempt: boolean): Promise<StoredMessage | undefined> {
+  const message = await getMessage(messageId);
+  if (!message || message.direction !== 'outbound' || message.status !== 'queued') return message;
+  try {
+    const receipt = await chatappClient().send(await providerMessage(message));
+    await markSent(messageId, receipt);
+  } catch (err) {
+    const transient = isTransientProviderError(err);
+    await markAttemptFailed(messageId, describeProviderError(err), finalAttempt || !transient);
+    if (!transient) throw new PermanentSendError(describeProviderError(err));
+    throw err;
+  }
+  return getMessage(messageId);
+}

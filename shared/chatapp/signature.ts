@@ -1,0 +1,34 @@
+/**
+ * Which URL the provider signed, and the X-Twilio-Signature check of its calls (inbound messages
+ * and delivery status callbacks).
+ */
+import { config } from '../config.js';
+import { ForbiddenError, ServiceUnavailableError, ValidationError } from '../errors.js';
+import { validTwilioSignature } from '../clients/twilio.js';
+
+type RequestUrl = { protocol: string; host: string; originalUrl: string };
+
+/** The URL the provider called, as it signed it: CHATAPP_PUBLIC_URL, else rebuilt from the (forwarded) protocol and host. */
+export function signedUrl(request: RequestUrl): string {
+  return config().chatapp.publicUrl ?? `${request.protocol}://${request.host}${request.originalUrl}`;
+}
+
+/** Public URL of POST /chatapp/status beside the webhook's (CHATAPP_PUBLIC_URL); none without it. */
+export function statusCallbackUrl(): string | undefined {
+  const { publicUrl } = config().chatapp;
+  return publicUrl ? new URL('status', publicUrl).toString() : undefined;
+}
+
+/** The URL a status callback was signed for: the one we gave the provider, else rebuilt from the request. */
+export function signedStatusUrl(request: RequestUrl): string {
+  return statusCallbackUrl() ?? `${request.protocol}://${request.host}${request.originalUrl}`;
+}
+
+/** Verifies X-Twilio-Signature: missing → 400, wrong → 403; 503 when no auth token is configured to check it. */
+export function verifySignature(signature: string | undefined, url: string, params: Record<string, string>): void {
+  const { authToken } = config().chatapp;
+  if (!authToken) throw new ServiceUnavailableError('The messaging-app webhook cannot verify requests: CHATAPP_AUTH_TOKEN is not set.');
+  if (!signature) throw new ValidationError('The X-Twilio-Signature header is missing.', [{ path: 'headers.x-twilio-signature', message: 'required' }]);
+  if (!validTwilioSignature(authToken, signature, url, params)) throw new ForbiddenError('The X-Twilio-Signature does not match this request.');
+}
+

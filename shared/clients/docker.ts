@@ -1,0 +1,37 @@
+/**
+ * The container runtime client: the Docker Engine API through `dockerode`, at CONTAINER_RUNTIME_HOST
+ * (tcp://host:port of a socket proxy, or a unix socket path).
+ */
+import Docker from 'dockerode';
+
+/** The part of GET /containers/json that discovery reads. */
+export interface ContainerSummary {
+  Id: string;
+  Names: string[];
+  Image: string;
+  State: string;
+  Status: string;
+  Labels: Record<string, string>;
+  Ports: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }>;
+  NetworkSettings?: { Networks?: Record<string, { IPAddress?: string; Aliases?: string[] | null }> };
+}
+
+/** dockerode options of an address: tcp://host:port (or http[s]://) or a unix socket path. */
+export function dockerOptions(address: string): Docker.DockerOptions {
+  if (/^(tcp|http|https):\/\//.test(address)) {
+    const url = new URL(address.replace(/^tcp:/, 'http:'));
+    return { protocol: url.protocol === 'https:' ? 'https' : 'http', host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 2375)), timeout: 30_000 };
+  }
+  return { socketPath: address.replace(/^unix:\/\//, ''), timeout: 30_000 };
+}
+
+/** A typed client of one container runtime. */
+export function dockerClient(address: string) {
+  const docker = new Docker(dockerOptions(address));
+  return {
+    /** Every container, running or not. */
+    async listContainers(): Promise<ContainerSummary[]> {
+      return (await docker.listContainers({ all: true })) as unknown as ContainerSummary[];
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/** The metrics system client: the Prometheus HTTP API (targets, rules, lifecycle reload) over fetch. */
+import { UpstreamError } from '../errors.js';
+
+export interface PrometheusTarget {
+  discoveredLabels: Record<string, string>;
+  labels: Record<string, string>;
+  scrapePool: string;
+  scrapeUrl: string;
+  lastError: string;
+  health: 'up' | 'down' | 'unknown';
+  scrapeInterval?: string;
+  scrapeTimeout?: string;
+}
+
+export interface PrometheusRule {
+  name: string;
+  query: string;
+  type: 'alerting' | 'recording';
+  health: string;
+  labels?: Record<string, string>;
+  lastError?: string;
+}
+
+export interface PrometheusRuleGroup {
+  name: string;
+  file: string;
+  rules: PrometheusRule[];
+}
+
+/** A typed client of one Prometheus server. */
+export function prometheusClient(baseUrl: string, timeoutMs = 30_000) {
+  const base = baseUrl.replace(/\/+$/, '');
+  async function call(path: string, init: RequestInit = {}): Promise<Response> {
+    let res: Response;
+    try {
+      res = await fetch(base + path, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      throw new UpstreamError(`Prometheus at ${base} is unreachable: ${(err as Error).message}`);
+    }
+    if (!res.ok) throw new UpstreamError(`Prometheus ${init.method ?? 'GET'} ${path} answered ${res.status}: ${(await res.text()).slice(0, 500)}`);
+    return res;
+  }
+  async function data<T>(path: string): Promise<T> {
+    const body = (await (await call(path)).json()) as { status: string; data?: T; error?: string };
+    if (body.status !== 'success' || body.data === undefined) throw new UpstreamError(`Prometheus ${path} failed: ${body.error ?? 'no data'}`);
+    return body.data;
+  }
+  return {
+    /** Active scrape targets (GET /api/v1/targets?state=active). */
+    async activeTargets(): Promise<PrometheusTarget[]> {
+      return (await data<{ activeTargets: PrometheusTarget[] }>('/api/v1/targets?state=active')).activeTargets ?? [];
+    },
+    /** Loaded rule groups (GET /api/v1/rules). */
+    async ruleGroups(): Promise<PrometheusRuleGroup[]> {
+      return (await data<{ groups: PrometheusRuleGroup[] }>('/api/v1/rules')).groups ?? [];
+    },
+    /** Asks Prometheus to reload its configuration and rule files (needs --web.enable-lifecycle). */
+    async reload(): Promise<void> {
+      await call('/-/reload', { method: 'POST' });
+    },
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The messaging-app provider (Twilio WhatsApp) through the official `twilio` package: sending
+ * messages by the REST API (Messages, and Content for rich messages) and checking the
+ * X-Twilio-Signature of inbound webhooks. CHATAPP_API_BASE_URL points both API domains at another
+ * base URL (tests run a local server that speaks the same API).
+ */
+import { createHash } from 'node:crypto';
+import twilio from 'twilio';
+import { config } from '../config.js';
+import { ServiceUnavailableError } from '../errors.js';
+
+/** A message as the Messages API takes it: free text, or a Content SID with its variables. */
+export interface ProviderMessage {
+  /** Recipient, `whatsapp:+E164`. */
+  to: string;
+  body?: string;
+  contentSid?: string;
+  contentVariables?: Record<string, string>;
+  /** URL the provider calls with delivery status changes (sent, delivered, read, failed…). */
+  statusCallback?: string;
+}
+
+export interface ProviderReceipt {
+  /** Provider message id (SM…/MM…). */
+  sid: string;
+  /** Provider status at acceptance (queued, accepted, sent…). */
+  status: string;
+}
+
+/** A rich message: text with quick-reply buttons, or a list picker. */
+export type RichContent =
+  | { kind: 'buttons'; body: string; buttons: Array<{ id: string; title: string }> }
+  | { kind: 'list'; body: string; button: string; items: Array<{ id: string; item: string; description?: string }> };
+
+export class ChatappClient {
+  /** Content SIDs of rich messages created by this process, by content hash (one Content resource per distinct message). */
+  private readonly contents = new Map<string, string>();
+
+  constructor(
+    private readonly client: twilio.Twilio,
+    private readonly from: string,
+  ) {}
+
+  /** Sends one message by POST /2010-04-01/Accounts/{sid}/Messages.json. */
+  async send(message: ProviderMessage): Promise<ProviderReceipt> {
+    const created = await this.client.messages.create({
+      from: this.from,
+      to: message.to,
+      ...(message.body !== undefined ? { body: message.body } : {}),
+      ...(message.contentSid ? { contentSid: message.contentSid } : {}),
+      ...(message.contentVariables ? { contentVariables: JSON.stringify(message.contentVariables) } : {}),
+      ...(message.statusCallback ? { statusCallback: message.statusCallback } : {}),
+    });
+    return { sid: created.sid, status: created.status };
+  }
+
+  /**
+   * The Content SID of a rich message, created by POST /v1/Content (twilio/quick-reply or
+   * twilio/list-picker) on first use. Session messages of these types need no WhatsApp approval.
+   */
+  async richContentSid(content: RichContent): Promise<string> {
+    const types =
+      content.kind === 'buttons'
+        ? { 'twilio/quick-reply': { body: content.body, actions: content.buttons.map((b) => ({ id: b.id, title: b.title })) } }
+        : { 'twilio/list-picker': { body: content.body, button: content.button, items: content.items } };
+    const key = createHash('sha256').update(JSON.stringify(types)).digest('hex').slice(0, 32);
+    const known = this.contents.get(key);
+    if (known) return known;
+    // twilio-node sends this object as the JSON body unchanged, so it takes the wire spelling (friendly_name, twilio/quick-reply).
+    const request = { friendly_name: `switchboard_${key}`, language: 'en', types };
+    const created = await this.client.content.v1.contents.create(request as unknown as Parameters<typeof this.client.content.v1.contents.create>[0]);
+    this.contents.set(key, created.sid);
+    return created.sid;
+  }
+}
+
+let instance: ChatappClient | undefined;
+
+/** The configured client; 503 when the provider account is not configured. */
+export function chatappClient(): ChatappClient {
+  if (!instance) {
+    const { accountSid, authToken, fromNumber, apiBaseUrl } = config().chatapp;
+    if (!accountSid || !authToken || !fromNumber) {
+      throw new ServiceUnavailableError('The messaging-app provider is not configured: set CHATAPP_ACCOUNT_SID, CHATAPP_AUTH_TOKEN and CHATAPP_FROM_NUMBER.');
+    }
+    const client = twilio(accountSid, authToken, { timeout: 15_000 });
+    if (apiBaseUrl) {
+      // Each twilio-node domain joins its baseUrl with the resource path at request time.
+      client.api.baseUrl = apiBaseUrl;
+      client.content.baseUrl = apiBaseUrl;
+    }
+    instance = new ChatappClient(client, fromNumber);
+  }
+  return instance;
+}
+
+/** Forgets the cached client (tests change the configuration between files). */
+export function resetChatappClient(): void {
+  instance = undefined;
+}
+
+/** True for provider failures worth retrying: rate limits, server errors and network faults; false for rejected requests. */
+export function isTransientProviderError(err: unknown): boolean {
+  if (err instanceof twilio.RestException) return err.status === 429 || err.status >= 500;
+  return true;
+}
+
+/** A readable description of a provider failure, for the message record. */
+export function describeProviderError(err: unknown): string {
+  if (err instanceof twilio.RestException) return `provider ${err.status}${err.code ? ` (code ${err.code})` : ''}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Checks X-Twilio-Signature (HMAC-SHA1 of the URL and the sorted form parameters, keyed by the auth
+ * token) with the official validator, which also tries the URL with and without its default port.
+ */
+export function validTwilioSignature(authToken: string, signature: string, url: string, params: Record<string, string>): boolean {
+  return twilio.validateRequest(authToken, signature, url, params);
+}
+
+/** The signature of a request as the provider computes it (tests and local tooling sign with it). */
+export function twilioSignature(authToken: string, url: string, params: Record<string, string>): string {
+  return twilio.getExpectedTwilioSignature(authToken, url, params);
+}

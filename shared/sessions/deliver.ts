@@ -1,0 +1,84 @@
+/**
+ * The worker side of the stream: persist one accepted event of a session, then broadcast it on the
+ * bus. Runs in the session's lane (one job at a time), so sequences follow acceptance order.
+ * Safe to run twice: a retry finds the row already written, persists nothing, and publishes the
+ * same envelope with the same sequence again (subscribers drop a sequence they have seen).
+ */
+import { config } from '../config.js';
+import { db } from '../db/index.js';
+import { publishEvent, type BusEvent } from '../bus.js';
+import { logger } from '../logger.js';
+import { appendMessage } from './messages.store.js';
+import { auditTypeOf } from './events.store.js';
+import type { DeliverJob } from './schemas.js';
+
+type MessageJob = Extract<DeliverJob, { kind: 'message' }>;
+type EventJob = Extract<DeliverJob, { kind: 'event' }>;
+
+/** The MESSAGE envelope of a message (data as the spec lists it, plus message_id and sequence). */
+export function messageEnvelope(job: MessageJob, sequence: number): BusEvent {
+  return {
+    id: job.message_id,
+    sequence,
+    event_type: 'MESSAGE',
+    session_id: job.session_id,
+    channel: job.channel,
+    data: { role: job.role, content: job.content, interaction_id: job.interaction_id, metadata: job.metadata, message_id: job.message_id, sequence },
+  };
+}
+
+async function persistMessage(job: MessageJob): Promise<BusEvent | undefined> {
+  const { sequence: _seq, id: _id, ...envelope } = messageEnvelope(job, 0);
+  const outcome = await appendMessage({ ...job, envelope }, config().sessions.maxHistory);
+  if (outcome.kind === 'appended' || outcome.kind === 'already') return messageEnvelope(job, outcome.sequence);
+  logger('sessions').warn({ session_id: job.session_id, message_id: job.message_id, outcome: outcome.kind }, 'message not persisted');
+  return undefined;
+}
+
+async function persistEvent(job: EventJob): Promise<BusEvent | undefined> {
+  const envelope = { event_type: job.event_type, session_id: job.session_id, channel: job.channel, data: job.data };
+  const contextChange =
+    job.event_type === 'CONTEXT_UPDATE'
+      ? `, context = jsonb_set(jsonb_set(context,
+             '{preferences}', coalesce(context->'preferences', '{}'::jsonb) || coalesce(?::jsonb->'preferences', '{}'::jsonb)),
+             '{custom_data}', coalesce(context->'custom_data', '{}'::jsonb) || coalesce(?::jsonb->'custom_data', '{}'::jsonb))`
+      : '';
+  const contextBindings = contextChange ? [JSON.stringify(job.data), JSON.stringify(job.data)] : [];
+  const { rows } = await db().raw(
+    `with s as (
+       update sessions set last_seq = last_seq + 1 ${contextChange}
+        where session_id = ? and not exists (select 1 from session_events where event_id = ?)
+       returning last_seq
+     )
+     insert into session_events (event_id, session_id, interaction_id, event_type, payload, sequence)
+     select ?, ?, ?, ?, ?::jsonb, s.last_seq from s
+     returning sequence`,
+    [...contextBindings, job.session_id, job.event_id, job.event_id, job.session_id, job.interaction_id, auditTypeOf(job.event_type), JSON.stringify(envelope)],
+  );
+  let sequence = rows[0]?.sequence as number | undefined;
+  if (sequence === undefined) {
+    const existing = await db()('session_events').select('sequence').where({ event_id: job.event_id }).first();
+    if (!existing) return undefined;
+    sequence = existing.sequence as number;
+  }
+  return { ...envelope, id: job.event_id, sequence: Number(sequence) };
+}
+
+const inlineAttempts = 3;
+
+/**
+ * Persists then publishes one stream event. Transient failures are retried here first, so the lane
+ * is held (and later events of the session wait) instead of letting a later event overtake this one.
+ */
+export async function deliver(job: DeliverJob): Promise<BusEvent | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const event = job.kind === 'message' ? await persistMessage(job) : await persistEvent(job);
+      if (event) await publishEvent(event);
+      return event;
+    } catch (err) {
+      if (attempt >= inlineAttempts) throw err;
+      await new Promise((r) => setTimeout(r, 25 * attempt));
+    }
+  }
+}

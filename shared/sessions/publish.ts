@@ -1,0 +1,236 @@
+/**
+ * Accepting events into a session's stream (the API and workers both publish through here):
+ * validate against the database, give the event its id, enqueue it into the session's lane, and
+ * optionally wait a bounded time until a worker has persisted and broadcast it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { config } from '../config.js';
+import { db } from '../db/index.js';
+import { NotFoundError } from '../errors.js';
+import { enqueue } from '../queues.js';
+import { createRedis } from '../redis.js';
+import { onShutdown } from '../lifecycle.js';
+import { subscribeSession, type BusEvent } from '../bus.js';
+import { closedSessionConflict, getSession } from './sessions.store.js';
+import { lastMessages, messageByIdempotencyKey, persistedSequence, toHistory } from './messages.store.js';
+import type { ClientEvent, EventType, HistoryMessage, MessageInput, Channel } from './schemas.js';
+
+export interface Publication {
+  session_id: string;
+  message_id: string;
+  /** Position in the session's stream; null until the message is persisted. */
+  sequence: number | null;
+  /** True once the message is persisted and broadcast. */
+  message_published: boolean;
+  /** True when an Idempotency-Key repeated an earlier request (the first message is reported). */
+  replayed: boolean;
+}
+
+export interface AcceptOptions {
+  /** A client's Idempotency-Key: a repeat within 24 hours reports the first message instead of adding one. */
+  idempotencyKey?: string;
+  /** How long to wait for persist + publish (0: return once enqueued). */
+  waitMs?: number;
+}
+
+let commands: Redis | undefined;
+function redis(): Redis {
+  if (!commands) {
+    const conn = createRedis(`sessions:${process.pid}`);
+    commands = conn;
+    onShutdown('sessions redis', () => {
+      if (commands === conn) commands = undefined;
+      return conn.quit().catch(() => conn.disconnect());
+    });
+  }
+  return commands;
+}
+
+const idempotencyTtlSeconds = 24 * 3600;
+const idempotencyRedisKey = (sessionId: string, key: string) => `${config().queues.prefix}:sessions:idem:${sessionId}:${key}`;
+
+/** Session must exist and be live; the interaction must belong to it. One round trip. */
+async function assertPublishable(sessionId: string, interactionId: string | null): Promise<void> {
+  const row = await db()('sessions as s')
+    .select('s.status', db().raw('exists (select 1 from session_interactions i where i.interaction_id = ? and i.session_id = s.session_id) as interaction_ok', [interactionId]))
+    .where('s.session_id', sessionId)
+    .first();
+  if (!row) throw new NotFoundError(`No session ${sessionId}.`);
+  if (row.status === 'closed') throw closedSessionConflict(sessionId);
+  if (interactionId && !row.interaction_ok) throw new NotFoundError(`No interaction ${interactionId} in session ${sessionId}.`, [{ path: 'body.interaction_id', message: 'no such interaction in this session' }]);
+}
+
+/**
+ * Runs `enqueueIt` while listening on the session's bus channel, and resolves with the first event
+ * matching `match` (or undefined after `waitMs`). Subscribing first means the event cannot slip by.
+ */
+export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) => boolean, waitMs: number, enqueueIt: () => Promise<unknown>): Promise<BusEvent | undefined> {
+  if (waitMs <= 0) {
+    await enqueueIt();
+    return undefined;
+  }
+  let found: (e: BusEvent) => void = () => undefined;
+  const arrived = new Promise<BusEvent>((resolve) => (found = resolve));
+  const unsubscribe = await subscribeSession(sessionId, (e) => {
+    if (match(e)) found(e);
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await enqueueIt();
+    return await Promise.race([arrived, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)))]);
+  } finally {
+    clearTimeout(timer);
+    unsubscribe();
+  }
+}
+
+const isEvent = (id: string) => (e: BusEvent) => e.id === id;
+
+/**
+ * Waits up to `waitMs` for a message to be persisted and published; resolves with its sequence, or
+ * null if that did not happen in time.
+ */
+export async function waitForPublished(sessionId: string, messageId: string, waitMs: number): Promise<number | null> {
+  let resolveSeq: (n: number) => void = () => undefined;
+  const arrived = new Promise<number>((resolve) => (resolveSeq = resolve));
+  const unsubscribe = await subscribeSession(sessionId, (e) => {
+    if (isEvent(messageId)(e)) resolveSeq(e.sequence);
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    // Persisted before we subscribed: the worker publishes right after its commit (or its retry does).
+    const already = await persistedSequence(sessionId, messageId);
+    if (already !== undefined) return already;
+    return await Promise.race([arrived, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)))]);
+  } finally {
+    clearTimeout(timer);
+    unsubscribe();
+  }
+}
+
+/**
+ * Accepts a message into a session's stream: checks the session (404 unknown, 409 closed) and the
+ * interaction (404), gives the message its id and enqueues it into the session's lane. With
+ * `waitMs`, also waits for the worker to persist and broadcast it (message_published, sequence).
+ */
+export async function acceptMessage(sessionId: string, input: MessageInput, options: AcceptOptions = {}): Promise<Publication> {
+  const { idempotencyKey, waitMs = 0 } = options;
+  await assertPublishable(sessionId, input.interaction_id);
+  const messageId = randomUUID();
+  if (idempotencyKey) {
+    const first = await firstForKey(sessionId, idempotencyKey, messageId);
+    if (first) {
+      const sequence = first.sequence ?? (waitMs > 0 ? await waitForPublished(sessionId, first.message_id, waitMs) : await persistedSequence(sessionId, first.message_id) ?? null);
+      return { session_id: sessionId, message_id: first.message_id, sequence, message_published: sequence !== null, replayed: true };
+    }
+  }
+  const payload = {
+    kind: 'message' as const,
+    session_id: sessionId,
+    message_id: messageId,
+    channel: input.channel,
+    role: input.role,
+    content: input.content,
+    interaction_id: input.interaction_id,
+    metadata: input.metadata ?? {},
+    idempotency_key: idempotencyKey ?? null,
+  };
+  const event = await enqueueAndAwait(sessionId, isEvent(messageId), waitMs, () => enqueue('sessions.deliver', payload));
+  return { session_id: sessionId, message_id: messageId, sequence: event?.sequence ?? null, message_published: !!event, replayed: false };
+}
+
+/** The first message of an idempotency key (claiming the key for `messageId` when it is new). */
+async function firstForKey(sessionId: string, key: string, messageId: string): Promise<{ message_id: string; sequence: number | null } | undefined> {
+  const persisted = await messageByIdempotencyKey(sessionId, key);
+  if (persisted) return persisted;
+  const redisKey = idempotencyRedisKey(sessionId, key);
+  const claimed = await redis().set(redisKey, messageId, 'EX', idempotencyTtlSeconds, 'NX');
+  if (claimed === 'OK') return undefined;
+  const first = await redis().get(redisKey);
+  return first ? { message_id: first, sequence: null } : undefined;
+}
+
+export interface EventAcceptance {
+  session_id: string;
+  event_id: string;
+  event_type: EventType;
+  sequence: number | null;
+  published: boolean;
+}
+
+/**
+ * Accepts a non-message event (TYPING, TOOL_CALL, TOOL_RESULT, CONTEXT_UPDATE, and internally
+ * CHANNEL_JOINED / CHANNEL_LEFT) into the session's stream. 404 unknown session, 409 closed.
+ */
+export async function acceptEvent(
+  sessionId: string,
+  event: ClientEvent | { event_type: 'CHANNEL_JOINED' | 'CHANNEL_LEFT'; channel: Channel; data: Record<string, unknown> },
+  options: { interactionId?: string | null; waitMs?: number; allowClosed?: boolean } = {},
+): Promise<EventAcceptance> {
+  if (!options.allowClosed) await assertPublishable(sessionId, null);
+  const eventId = randomUUID();
+  const payload = {
+    kind: 'event' as const,
+    session_id: sessionId,
+    event_id: eventId,
+    event_type: event.event_type,
+    channel: event.channel,
+    interaction_id: options.interactionId ?? null,
+    data: event.data as Record<string, unknown>,
+  };
+  const published = await enqueueAndAwait(
+    sessionId,
+    isEvent(eventId),
+    options.waitMs ?? 0,
+    () => enqueue('sessions.deliver', payload),
+  );
+  return { session_id: sessionId, event_id: eventId, event_type: event.event_type, sequence: published?.sequence ?? null, published: !!published };
+}
+
+export interface SessionContext {
+  conversation_history: HistoryMessage[];
+  last_channel: string | null;
+  preferences: Record<string, unknown>;
+  custom_data: Record<string, unknown>;
+}
+
+/** The context of a session: the last SERVICE_SESSION_MAX_HISTORY messages in order, last channel, preferences, custom data. */
+export async function getContext(sessionId: string): Promise<SessionContext> {
+  const [session, messages] = await Promise.all([getSession(sessionId), lastMessages(sessionId, config().sessions.maxHistory)]);
+  const context = session.context as Partial<SessionContext>;
+  return {
+    conversation_history: messages.map(toHistory),
+    last_channel: context.last_channel ?? null,
+    preferences: context.preferences ?? {},
+    custom_data: context.custom_data ?? {},
+  };
+}
+
+/**
+ * Appends history entries of an interaction (final_history sync) through the session's lane, each
+ * with an id derived from the interaction and its index (a repeated sync appends nothing twice).
+ * Waits up to `waitMs` for the last one, so a context read afterwards sees them.
+ */
+export async function appendHistory(
+  interaction: { interaction_id: string; session_id: string; channel: Channel },
+  entries: HistoryMessage[],
+  waitMs: number,
+): Promise<void> {
+  if (!entries.length) return;
+  const payloads = entries.map((entry, i) => ({
+    kind: 'message' as const,
+    session_id: interaction.session_id,
+    message_id: randomUUID(),
+    channel: interaction.channel,
+    role: entry.role,
+    content: entry.content,
+    interaction_id: interaction.interaction_id,
+    metadata: { source: 'final_history' },
+    idempotency_key: `final_history:${interaction.interaction_id}:${i}`,
+  }));
+  const last = payloads[payloads.length - 1]!;
+  await enqueueAndAwait(interaction.session_id, isEvent(last.message_id), waitMs, async () => {
+    for (const payload of payloads) await enqueue('sessions.deliver', payload);
+  });
+}

@@ -1,0 +1,113 @@
+/**
+ * Finding or creating a user's session (spec 000 "States and transitions"): a live session inside
+ * its resume window is resumed; one past it is closed and replaced; none → a new active session.
+ * The user's row is locked for the decision, so concurrent resolves for one user serialise and never
+ * create two live sessions (the partial unique index would refuse a second one anyway).
+ */
+import type { Knex } from 'knex';
+import { config } from '../config.js';
+import { db } from '../db/index.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { auditTypes, recordAudit } from './events.store.js';
+import { liveStatuses } from './schemas.js';
+import { SESSIONS, closedSessionConflict, getSession, lockSession, type Session } from './sessions.store.js';
+
+export interface Resolution {
+  session: Session;
+  resumed: boolean;
+}
+
+/** Checks an interval with Postgres itself (the authority on its syntax); a bad one is a 400 naming `field`. */
+export async function assertInterval(k: Knex, interval: string, field = 'body.resume_window'): Promise<void> {
+  try {
+    await k.raw('select ?::interval', [interval]);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === '22007' || code === '22P02' || code === '22008' || code === '22015') {
+      throw new ValidationError(`"${interval}" is not an interval.`, [{ path: field, message: 'must be an interval such as "30 minutes", "24 hours" or "7 days"' }]);
+    }
+    throw err;
+  }
+}
+
+/** Finds or creates the live session of a user; `resumeWindow` overrides the session's window for this call. */
+export async function resolveSession(userId: string, resumeWindow?: string): Promise<Resolution> {
+  if (resumeWindow !== undefined) await assertInterval(db(), resumeWindow);
+  const window = resumeWindow ?? config().sessions.resumeWindow;
+  const { sessionId, resumed } = await db().transaction(async (trx) => {
+    const user = await trx('users').select('user_id').where({ user_id: userId }).forNoKeyUpdate().first();
+    if (!user) throw new NotFoundError(`No user ${userId}.`);
+    const live = await trx(SESSIONS)
+      .select('session_id', 'status', trx.raw('last_activity > now() - coalesce(?::interval, resume_window) as inside', [resumeWindow ?? null]))
+      .where({ user_id: userId })
+      .whereIn('status', liveStatuses)
+      .forUpdate()
+      .first();
+    if (live?.inside) {
+      if (live.status !== 'active') await trx(SESSIONS).where({ session_id: live.session_id }).update({ status: 'active' });
+      await recordAudit(trx, { session_id: live.session_id, event_type: auditTypes.sessionResumed, payload: { previous_status: live.status, resume_window: window } });
+      return { sessionId: live.session_id as string, resumed: true };
+    }
+    if (live) {
+      await trx(SESSIONS).where({ session_id: live.session_id }).update({ status: 'closed', closed_at: trx.fn.now() });
+      await recordAudit(trx, { session_id: live.session_id, event_type: auditTypes.sessionExpired, payload: { reason: 'resume_window_exceeded', resume_window: window } });
+    }
+    const [created] = await trx(SESSIONS)
+      .insert({ user_id: userId, status: 'active', resume_window: window, context: JSON.stringify({ preferences: {}, custom_data: {} }) })
+      .returning('session_id');
+    await recordAudit(trx, {
+      session_id: created.session_id,
+      event_type: auditTypes.sessionCreated,
+      payload: { resume_window: window, ...(live ? { replaces_session_id: live.session_id } : {}) },
+    });
+    return { sessionId: created.session_id as string, resumed: false };
+  });
+  return { session: await getSession(sessionId), resumed };
+}
+
+/**
+ * Closes every live session whose last activity is at or before now minus its resume window (the
+ * spec's expiry rule), writing a session_expired audit row for each. Returns the ids closed.
+ */
+export async function expireSessions(): Promise<string[]> {
+  const { rows } = await db().raw(
+    `with expired as (
+       update sessions set status = 'closed', closed_at = now()
+        where status in ('active', 'idle', 'resumable') and last_activity <= now() - resume_window
+       returning session_id, resume_window
+     ), audit as (
+       insert into session_events (session_id, event_type, payload)
+       select session_id, ?, jsonb_build_object('reason', 'expired', 'resume_window', resume_window::text) from expired
+     )
+     select session_id from expired`,
+    [auditTypes.sessionExpired],
+  );
+  return rows.map((r: { session_id: string }) => r.session_id);
+}
+
+/**
+ * Explicitly closes a live session (active, idle or resumable → closed; 404 unknown, 409 already
+ * closed): closed_at is set, its active interactions end, and a session_closed audit row is written.
+ */
+export async function closeSession(sessionId: string, reason?: string): Promise<Session> {
+  await db().transaction(async (trx) => {
+    const session = await lockSession(trx, sessionId);
+    if (session.status === 'closed') throw closedSessionConflict(sessionId);
+    const ended = await trx('session_interactions')
+      .where({ session_id: sessionId, status: 'active' })
+      .update({ status: 'closed', ended_at: trx.fn.now() })
+      .returning(['interaction_id', 'channel']);
+    await trx(SESSIONS).where({ session_id: sessionId }).update({ status: 'closed', closed_at: trx.fn.now() });
+    await recordAudit(
+      trx,
+      ...ended.map((i: { interaction_id: string; channel: string }) => ({
+        session_id: sessionId,
+        interaction_id: i.interaction_id,
+        event_type: auditTypes.interactionEnded,
+        payload: { channel: i.channel, reason: 'session_closed' },
+      })),
+      { session_id: sessionId, event_type: auditTypes.sessionClosed, payload: { previous_status: session.status, reason: reason ?? null } },
+    );
+  });
+  return getSession(sessionId);
+}

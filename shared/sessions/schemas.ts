@@ -1,0 +1,83 @@
+/** Vocabulary of the session memory service (spec 000), shared by the API, the workers and the chat channel. */
+import { intervalPattern } from '../config.js';
+import { z, uuid } from '../zod.js';
+
+export const channels = ['voice', 'chat', 'sms', 'slack', 'email', 'chatapp'] as const;
+export const channelSchema = z.enum(channels, { error: `must be one of ${channels.join(', ')}` }).openapi('Channel');
+export type Channel = z.infer<typeof channelSchema>;
+
+export const roleSchema = z.enum(['user', 'assistant'], { error: 'must be user or assistant' });
+export type Role = z.infer<typeof roleSchema>;
+
+export const sessionStatuses = ['active', 'idle', 'resumable', 'closed'] as const;
+export const liveStatuses = ['active', 'idle', 'resumable'] as const;
+export type SessionStatus = (typeof sessionStatuses)[number];
+
+/** Event kinds of the envelope's event_type, spelled as the spec does. */
+export const eventTypes = ['MESSAGE', 'CONTEXT_UPDATE', 'CHANNEL_JOINED', 'CHANNEL_LEFT', 'TYPING', 'TOOL_CALL', 'TOOL_RESULT'] as const;
+export type EventType = (typeof eventTypes)[number];
+
+/** An interval in database syntax ("30 minutes", "24 hours", "7 days"). */
+export const intervalSchema = z.string().max(100).regex(intervalPattern, 'must be an interval such as "30 minutes", "24 hours" or "7 days"');
+
+/** E.164 telephone number. */
+export const e164Schema = z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be an E.164 telephone number such as +14155550100');
+
+export const jsonObject = z.record(z.string(), z.unknown());
+
+/** A conversation history entry. */
+export const historyMessageSchema = z
+  .object({ role: roleSchema, content: z.string(), channel: z.string().optional() })
+  .openapi('HistoryMessage');
+export type HistoryMessage = z.infer<typeof historyMessageSchema>;
+
+/** What a channel publishes as a message. */
+export const messageInputSchema = z.object({
+  channel: channelSchema,
+  role: roleSchema,
+  content: z.string().min(1, 'must not be empty').max(32_000, 'must be at most 32000 characters'),
+  interaction_id: uuid(),
+  metadata: jsonObject.optional(),
+});
+export type MessageInput = z.infer<typeof messageInputSchema>;
+
+/** The non-message kinds a channel may publish itself, each with its data fields. */
+export const clientEventSchema = z.discriminatedUnion('event_type', [
+  z.object({ event_type: z.literal('TYPING'), channel: channelSchema, data: z.object({ is_typing: z.boolean() }).passthrough() }),
+  z.object({ event_type: z.literal('TOOL_CALL'), channel: channelSchema, data: z.object({ tool_name: z.string().min(1), arguments: z.unknown().optional() }).passthrough() }),
+  z.object({ event_type: z.literal('TOOL_RESULT'), channel: channelSchema, data: z.object({ tool_name: z.string().min(1), result: z.unknown().optional() }).passthrough() }),
+  z.object({
+    event_type: z.literal('CONTEXT_UPDATE'),
+    channel: channelSchema,
+    data: z
+      .object({ preferences: jsonObject.optional(), custom_data: jsonObject.optional() })
+      .strict()
+      .refine((d) => d.preferences !== undefined || d.custom_data !== undefined, 'must change preferences or custom_data'),
+  }),
+]);
+export type ClientEvent = z.infer<typeof clientEventSchema>;
+
+/** Payload of the job that persists and broadcasts one event of a session's stream. */
+export const deliverJobSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('message'),
+    session_id: uuid(),
+    message_id: uuid(),
+    channel: channelSchema,
+    role: roleSchema,
+    content: z.string(),
+    interaction_id: uuid().nullable(),
+    metadata: jsonObject,
+    idempotency_key: z.string().nullable(),
+  }),
+  z.object({
+    kind: z.literal('event'),
+    session_id: uuid(),
+    event_id: uuid(),
+    event_type: z.enum(eventTypes),
+    channel: channelSchema,
+    interaction_id: uuid().nullable(),
+    data: jsonObject,
+  }),
+]);
+export type DeliverJob = z.infer<typeof deliverJobSchema>;

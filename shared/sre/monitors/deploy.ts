@@ -1,0 +1,113 @@
+/**
+ * Deploying monitors to Prometheus: every pending and deployed monitor goes into one rule file in
+ * RULES_DIR, checked by promtool, swapped in atomically, loaded by POST /-/reload and confirmed via
+ * /api/v1/rules. On any failure the previous file is put back (and reloaded) and the pending
+ * monitors stay pending with the error. One deployment at a time (transaction advisory lock).
+ */
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { db } from '../../db/index.js';
+import { config } from '../../config.js';
+import { ServiceUnavailableError, UpstreamError } from '../../errors.js';
+import { prometheusClient } from '../../clients/prometheus.js';
+import { logger } from '../../logger.js';
+import { checkRuleFile, ruleFileText, type AlertingRule } from './rules.js';
+import type { Monitor } from './recommendations.store.js';
+
+const MONITORS = 'sre_entity_monitors';
+/** Name of the rule group and (with .yml) of the file in RULES_DIR. */
+export const ruleGroup = 'switchboard-monitors';
+const deployLock = 727_007;
+
+export interface DeployOutcome {
+  deployed: number;
+  total: number;
+  rule_file: string;
+  checker: 'promtool' | 'schema' | null;
+}
+
+/** The rule of a monitor as deployed: its labels name the monitor and entity, which confirms loading and routes alerts. */
+function deployedRule(m: Pick<Monitor, 'id' | 'entity_id' | 'rule'>): AlertingRule {
+  return { ...m.rule, labels: { ...m.rule.labels, sre_monitor_id: m.id, sre_entity_id: m.entity_id } };
+}
+
+async function readIfExists(file: string): Promise<string | null> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** Writes through a temporary file and a rename, so Prometheus never reads half a file. */
+async function writeAtomically(file: string, text: string | null): Promise<void> {
+  if (text === null) return rm(file, { force: true });
+  const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(tmp, text);
+  await rename(tmp, file);
+}
+
+/** Waits until Prometheus reports every expected monitor id loaded from the file, without rule errors. */
+async function confirmLoaded(client: ReturnType<typeof prometheusClient>, file: string, ids: Set<string>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let missing = ids.size;
+  let broken: string[] = [];
+  for (;;) {
+    const groups = await client.ruleGroups();
+    const rules = groups.filter((g) => g.name === ruleGroup && path.basename(g.file) === path.basename(file)).flatMap((g) => g.rules);
+    const loaded = new Set(rules.map((r) => r.labels?.sre_monitor_id).filter(Boolean));
+    missing = [...ids].filter((id) => !loaded.has(id)).length;
+    broken = rules.filter((r) => r.health === 'err').map((r) => `${r.name}: ${r.lastError ?? 'error'}`);
+    if (missing === 0 && broken.length === 0) return;
+    if (Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new UpstreamError(
+    missing ? `Prometheus did not load ${missing} of ${ids.size} rules after reload (is RULES_DIR in its rule_files?)` : `Prometheus reports rule errors: ${broken.slice(0, 5).join('; ')}`,
+  );
+}
+
+/** Deploys every pending monitor (with the deployed ones, which stay in the file). */
+export async function deployAllMonitors(): Promise<DeployOutcome> {
+  const { metricsUrl } = config().sre.discovery;
+  const rulesDir = path.resolve(config().sre.monitors.rulesDir);
+  const file = path.join(rulesDir, `${ruleGroup}.yml`);
+  if (!metricsUrl) throw new ServiceUnavailableError('METRICS_URL is not configured: there is no Prometheus to deploy to.');
+  const client = prometheusClient(metricsUrl);
+
+  const result = await db().transaction(async (trx) => {
+    await trx.raw('select pg_advisory_xact_lock(?)', [deployLock]);
+    const monitors = await trx<Monitor>(MONITORS).select('id', 'entity_id', 'rule', 'status').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    const pending = monitors.filter((m) => m.status === 'pending').map((m) => m.id);
+    if (!pending.length) return { ok: true as const, outcome: { deployed: 0, total: monitors.length, rule_file: file, checker: null } };
+
+    await mkdir(rulesDir, { recursive: true });
+    const previous = await readIfExists(file);
+    const candidate = `${file}.${randomBytes(4).toString('hex')}.candidate`;
+    let swapped = false;
+    try {
+      await writeFile(candidate, ruleFileText(ruleGroup, monitors.map(deployedRule)));
+      const check = await checkRuleFile(candidate);
+      if (!check.ok) throw new UpstreamError(`promtool rejected the rule file: ${check.error}`);
+      await rename(candidate, file);
+      swapped = true;
+      await client.reload();
+      await confirmLoaded(client, file, new Set(monitors.map((m) => m.id)));
+      await trx(MONITORS).whereIn('id', pending).update({ status: 'deployed', deployed_at: trx.fn.now(), last_error: null });
+      return { ok: true as const, outcome: { deployed: pending.length, total: monitors.length, rule_file: file, checker: check.checker } };
+    } catch (err) {
+      const message = (err as Error).message;
+      await rm(candidate, { force: true });
+      if (swapped) {
+        await writeAtomically(file, previous);
+        await client.reload().catch((e) => logger('sre').error({ err: e }, 'reload after restoring the previous rule file failed'));
+      }
+      await trx(MONITORS).whereIn('id', pending).update({ last_error: message });
+      return { ok: false as const, error: err };
+    }
+  });
+  if (!result.ok) throw result.error instanceof UpstreamError ? result.error : new UpstreamError(`Deploying monitors failed: ${(result.error as Error).message}`);
+  return result.outcome;
+}

@@ -1,0 +1,65 @@
+/** Helpers of the messaging-app tests: provider configuration, signed webhook calls, polling. */
+import { randomBytes, randomInt } from 'node:crypto';
+import { twilioSignature } from '../../shared/clients/twilio.js';
+
+export const testAccountSid = 'AC' + 'a'.repeat(32);
+export const testAuthToken = 'test-auth-token';
+export const testFromNumber = 'whatsapp:+14155238886';
+
+/** Points the messaging-app configuration at a local provider (call before the platform starts). */
+export function configureChatapp(apiBaseUrl: string): void {
+  process.env.CHATAPP_ACCOUNT_SID = testAccountSid;
+  process.env.CHATAPP_AUTH_TOKEN = testAuthToken;
+  process.env.CHATAPP_FROM_NUMBER = testFromNumber;
+  process.env.CHATAPP_API_BASE_URL = apiBaseUrl;
+}
+
+export const messageSid = () => 'SM' + randomBytes(16).toString('hex');
+/** A fresh E.164 number per call (tests share nothing). */
+export const freshPhone = () => `+1${2 + randomInt(8)}${String(randomInt(1e9)).padStart(9, '0')}`;
+
+/** The parameters Twilio sends for an inbound WhatsApp text. */
+export function whatsappParams(phone: string, body: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    SmsMessageSid: extra.MessageSid ?? messageSid(),
+    NumMedia: '0',
+    ProfileName: 'Test User',
+    MessageType: 'text',
+    SmsSid: 'SM' + '1'.repeat(32),
+    WaId: phone.slice(1),
+    SmsStatus: 'received',
+    Body: body,
+    To: testFromNumber,
+    NumSegments: '1',
+    ReferralNumMedia: '0',
+    MessageSid: messageSid(),
+    AccountSid: testAccountSid,
+    From: `whatsapp:${phone}`,
+    ApiVersion: '2010-04-01',
+    ...extra,
+  };
+}
+
+/** POSTs form parameters to the webhook, signed for `signedUrl` (unless a signature is given). */
+export function postWebhook(
+  baseUrl: string,
+  params: Record<string, string>,
+  options: { signature?: string | null; signedUrl?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  const url = `${baseUrl}/chatapp/webhook`;
+  const signature = options.signature === undefined ? twilioSignature(testAuthToken, options.signedUrl ?? url, params) : options.signature;
+  const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded', ...options.headers };
+  if (signature !== null) headers['X-Twilio-Signature'] = signature;
+  return fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+}
+
+/** Polls until `check` returns a value (not undefined/false), or fails after `ms`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, ms = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value as T;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * A local server speaking the OpenAI chat-completions wire format (POST /v1/chat/completions), so
+ * the real `openai` client is exercised. Each request is recorded; `answer` decides the reply from
+ * the request, as a model would from its context.
+ */
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ChatRequest {
+  headers: IncomingMessage['headers'];
+  body: {
+    model: string;
+    messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string }>;
+    tools?: Array<{ type: string; function: { name: string; description?: string; parameters: Record<string, unknown> } }>;
+  };
+}
+
+export type FakeAnswer = { content: string } | { tool_calls: Array<{ id: string; name: string; arguments: string }> };
+
+export async function startFakeLlm(answer: (req: ChatRequest) => FakeAnswer) {
+  const requests: ChatRequest[] = [];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
+        return;
+      }
+      const request: ChatRequest = { headers: req.headers, body: JSON.parse(raw) };
+      requests.push(request);
+      const a = answer(request);
+      const message =
+        'content' in a
+          ? { role: 'assistant', content: a.content }
+          : { role: 'assistant', content: null, tool_calls: a.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: `chatcmpl-${requests.length}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: request.body.model,
+          choices: [{ index: 0, message, logprobs: null, finish_reason: 'content' in a ? 'stop' : 'tool_calls' }],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { baseUrl: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
