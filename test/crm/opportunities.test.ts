@@ -131,3 +131,19 @@ describe('pipeline summary', () => {
     expect((await api.request('/api/v1/pipelines/3f1c1f9e-8a3b-4e59-9e0e-2b8f5d1c7a10/summary')).status).toBe(404);
   });
 });
+
+describe('API reference', () => {
+  it('documents every CRM route, with the API key on service routes and none on the webhooks', async () => {
+    const doc = await (await api.request('/api/openapi.json')).json();
+    const crmPaths = Object.keys(doc.paths).filter((p) => /^\/api\/v1\/(leads|accounts|opportunities|pipelines|webhooks)/.test(p));
+    expect(crmPaths.length).toBeGreaterThanOrEqual(15);
+    for (const path of crmPaths) {
+      for (const op of Object.values(doc.paths[path]) as Array<{ security: unknown[] }>) {
+        expect(op.security.length > 0, path).toBe(!path.startsWith('/api/v1/webhooks'));
+      }
+    }
+    expect(doc.paths['/api/v1/leads/{lead_id}'].patch.responses['409']).toBeDefined();
+    expect(doc.paths['/api/v1/webhooks/leads/batch'].post.responses['413']).toBeDefined();
+    expect(doc.paths['/api/v1/leads'].get.description).toMatch(/cursor/i);
+  });
+});
