@@ -9,6 +9,8 @@ import { problems } from './middleware/problem.js';
 import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
 import { healthRoutes } from './platform/health.routes.js';
+import { toolRoutes } from './platform/tools.routes.js';
+import { crmRouters } from './crm/index.js';
 import { cmdbRoutes } from './sre/cmdb.routes.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { userRoutes } from './sessions/users.routes.js';
@@ -20,6 +22,8 @@ import { alertingRouters } from './sre/alerting.router.js';
 function domainRouters(): ApiRouter[] {
   return [
     healthRoutes(),
+    toolRoutes(),
+    ...crmRouters(),
     cmdbRoutes(),
     sessionRoutes(),
     userRoutes(),

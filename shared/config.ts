@@ -59,6 +59,7 @@ export const variables = {
 
   CRM_WEBHOOK_SECRET: [z.string().default(''), 'secret of the lead webhooks (HMAC-SHA256 or Standard Webhooks); empty accepts unsigned requests'],
   CRM_BATCH_MAX: [int(1000, 1), 'most leads accepted by one batch webhook call; more gets 413'],
+  CRM_BATCH_WAIT_MS: [int(15000, 0), 'how long the batch webhook waits for the queued batch to be written before answering 202 (accepted, still processing)'],
 
   ALERT_WEBHOOK_TOKEN: [z.string().default(''), 'secret of the default alert sources (bearer token or basic-auth password); production requires it'],
   FLAP_THRESHOLD: [int(5, 1), 'state changes within FLAP_WINDOW above which an alert is flapping'],
@@ -142,7 +143,7 @@ function nested(env: Env) {
       ) as Record<string, string>,
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
-    crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, batchMax: env.CRM_BATCH_MAX },
+    crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
     sre: {
       alertWebhookToken: env.ALERT_WEBHOOK_TOKEN,
       flapThreshold: env.FLAP_THRESHOLD,

@@ -2,14 +2,21 @@
 import { pino } from 'pino';
 import { config } from './config.js';
 
+let toStderr = false;
+
+/** Sends this process's logs to stderr (processes whose stdout is a protocol, e.g. MCP over stdio). Call before logging. */
+export function logToStderr(): void {
+  toStderr = true;
+}
+
 function build() {
   const cfg = config();
   const pretty = cfg.env === 'development' && process.stdout.isTTY;
   return pino({
     level: cfg.env === 'test' && !process.env.LOG_LEVEL ? 'silent' : cfg.log.level,
     redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.password', '*.token', '*.secret'], censor: '[redacted]' },
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
-  });
+    ...(pretty && !toStderr ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+  }, toStderr ? pino.destination(2) : undefined);
 }
 
 let root: pino.Logger | undefined;

@@ -10,6 +10,8 @@ import { config } from './config.js';
 import { normalizedAlert } from './sre/alerts/payloads.js';
 import { bullConnection } from './redis.js';
 import { logger } from './logger.js';
+import { createHash } from 'node:crypto';
+import { leadBatchJob } from './crm/schemas.js';
 
 export interface QueueDefinition {
   /** Jobs of this queue one worker process runs at once. */
@@ -73,7 +75,7 @@ export const queueDefinitions = {
   // Agent runs (messaging-app inbound messages, web chat turns): model calls kept apart from sends.
   agent: { concurrency: 8, jobOptions: retrying(3, 1000) },
   // CRM: lead webhook batches.
-  crm: { concurrency: 4, jobOptions: retrying(5, 500) },
+  crm: { concurrency: 8, jobOptions: retrying(5, 500) },
   // SRE automation: alert ingestion, incidents, tickets, runbooks, escalations.
   sre: { concurrency: 8, jobOptions: retrying(8, 1000) },
   // SRE discovery and monitor deployment (long runs kept apart from alert ingestion).
@@ -113,6 +115,15 @@ export const jobDefinitions = {
   }),
 
   // --- crm ------------------------------------------------------------------
+  // A lead webhook batch: validated per lead and written by one multi-row statement. One job per delivery id.
+  'crm.ingest-lead-batch': define({
+    queue: 'crm',
+    schema: leadBatchJob,
+    jobId: (p) => `lead-batch-${createHash('sha256').update(p.delivery_id).digest('hex').slice(0, 32)}`,
+    // A job holds a whole batch (~300 kB for 1,000 leads) and its ids: keep few completed ones. Repeated
+    // deliveries are answered from crm_webhook_deliveries, not from completed jobs.
+    options: { removeOnComplete: { age: 3600, count: 100 } },
+  }),
 
   // --- sre ------------------------------------------------------------------
   // One accepted webhook payload: dedup upsert of its alerts, then incident rules and runbooks.

@@ -1,5 +1,6 @@
 /** Puts every domain's tools into the one registry (shared/tools.ts). Idempotent; call before listing tools. */
 import { registerTools } from './tools.js';
+import { crmTools } from './crm/crm.tools.js';
 
 let loaded = false;
 
@@ -8,5 +9,6 @@ export function loadToolCatalog(): void {
   loaded = true;
   registerTools([
     // crm
+    ...crmTools,
   ]);
 }

@@ -4,6 +4,7 @@
  */
 import type { JobName } from '../shared/queues.js';
 import type { Handler } from './runner.js';
+import { ingestLeadBatchJob } from './crm/ingest-lead-batch.job.js';
 import { runDiscovery } from './discovery/run.job.js';
 import { deliverJob } from './sessions/deliver.job.js';
 import { expireJob } from './sessions/expire.job.js';
@@ -29,6 +30,7 @@ export const handlers: Record<JobName, Handler<any>> = {
   'chatapp.webchat': answerWebChatTurn,
 
   // --- crm
+  'crm.ingest-lead-batch': ingestLeadBatchJob,
 
   // --- sre
   'sre.alerts-ingest': ingestAlerts,

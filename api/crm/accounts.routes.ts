@@ -1,0 +1,72 @@
+/** REST routes of accounts; the detail includes the account's opportunities. */
+import { ApiRouter } from '../routing.js';
+import { z, uuid } from '../../shared/zod.js';
+import { createAccount, deleteAccount, getAccountDetail, updateAccount } from '../../shared/crm/accounts.js';
+import { listAccounts } from '../../shared/crm/account.store.js';
+import { pageQuery } from '../../shared/crm/pagination.js';
+import { account, accountDetail, accountInput, accountUpdate, segments } from '../../shared/crm/schemas.js';
+import { listDescription, pageOf, toPage } from './common.schema.js';
+
+const params = z.object({ account_id: uuid() });
+
+export function accountRoutes(): ApiRouter {
+  return new ApiRouter()
+    .route({
+      method: 'get',
+      path: '/api/v1/accounts',
+      tags: ['crm'],
+      summary: 'List accounts',
+      description: `Filters: \`q\` (text search in name and domain), \`segment\`, \`industry\` (case-insensitive).\n\n${listDescription}`,
+      auth: 'apiKey',
+      request: { query: z.object({ q: z.string().max(200).optional(), segment: z.enum(segments).optional(), industry: z.string().max(100).optional(), ...pageQuery(['created_at', 'updated_at', 'name'], 'name') }) },
+      responses: { 200: { description: 'A page of accounts', schema: pageOf(account, 'AccountPage') } },
+      handler: async ({ query }) => toPage(await listAccounts({ search: query.q, segment: query.segment, industry: query.industry }, query)),
+    })
+    .route({
+      method: 'post',
+      path: '/api/v1/accounts',
+      tags: ['crm'],
+      summary: 'Create an account',
+      description: 'Names and domains are unique case-insensitively (a duplicate is a 409 with `existing_account_id`); domains are stored lower-case.',
+      auth: 'apiKey',
+      request: { body: accountInput },
+      responses: { 201: { description: 'The account', schema: account } },
+      errors: { 409: 'An account with this name or domain exists' },
+      handler: ({ body }) => createAccount(body),
+    })
+    .route({
+      method: 'get',
+      path: '/api/v1/accounts/{account_id}',
+      tags: ['crm'],
+      summary: 'Get an account with its opportunities',
+      auth: 'apiKey',
+      request: { params },
+      responses: { 200: { description: 'The account and its opportunities (newest first)', schema: accountDetail } },
+      handler: ({ params }) => getAccountDetail(params.account_id),
+    })
+    .route({
+      method: 'patch',
+      path: '/api/v1/accounts/{account_id}',
+      tags: ['crm'],
+      summary: 'Update an account',
+      auth: 'apiKey',
+      request: { params, body: accountUpdate },
+      responses: { 200: { description: 'The account', schema: account } },
+      errors: { 409: 'Another account has this name or domain' },
+      handler: ({ params, body }) => updateAccount(params.account_id, body),
+    })
+    .route({
+      method: 'delete',
+      path: '/api/v1/accounts/{account_id}',
+      tags: ['crm'],
+      summary: 'Delete an account',
+      description: 'Its opportunities are kept, unlinked (`account_id` becomes null); so are leads converted into it.',
+      auth: 'apiKey',
+      request: { params },
+      responses: { 204: { description: 'Deleted' } },
+      handler: async ({ params }, ctx) => {
+        await deleteAccount(params.account_id);
+        ctx.status = 204;
+      },
+    });
+}

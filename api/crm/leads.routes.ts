@@ -1,0 +1,112 @@
+/** REST routes of leads: CRUD, lifecycle moves, conversion and history. */
+import { ApiRouter } from '../routing.js';
+import { z, uuid } from '../../shared/zod.js';
+import { convertLead, createLead, deleteLead, getLead, leadTransitions, updateLead } from '../../shared/crm/leads.js';
+import { listLeads } from '../../shared/crm/lead.store.js';
+import { historyOf } from '../../shared/crm/history.store.js';
+import { pageQuery } from '../../shared/crm/pagination.js';
+import { conversion, conversionInput, historyEntry, lead, leadInput, leadStatus, leadUpdate } from '../../shared/crm/schemas.js';
+import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schema.js';
+
+const params = z.object({ lead_id: uuid() });
+const lifecycle = Object.entries(leadTransitions)
+  .map(([from, to]) => `\`${from}\` → ${to.length ? to.map((s) => `\`${s}\``).join(', ') : 'none (final)'}`)
+  .join('; ');
+
+export function leadRoutes(): ApiRouter {
+  return new ApiRouter()
+    .route({
+      method: 'get',
+      path: '/api/v1/leads',
+      tags: ['crm'],
+      summary: 'List leads',
+      description: `Filters: \`status\`, \`source\` (case-insensitive), \`q\` (text search in first name, last name, full name, email and company).\n\n${listDescription}`,
+      auth: 'apiKey',
+      request: {
+        query: z.object({ status: leadStatus.optional(), source: z.string().max(100).optional(), q: z.string().max(200).optional(), ...pageQuery(['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'status'], '-created_at') }),
+      },
+      responses: { 200: { description: 'A page of leads', schema: pageOf(lead, 'LeadPage') } },
+      handler: async ({ query }) => toPage(await listLeads({ status: query.status, source: query.source, search: query.q }, query)),
+    })
+    .route({
+      method: 'post',
+      path: '/api/v1/leads',
+      tags: ['crm'],
+      summary: 'Create a lead',
+      description: 'Creates a lead in status `new`. Emails are unique case-insensitively: a second lead with the same email is a 409 carrying `existing_lead_id`. `estimated_value` is kept as the given string.',
+      auth: 'apiKey',
+      request: { body: leadInput },
+      responses: { 201: { description: 'The lead', schema: lead } },
+      errors: { 409: 'A lead with this email exists (`existing_lead_id`)' },
+      handler: ({ body }) => createLead(body),
+    })
+    .route({
+      method: 'get',
+      path: '/api/v1/leads/{lead_id}',
+      tags: ['crm'],
+      summary: 'Get a lead',
+      auth: 'apiKey',
+      request: { params },
+      responses: { 200: { description: 'The lead', schema: lead } },
+      handler: ({ params }) => getLead(params.lead_id),
+    })
+    .route({
+      method: 'patch',
+      path: '/api/v1/leads/{lead_id}',
+      tags: ['crm'],
+      summary: 'Update a lead (fields and/or status)',
+      description: `Partial update. Status moves: ${lifecycle}. \`converted\` is reached only by POST /api/v1/leads/{lead_id}/convert. Setting the current status again is a no-op. An invalid move is a 409 with \`current_status\` and \`allowed_next_states\`. Status changes are recorded in the history with \`X-Actor\`.`,
+      auth: 'apiKey',
+      request: { params, body: leadUpdate, headers: actorHeaders },
+      responses: { 200: { description: 'The updated lead', schema: lead } },
+      errors: { 409: 'Invalid status move (names `allowed_next_states`) or email used by another lead' },
+      handler: ({ params, body, headers }) => updateLead(params.lead_id, body, actorOf(headers)),
+    })
+    .route({
+      method: 'delete',
+      path: '/api/v1/leads/{lead_id}',
+      tags: ['crm'],
+      summary: 'Delete a lead',
+      description: 'Deletes the lead; an opportunity or account created by its conversion stays.',
+      auth: 'apiKey',
+      request: { params },
+      responses: { 204: { description: 'Deleted' } },
+      handler: async ({ params }, ctx) => {
+        await deleteLead(params.lead_id);
+        ctx.status = 204;
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/api/v1/leads/{lead_id}/convert',
+      tags: ['crm'],
+      summary: 'Convert a qualified lead',
+      description: [
+        'One transaction: an opportunity in `pipeline_id` (default: the default pipeline) at its first stage with that stage\'s probability;',
+        '`opportunity_name` defaults to "<company> – <first> <last>" (or the name alone), `amount` to the lead\'s `estimated_value` when it is a number (else 0).',
+        'With `create_account: true` (default false) the account named after the lead\'s company is linked: an existing account with the same name',
+        '(case-insensitive) or with the domain of the lead\'s work email (free-mail domains ignored) is reused, otherwise one is created',
+        '(`account_created` tells which). The lead becomes `converted` and points to both. Only `qualified` leads convert: others, and a second',
+        'conversion, are a 409. `create_account` for a lead without company is a 400.',
+      ].join('\n'),
+      auth: 'apiKey',
+      request: { params, body: conversionInput, headers: actorHeaders },
+      responses: { 201: { description: 'The conversion', schema: conversion } },
+      errors: { 409: 'The lead is not qualified, or already converted' },
+      handler: ({ params, body, headers }) => convertLead(params.lead_id, body, actorOf(headers)),
+    })
+    .route({
+      method: 'get',
+      path: '/api/v1/leads/{lead_id}/history',
+      tags: ['crm'],
+      summary: 'Status history of a lead',
+      description: 'Every status change (from, to, actor, time), oldest first. Creation is not a change (a lead starts `new`; see `created_at`); conversions are recorded like other moves.',
+      auth: 'apiKey',
+      request: { params },
+      responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },
+      handler: async ({ params }) => {
+        await getLead(params.lead_id);
+        return { data: await historyOf({ entity_type: 'lead', field: 'status' }, params.lead_id) };
+      },
+    });
+}

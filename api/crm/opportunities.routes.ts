@@ -1,0 +1,100 @@
+/** REST routes of opportunities. */
+import { ApiRouter } from '../routing.js';
+import { z, uuid } from '../../shared/zod.js';
+import { createOpportunity, deleteOpportunity, getOpportunity, updateOpportunity } from '../../shared/crm/opportunities.js';
+import { listOpportunities } from '../../shared/crm/opportunity.store.js';
+import { historyOf } from '../../shared/crm/history.store.js';
+import { pageQuery } from '../../shared/crm/pagination.js';
+import { historyEntry, opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/schemas.js';
+import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schema.js';
+
+const params = z.object({ opportunity_id: uuid() });
+const stageRules = [
+  '`stage` is a stage name of the opportunity\'s pipeline (case-insensitive; default pipeline unless `pipeline_id`); another name is a 400',
+  'listing the valid stages (`valid_stages`). Any stage may follow any other (moves back and reopening are allowed); each change is',
+  'recorded in the history with `X-Actor`. `probability` (0–100) defaults to the stage\'s, and follows the stage when the stage changes',
+  'unless given in the same request. `amount` ≥ 0 (default 0).',
+].join('\n');
+
+export function opportunityRoutes(): ApiRouter {
+  return new ApiRouter()
+    .route({
+      method: 'get',
+      path: '/api/v1/opportunities',
+      tags: ['crm'],
+      summary: 'List opportunities',
+      description: `Filters: \`account_id\`, \`pipeline_id\`, \`stage\` (stage name, case-insensitive), \`q\` (text search in the name).\n\n${listDescription}`,
+      auth: 'apiKey',
+      request: {
+        query: z.object({
+          account_id: uuid().optional(),
+          pipeline_id: uuid().optional(),
+          stage: z.string().max(100).optional(),
+          q: z.string().max(200).optional(),
+          ...pageQuery(['created_at', 'updated_at', 'name', 'amount', 'probability', 'close_date'], '-created_at'),
+        }),
+      },
+      responses: { 200: { description: 'A page of opportunities', schema: pageOf(opportunity, 'OpportunityPage') } },
+      handler: async ({ query }) => toPage(await listOpportunities({ account_id: query.account_id, pipeline_id: query.pipeline_id, stage: query.stage, search: query.q }, query)),
+    })
+    .route({
+      method: 'post',
+      path: '/api/v1/opportunities',
+      tags: ['crm'],
+      summary: 'Create an opportunity',
+      description: `${stageRules}\nWithout \`stage\` the opportunity starts at the pipeline's first stage. An unknown \`account_id\` or \`pipeline_id\` is a 400.`,
+      auth: 'apiKey',
+      request: { body: opportunityInput, headers: actorHeaders },
+      responses: { 201: { description: 'The opportunity', schema: opportunity } },
+      handler: ({ body, headers }) => createOpportunity(body, actorOf(headers)),
+    })
+    .route({
+      method: 'get',
+      path: '/api/v1/opportunities/{opportunity_id}',
+      tags: ['crm'],
+      summary: 'Get an opportunity',
+      auth: 'apiKey',
+      request: { params },
+      responses: { 200: { description: 'The opportunity', schema: opportunity } },
+      handler: ({ params }) => getOpportunity(params.opportunity_id),
+    })
+    .route({
+      method: 'patch',
+      path: '/api/v1/opportunities/{opportunity_id}',
+      tags: ['crm'],
+      summary: 'Update an opportunity',
+      description: `${stageRules}\nChanging \`pipeline_id\` needs a \`stage\` of the new pipeline. \`account_id\` and \`close_date\` may be set to null.`,
+      auth: 'apiKey',
+      request: { params, body: opportunityUpdate, headers: actorHeaders },
+      responses: { 200: { description: 'The opportunity', schema: opportunity } },
+      handler: ({ params, body, headers }) => updateOpportunity(params.opportunity_id, body, actorOf(headers)),
+    })
+    .route({
+      method: 'delete',
+      path: '/api/v1/opportunities/{opportunity_id}',
+      tags: ['crm'],
+      summary: 'Delete an opportunity',
+      description: 'A lead converted into it keeps its status; its `converted_opportunity_id` becomes null.',
+      auth: 'apiKey',
+      request: { params },
+      responses: { 204: { description: 'Deleted' } },
+      handler: async ({ params }, ctx) => {
+        await deleteOpportunity(params.opportunity_id);
+        ctx.status = 204;
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/v1/opportunities/{opportunity_id}/history',
+      tags: ['crm'],
+      summary: 'Stage history of an opportunity',
+      description: 'Every stage change (from, to, actor, time), oldest first; the first entry (from null) is its creation.',
+      auth: 'apiKey',
+      request: { params },
+      responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },
+      handler: async ({ params }) => {
+        await getOpportunity(params.opportunity_id);
+        return { data: await historyOf({ entity_type: 'opportunity', field: 'stage' }, params.opportunity_id) };
+      },
+    });
+}

@@ -1,0 +1,95 @@
+/** Public lead webhooks: one lead, or a batch written through the crm queue. */
+import type { Middleware } from 'koa';
+import { ApiRouter } from '../routing.js';
+import { z } from '../../shared/zod.js';
+import { config } from '../../shared/config.js';
+import { assertBatchSize, deliveryIdOf, receiveLead, verifyLeadWebhook } from '../../shared/crm/webhooks.js';
+import { submitLeadBatch } from '../../shared/crm/lead-batches.js';
+import { batchResult, leadInput, webhookLeadResult } from '../../shared/crm/schemas.js';
+
+const headers = z.object({
+  'x-source': z.string().trim().min(1).max(100).optional().openapi({ description: 'Overrides the `source` of every lead in the request' }),
+  'x-webhook-signature': z.string().optional().openapi({ description: '`sha256=<hex HMAC-SHA256 of the raw body>` keyed by CRM_WEBHOOK_SECRET' }),
+  'webhook-id': z.string().max(200).optional().openapi({ description: 'Standard Webhooks message id; also the delivery id' }),
+  'webhook-timestamp': z.string().optional().openapi({ description: 'Standard Webhooks: Unix seconds, within 5 minutes of now' }),
+  'webhook-signature': z.string().optional().openapi({ description: 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`' }),
+  'idempotency-key': z.string().max(200).optional().openapi({ description: 'Delivery id when webhook-id is absent' }),
+});
+
+const security = [
+  '**Signatures.** When CRM_WEBHOOK_SECRET is set, a request must carry either `X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the raw body>`',
+  'or valid Standard Webhooks headers (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`); an absent or wrong',
+  'signature is a 401 and nothing is stored. The HMAC key is the secret\'s UTF-8 bytes, or the decoded bytes of a `whsec_<base64>` secret.',
+  'When the secret is unset, unsigned requests are accepted.',
+  '',
+  '**Delivery ids.** `webhook-id` (else `Idempotency-Key`) identifies a delivery: a repeated id is answered with the first outcome and writes nothing',
+  '(ids of single-lead and batch deliveries are separate). Without an id a request is processed each time (a duplicate email is still refused).',
+  '',
+  '**Fields.** first_name and last_name 1–100 characters (required); email must be an email address (≤ 254); phone ≤ 50; company and title ≤ 200;',
+  'source ≤ 100; source_detail ≤ 500; estimated_value ≤ 50 (kept as a string); notes ≤ 10,000; custom_data any JSON object.',
+  'Emails are unique case-insensitively across leads.',
+].join('\n');
+
+/** Signature check before any parsing of the lead fields, on the raw body the body parser kept. */
+const signed: Middleware = async (ctx, next) => {
+  const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
+  verifyLeadWebhook(raw, ctx.headers, config().crm.webhookSecret);
+  await next();
+};
+
+export function webhookRoutes(): ApiRouter {
+  const router = new ApiRouter();
+  router.koa.use('/api/v1/webhooks/leads', signed);
+  return router
+    .route({
+      method: 'post',
+      path: '/api/v1/webhooks/leads',
+      tags: ['crm webhooks'],
+      summary: 'Create one lead (public webhook)',
+      description: `${security}\n\nA lead whose email already exists is a 409 carrying \`existing_lead_id\`. The answer's \`message\` names the lead.`,
+      auth: 'public',
+      request: { body: leadInput, headers },
+      responses: { 201: { description: 'Lead created', schema: webhookLeadResult } },
+      errors: { 401: 'Signature absent or wrong (when CRM_WEBHOOK_SECRET is set)', 409: 'A lead with this email exists' },
+      handler: ({ body, headers }, ctx) => receiveLead(body, headers['x-source'] ?? null, deliveryIdOf(ctx.headers)),
+    })
+    .route({
+      method: 'post',
+      path: '/api/v1/webhooks/leads/batch',
+      tags: ['crm webhooks'],
+      summary: 'Create leads in a batch (public webhook)',
+      description: [
+        security,
+        '',
+        '**Batches.** At most CRM_BATCH_MAX leads (default 1,000), else 413 (as is a body over BODY_LIMIT). Each lead is validated on its own: invalid leads, leads',
+        'repeating an earlier email of the batch and leads whose email already exists are counted in `failed` and described in',
+        '`errors` as `{index, field, message}` (index in `leads`, field e.g. `first_name` or `email`; several entries per lead possible);',
+        'the others are created. `success` is true when no lead failed. `errors` is null when there are none.',
+        '',
+        '**Queueing.** The batch goes through the `crm` queue and is written by one multi-row statement. The request waits up to',
+        'CRM_BATCH_WAIT_MS (default 15 s) for the outcome and answers 200 with it. Past that bound it answers 202: the batch is accepted',
+        'and will be written; the body has the same fields with `created`/`failed` 0 and empty `lead_ids` (not yet known) plus',
+        '`processing: true` and the `delivery_id` (generated when the request had none); re-sending the same body with that id as',
+        '`webhook-id` or `Idempotency-Key` returns the outcome once written, without writing twice.',
+      ].join('\n'),
+      auth: 'public',
+      request: {
+        body: z.object({
+          leads: z.array(z.unknown()).min(1, 'needs at least one lead').openapi({ type: 'array', items: { $ref: '#/components/schemas/LeadInput' }, description: 'Lead objects, validated one by one' }),
+        }),
+        headers,
+      },
+      responses: {
+        200: { description: 'The batch was processed', schema: batchResult },
+        202: { description: 'Accepted, still processing (past CRM_BATCH_WAIT_MS)', schema: batchResult.extend({ processing: z.literal(true), delivery_id: z.string() }) },
+      },
+      errors: { 401: 'Signature absent or wrong (when CRM_WEBHOOK_SECRET is set)', 413: 'More than CRM_BATCH_MAX leads' },
+      handler: async ({ body, headers }, ctx) => {
+        assertBatchSize(body.leads.length, config().crm.batchMax);
+        const outcome = await submitLeadBatch(body.leads, headers['x-source'] ?? null, deliveryIdOf(ctx.headers));
+        if (outcome.done) return outcome.result;
+        ctx.status = 202;
+        return { success: true, total: body.leads.length, created: 0, failed: 0, lead_ids: [], errors: null, processing: true, delivery_id: outcome.delivery_id };
+      },
+    });
+}

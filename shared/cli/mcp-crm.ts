@@ -1,0 +1,24 @@
+/**
+ * MCP server of the CRM tools over stdio (`npm run -s mcp:crm`), for an assistant's `mcpServers` entry:
+ *   { "command": "npx", "args": ["tsx", "shared/cli/mcp-crm.ts"], "cwd": "<checkout>", "env": { "DATABASE_URL": "postgres://..." } }
+ * or { "command": "npm", "args": ["run", "-s", "mcp:crm"], ... } (-s: npm's own banner would otherwise reach stdout).
+ * stdout carries the protocol only: logs go to stderr.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { config, ConfigError } from '../config.js';
+import { closeDb } from '../db/index.js';
+import { logToStderr, logger } from '../logger.js';
+import { createMcpServer } from '../mcp-server.js';
+
+logToStderr();
+try {
+  config();
+} catch (err) {
+  process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
+  process.exit(1);
+}
+const server = createMcpServer('crm');
+const transport = new StdioServerTransport();
+transport.onclose = () => void closeDb().then(() => process.exit(0));
+await server.connect(transport);
+logger('mcp-crm').info('CRM MCP server on stdio');

@@ -1,0 +1,143 @@
+/**
+ * Public lead webhooks: signature verification, single leads and batches.
+ *
+ * Signatures (only when CRM_WEBHOOK_SECRET is set; otherwise unsigned requests are accepted):
+ * - `X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the raw request body>`, or
+ * - Standard Webhooks: `webhook-id`, `webhook-timestamp` (within 5 minutes) and `webhook-signature`
+ *   (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`).
+ * The key is the secret's UTF-8 bytes, or, for a Standard Webhooks style `whsec_<base64>` secret,
+ * the decoded bytes (for both schemes).
+ *
+ * A delivery id (`webhook-id`, else `Idempotency-Key`) makes a delivery idempotent: a repeated id is
+ * answered with the stored outcome of the first one and nothing is written again.
+ */
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { db } from '../db/index.js';
+import { PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
+import { insertLeads, leadIdsByEmail, type NewLead } from './lead.store.js';
+import { duplicateEmail } from './leads.js';
+import { lockDelivery, recordDelivery } from './webhook-delivery.store.js';
+import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './schemas.js';
+
+type Headers = Record<string, string | string[] | undefined>;
+const header = (headers: Headers, name: string): string | undefined => {
+  const v = headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+function secretKey(secret: string): Buffer {
+  return secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');
+}
+
+/** Throws 401 unless the request is signed by one of the two schemes (no-op without a secret). */
+export function verifyLeadWebhook(rawBody: string, headers: Headers, secret: string): void {
+  if (!secret) return;
+  const key = secretKey(secret);
+  const hmacHeader = header(headers, 'x-webhook-signature');
+  if (hmacHeader !== undefined) {
+    const given = /^sha256=([0-9a-f]{64})$/i.exec(hmacHeader.trim())?.[1]?.toLowerCase();
+    const expected = createHmac('sha256', key).update(rawBody, 'utf8').digest('hex');
+    if (!given || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) {
+      throw new UnauthorizedError('X-Webhook-Signature does not match the request body (expected sha256=<hex HMAC-SHA256 of the raw body>).');
+    }
+    return;
+  }
+  if (header(headers, 'webhook-signature') !== undefined) {
+    try {
+      new Webhook(key, { format: 'raw' }).verify(rawBody, {
+        'webhook-id': header(headers, 'webhook-id') ?? '',
+        'webhook-timestamp': header(headers, 'webhook-timestamp') ?? '',
+        'webhook-signature': header(headers, 'webhook-signature') ?? '',
+      }, { jsonParse: false });
+    } catch (err) {
+      throw new UnauthorizedError(`The Standard Webhooks signature was rejected: ${(err as Error).message}.`);
+    }
+    return;
+  }
+  throw new UnauthorizedError('A signature is required: X-Webhook-Signature or Standard Webhooks headers.');
+}
+
+/** The delivery id of a request: webhook-id, else Idempotency-Key. */
+export function deliveryIdOf(headers: Headers): string | undefined {
+  return header(headers, 'webhook-id') || header(headers, 'idempotency-key') || undefined;
+}
+
+/** 413 when a batch has more leads than CRM_BATCH_MAX. */
+export function assertBatchSize(count: number, max: number): void {
+  if (count > max) throw new PayloadTooLargeError(`A batch holds at most ${max} leads; this one has ${count}.`, [], { max_batch_size: max });
+}
+
+const withSource = <T extends { source?: string }>(lead: T, source: string | null): T => (source ? { ...lead, source } : lead);
+
+/** Creates one lead from the webhook (409 naming the existing lead on a duplicate email). */
+export async function receiveLead(body: unknown, source: string | null, deliveryId?: string): Promise<WebhookLeadResult> {
+  const parsed = leadInput.safeParse(body);
+  if (!parsed.success) {
+    const errors = fieldErrors('body', parsed.error.issues);
+    throw new ValidationError(`The lead is invalid: ${errors.map((e) => e.path).join(', ')}.`, errors);
+  }
+  const lead: NewLead = { ...withSource(parsed.data, source), id: randomUUID() };
+  const result: WebhookLeadResult = { success: true, lead_id: lead.id, message: `Lead created: ${lead.first_name} ${lead.last_name}` };
+  return db().transaction(async (trx) => {
+    const earlier = deliveryId ? await lockDelivery<WebhookLeadResult>('lead', deliveryId, trx) : undefined;
+    if (earlier) return earlier;
+    const inserted = await insertLeads([lead], trx);
+    if (!inserted.has(lead.id)) throw await duplicateEmail(lead.email!, trx);
+    if (deliveryId) await recordDelivery(deliveryId, 'lead', result, trx);
+    return result;
+  });
+}
+
+/**
+ * Writes a batch (the crm.ingest-lead-batch job): each lead is validated on its own, duplicates of
+ * an earlier lead in the batch or of an existing lead (email, case-insensitive) are reported, the
+ * rest is written by one multi-row statement, and the outcome is stored under the delivery id in the
+ * same transaction, so a retried or repeated delivery returns that outcome and writes nothing.
+ */
+export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
+  const errors: BatchError[] = [];
+  const candidates: Array<{ index: number; lead: NewLead }> = [];
+  const seen = new Map<string, number>();
+  job.leads.forEach((raw, index) => {
+    const parsed = leadInput.safeParse(raw);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) errors.push({ index, field: issue.path.map(String).join('.') || 'lead', message: issue.message });
+      return;
+    }
+    const email = parsed.data.email?.toLowerCase();
+    if (email !== undefined) {
+      const first = seen.get(email);
+      if (first !== undefined) {
+        errors.push({ index, field: 'email', message: `duplicate of the lead at index ${first} in this batch` });
+        return;
+      }
+      seen.set(email, index);
+    }
+    candidates.push({ index, lead: { ...withSource(parsed.data, job.source), id: randomUUID() } });
+  });
+
+  return db().transaction(async (trx) => {
+    const earlier = await lockDelivery<BatchResult>('lead_batch', job.delivery_id, trx);
+    if (earlier) return earlier;
+    const inserted = await insertLeads(candidates.map((c) => c.lead), trx);
+    const skipped = candidates.filter((c) => !inserted.has(c.lead.id));
+    const existing = await leadIdsByEmail(skipped.map((c) => c.lead.email!), trx);
+    for (const { index, lead } of skipped) {
+      errors.push({ index, field: 'email', message: `a lead with this email already exists (${existing.get(lead.email!.toLowerCase()) ?? 'unknown id'})` });
+    }
+    errors.sort((a, b) => a.index - b.index);
+    const created = candidates.filter((c) => inserted.has(c.lead.id));
+    const failed = new Set(errors.map((e) => e.index)).size;
+    const result: BatchResult = {
+      success: failed === 0,
+      total: job.leads.length,
+      created: created.length,
+      failed,
+      lead_ids: created.map((c) => c.lead.id),
+      errors: errors.length ? errors : null,
+    };
+    await recordDelivery(job.delivery_id, 'lead_batch', result, trx);
+    return result;
+  });
+}

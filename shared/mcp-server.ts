@@ -1,0 +1,37 @@
+/**
+ * An MCP server (official @modelcontextprotocol/sdk) exposing every tool of the registry. The
+ * low-level Server is used on purpose: tools are already declared once, with their JSON Schemas
+ * (toolJsonSchema) and validation (executeTool), so the server only lists and dispatches them.
+ * Tool failures (bad input naming the field, unknown ids, invalid moves) are tool results with
+ * isError, as MCP expects, so the model can read and correct them.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AppError } from './errors.js';
+import { loadToolCatalog } from './tool-catalog.js';
+import { executeTool, getTool, listTools, toolJsonSchema } from './tools.js';
+
+/** A new MCP server over the registry (optionally only one executor type's tools). */
+export function createMcpServer(executor?: string): Server {
+  loadToolCatalog();
+  const server = new Server({ name: executor ? `switchboard-${executor}` : 'switchboard', version: '1.0.0' }, { capabilities: { tools: {} } });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: listTools(executor).map((t) => ({ name: t.name, description: t.description, inputSchema: toolJsonSchema(t) as { type: 'object' } })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const tool = getTool(request.params.name);
+    if (!tool || (executor && tool.executor !== executor)) {
+      return { isError: true, content: [{ type: 'text', text: `Unknown tool ${request.params.name}.` }] };
+    }
+    try {
+      const result = await executeTool(tool, request.params.arguments ?? {});
+      return { content: [{ type: 'text', text: JSON.stringify(result ?? null) }] };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: err.message, errors: err.errors, ...err.extensions }) }] };
+    }
+  });
+  return server;
+}
