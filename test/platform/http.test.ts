@@ -3,6 +3,7 @@ import { ApiRouter } from '../../api/routing.js';
 import { z } from '../../shared/zod.js';
 import { ConflictError } from '../../shared/errors.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
+import { sessionLanes } from '../../shared/queues.js';
 
 // A router that exercises the conventions the domains rely on.
 const probe = new ApiRouter().route({
@@ -131,6 +132,6 @@ describe('queue dashboard', () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/<html/i);
     const queues = await (await api.request('/admin/queues/api/queues', { headers: admin })).json();
-    expect(queues.queues.map((q: { name: string }) => q.name).sort()).toEqual(['chatapp', 'crm', 'discovery', 'sessions', 'sre']);
+    expect(queues.queues.map((q: { name: string }) => q.name).sort()).toEqual(['chatapp', 'crm', 'discovery', 'sessions', 'sre', ...sessionLanes].sort());
   });
 });
