@@ -50,7 +50,7 @@ const laneNames = <const P extends string>(prefix: P, count: number) => Array.fr
  * dropped at once: every event has a fresh id and its handler is idempotent, and the hot path
  * saves the retention bookkeeping.
  */
-export const sessionLanes = laneNames('sessions-lane', 16);
+export const sessionLanes = laneNames('sessions-lane', 64);
 const sessionLane: QueueDefinition = {
   concurrency: 1,
   globalConcurrency: 1,

@@ -99,6 +99,13 @@ async function main() {
     children.push(apiChild);
     const url = /"url":"([^"]+)"/.exec(line)![1]!;
     const { child: workerChild } = await startRole('workers/main.ts', env, /workers running/);
+    const metricsText = async (u: string) => (await fetch(u)).text();
+    /** Mean of a Prometheus histogram over the series whose labels contain `match`. */
+    const histogramMean = (text: string, name: string, match: string) => {
+      const pick = (suffix: string) =>
+        text.split('\n').filter((l) => l.startsWith(`${name}_${suffix}{`) && l.includes(match)).reduce((a, l) => a + Number(l.split(' ').pop()), 0);
+      return (pick('sum') / pick('count')) * 1000;
+    };
     children.push(workerChild);
     const call = async (path: string, body?: unknown) => {
       const res = await fetch(url + path, {
@@ -176,6 +183,9 @@ async function main() {
     const elapsed = (now() - t0) / 1000;
     const api = rssMb(apiChild.pid!);
     const benchCpu = process.cpuUsage(cpuBefore.bench);
+    // The worker's metrics port is random (WORKER_METRICS_PORT=0); ask the process which one it listens on.
+    const apiMetrics = await metricsText(`${url}/metrics`);
+    const postMean = histogramMean(apiMetrics, 'http_request_duration_seconds', 'route="/api/sessions/:session_id/messages"');
     const cpu = {
       api: cpuSeconds(apiChild.pid!) - cpuBefore.api,
       workers: cpuSeconds(workerChild.pid!) - cpuBefore.workers,
@@ -225,6 +235,7 @@ async function main() {
     console.log(`  lost                      ${ours.lost}   duplicates ${duplicates}   own-channel deliveries ${foreign}   POST non-2xx ${rejected}   202s ${accepted202}   max schedule lag ${fmt(load.lateMs)} ms`);
     postLatencies.sort((a, b) => a - b);
     console.log(`  POST round trip           p50 ${fmt(percentile(postLatencies, 50))} ms   p99 ${fmt(percentile(postLatencies, 99))} ms (answers after persist + publish)`);
+    console.log(`  API mean time in POST handler ${fmt(postMean)} ms`);
     console.log(`  CPU during the run        API ${fmt(cpu.api)} s, workers ${fmt(cpu.workers)} s, load generator + SSE clients ${fmt(cpu.bench)} s (${fmt(((cpu.api + cpu.workers) * 1000) / TOTAL)} ms of API+worker CPU per message)`);
     console.log(`  API process RSS           ${fmt(api.rss)} MB (peak ${fmt(api.peak)} MB)`);
     console.log(`baseline (insert + PUBLISH, no HTTP, no queue), same rate and count`);
