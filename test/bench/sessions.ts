@@ -9,6 +9,7 @@
  * followed by a Redis PUBLISH (no HTTP, no queue) at the same rate, received by one subscriber.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -107,14 +108,28 @@ async function main() {
       return (pick('sum') / pick('count')) * 1000;
     };
     children.push(workerChild);
-    const call = async (path: string, body?: unknown) => {
-      const res = await fetch(url + path, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
+    // Plain node:http with a keep-alive agent for the publishing side (the SSE clients use fetch via eventsource).
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+    const call = (path: string, body?: unknown) =>
+      new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const req = http.request(
+          url + path,
+          {
+            agent,
+            method: body === undefined ? 'GET' : 'POST',
+            headers: { 'X-API-Key': API_KEY, ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}) },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (d) => (text += d));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
       });
-      return { status: res.status, body: (await res.json()) as any };
-    };
 
     // 250 users, each with a session and one interaction per channel.
     const sessions: Array<{ id: string; interactions: Record<string, string> }> = [];
@@ -160,6 +175,7 @@ async function main() {
 
     const postLatencies: number[] = [];
     let rejected = 0;
+    const acceptedMessages: Array<{ k: number; channel: string }> = [];
     let accepted202 = 0;
     const t0 = now();
     const cpuBefore = { api: cpuSeconds(apiChild.pid!), workers: cpuSeconds(workerChild.pid!), bench: process.cpuUsage() };
@@ -177,9 +193,12 @@ async function main() {
       postLatencies.push(now() - postStart);
       if (res.status === 202) accepted202++;
       else if (res.status !== 200) rejected++;
+      if (res.status === 200 || res.status === 202) acceptedMessages.push({ k: i, channel });
     });
     const expected = TOTAL * (CHANNELS.length - 1);
-    for (let waited = 0; seen.size < expected && waited < 15_000; waited += 100) await sleep(100);
+    const expectedAccepted = acceptedMessages.length * (CHANNELS.length - 1);
+    for (let waited = 0; seen.size < expectedAccepted && waited < 30_000; waited += 100) await sleep(100);
+    const lostAccepted = acceptedMessages.reduce((n, m) => n + CHANNELS.filter((c) => c !== m.channel && !seen.has(`${m.k}:${c}`)).length, 0);
     const elapsed = (now() - t0) / 1000;
     const api = rssMb(apiChild.pid!);
     const benchCpu = process.cpuUsage(cpuBefore.bench);
@@ -232,10 +251,12 @@ async function main() {
     console.log(`sessions bench: ${sources.length} SSE subscribers over ${SESSIONS} sessions, ${RATE} msg/s open loop for ${SECONDS} s (${TOTAL} messages, ${expected} expected deliveries)`);
     console.log(`  publish→delivery latency  p50 ${fmt(ours.p50)} ms   p95 ${fmt(ours.p95)} ms   p99 ${fmt(ours.p99)} ms`);
     console.log(`  delivered events/s        ${fmt(ours.perSecond)} (${ours.delivered} deliveries, ${fmt(messagesPerSecond)} messages/s)`);
-    console.log(`  lost                      ${ours.lost}   duplicates ${duplicates}   own-channel deliveries ${foreign}   POST non-2xx ${rejected}   202s ${accepted202}   max schedule lag ${fmt(load.lateMs)} ms`);
+    console.log(`  lost                      ${ours.lost} of ${expected} deliveries; of messages the API accepted (200/202): ${lostAccepted} lost`);
+    console.log(`                            duplicates ${duplicates}   own-channel deliveries ${foreign}   POST non-2xx ${rejected}   202s ${accepted202}   max schedule lag ${fmt(load.lateMs)} ms`);
     postLatencies.sort((a, b) => a - b);
     console.log(`  POST round trip           p50 ${fmt(percentile(postLatencies, 50))} ms   p99 ${fmt(percentile(postLatencies, 99))} ms (answers after persist + publish)`);
-    console.log(`  API mean time in POST handler ${fmt(postMean)} ms`);
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(apiMetrics)?.[1] ?? NaN) * 1000;
+    console.log(`  API mean time in POST handler ${fmt(postMean)} ms; API event-loop delay p99 ${fmt(gauge('nodejs_eventloop_lag_p99_seconds'))} ms, max ${fmt(gauge('nodejs_eventloop_lag_max_seconds'))} ms`);
     console.log(`  CPU during the run        API ${fmt(cpu.api)} s, workers ${fmt(cpu.workers)} s, load generator + SSE clients ${fmt(cpu.bench)} s (${fmt(((cpu.api + cpu.workers) * 1000) / TOTAL)} ms of API+worker CPU per message)`);
     console.log(`  API process RSS           ${fmt(api.rss)} MB (peak ${fmt(api.peak)} MB)`);
     console.log(`baseline (insert + PUBLISH, no HTTP, no queue), same rate and count`);
