@@ -49,14 +49,16 @@ const laneNames = <const P extends string>(prefix: P, count: number) => Array.fr
 
 /**
  * Session event lanes: every event of one session goes through one lane, one job at a time across
- * all worker processes, so the stream keeps the order in which the API accepted the events.
- * Completed jobs are kept briefly (their ids deduplicate re-enqueues of the same event).
+ * all worker processes, so the stream keeps the order in which the API accepted the events. Each
+ * job is a few round trips, so lanes are many (parallel across sessions). Completed jobs are
+ * dropped at once: every event has a fresh id and its handler is idempotent, and the hot path
+ * saves the retention bookkeeping.
  */
-export const sessionLanes = laneNames('sessions-lane', 8);
+export const sessionLanes = laneNames('sessions-lane', 64);
 const sessionLane: QueueDefinition = {
   concurrency: 1,
   globalConcurrency: 1,
-  jobOptions: { attempts: 8, backoff: { type: 'exponential', delay: 50 }, removeOnComplete: { age: 3600, count: 20_000 }, removeOnFail: retention.removeOnFail },
+  jobOptions: { attempts: 8, backoff: { type: 'exponential', delay: 50 }, removeOnComplete: true, removeOnFail: retention.removeOnFail },
 };
 
 /** A stable lane index of a key (FNV-1a), so one key always maps to the same lane. */

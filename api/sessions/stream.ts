@@ -23,10 +23,17 @@ const replayPage = 500;
 const openStreams = new client.Gauge({ name: 'session_sse_streams', help: 'Open session SSE streams in this process', registers: [metricsRegistry] });
 const slowDisconnects = new client.Counter({ name: 'session_sse_slow_disconnects_total', help: 'SSE subscribers cut off for not keeping up', registers: [metricsRegistry] });
 
-/** The SSE frame of an event (the envelope without stream bookkeeping). */
+const frames = new WeakMap<BusEvent, string>();
+
+/** The SSE frame of an event (the envelope without stream bookkeeping), built once per event for all its subscribers. */
 export function sseFrame(event: BusEvent): string {
-  const envelope = { event_type: event.event_type, session_id: event.session_id, channel: event.channel, data: event.data };
-  return `id: ${event.sequence}\ndata: ${JSON.stringify(envelope)}\n\n`;
+  let frame = frames.get(event);
+  if (frame === undefined) {
+    const envelope = { event_type: event.event_type, session_id: event.session_id, channel: event.channel, data: event.data };
+    frame = `id: ${event.sequence}\ndata: ${JSON.stringify(envelope)}\n\n`;
+    frames.set(event, frame);
+  }
+  return frame;
 }
 
 /** Takes over the response of `ctx` and streams the session's events to it until either side ends. */

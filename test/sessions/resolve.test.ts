@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '../../shared/db/index.js';
 import { expireSessions } from '../../shared/sessions/resolve.js';
+import { schedules } from '../../workers/schedules.js';
+import { tick } from '../../workers/scheduler.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { expectFieldError, json, newUser } from './helpers.js';
 
@@ -109,6 +111,17 @@ describe('resolving a session', () => {
     expect(row.closed_at).not.toBeNull();
     const audit = await db()('session_events').where({ session_id: expired.session_id, event_type: 'session_expired' });
     expect(audit).toHaveLength(1);
+  });
+
+  it('the scheduled tick enqueues the expiry job and a worker closes the expired sessions', async () => {
+    const schedule = schedules().find((s) => s.job === 'sessions.expire');
+    expect(schedule).toMatchObject({ cron: '* * * * *', enabled: true });
+    const userId = await newUser(api);
+    const s = await json(await resolve(userId, '5 minutes'), 200);
+    await db()('sessions').where({ session_id: s.session_id }).update({ last_activity: db().raw(`now() - interval '6 minutes'`) });
+    await tick(schedule!);
+    for (let i = 0; i < 100 && (await db()('sessions').where({ session_id: s.session_id }).first()).status !== 'closed'; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await db()('sessions').where({ session_id: s.session_id }).first()).status).toBe('closed');
   });
 
   it('sessions are removed with their user', async () => {
