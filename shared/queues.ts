@@ -200,6 +200,9 @@ export function queue(name: string, reg: Registry = registry): Queue {
     q = new Queue(name, { connection: bullConnection(), prefix: config().queues.prefix, defaultJobOptions: def.jobOptions });
     // Connection errors are retried by ioredis; log them instead of letting them surface as unhandled events.
     q.on('error', (err) => logger('queues').warn({ queue: name, err: err.message }, 'queue connection error'));
+    // Each request waiting on a job (Job.waitUntilFinished) listens for the queue closing until its job
+    // ends; many at once is normal load, not a leak.
+    q.setMaxListeners(0);
     open.set(name, q);
   }
   return q;
