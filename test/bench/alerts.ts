@@ -11,9 +11,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
-import { Redis } from 'ioredis';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { spawnRole, stopChildren } from '../../shared/cli/roles.js';
+import { deleteKeysWithPrefix } from '../helpers/redis-keys.js';
 
 const rate = Number(process.env.BENCH_RATE ?? 250);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -183,12 +183,5 @@ try {
   await closeQueues();
   await closeDb();
   await dropDatabase(database);
-  const redis = new Redis({ host: process.env.BUS_HOST ?? '127.0.0.1', port: Number(process.env.BUS_PORT ?? 6379), password: process.env.BUS_PASSWORD || undefined });
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== '0');
-  redis.disconnect();
+  await deleteKeysWithPrefix(prefix);
 }

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Redis } from 'ioredis';
+import { deleteKeysWithPrefix } from '../helpers/redis-keys.js';
 
 const TOTAL = Number(process.env.BENCH_LEADS ?? 100_000);
 const BATCH = 1_000;
@@ -155,12 +155,5 @@ try {
   await closeDb();
   await dropDatabase(webhookDb);
   await dropDatabase(baselineDb);
-  const redis = new Redis({ host: process.env.BUS_HOST ?? '127.0.0.1', port: Number(process.env.BUS_PORT ?? 6379), password: process.env.BUS_PASSWORD || undefined });
-  let cursor = '0';
-  do {
-    const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = nextCursor;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== '0');
-  redis.disconnect();
+  await deleteKeysWithPrefix(prefix);
 }

@@ -17,6 +17,7 @@ import { EventSource } from 'eventsource';
 import { Redis } from 'ioredis';
 import knexFactory from 'knex';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
+import { deleteKeysWithPrefix, redisAddress } from '../helpers/redis-keys.js';
 
 const SESSIONS = 250;
 const CHANNELS = ['voice', 'chat', 'sms', 'slack'] as const;
@@ -273,14 +274,7 @@ async function main() {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
     await dropDatabase(database);
-    const cleaner = new Redis({ host: env.BUS_HOST ?? '127.0.0.1', port: Number(env.BUS_PORT ?? 6379), password: env.BUS_PASSWORD || undefined });
-    let cursor = '0';
-    do {
-      const [next, keys] = await cleaner.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await cleaner.unlink(...keys);
-    } while (cursor !== '0');
-    cleaner.disconnect();
+    await deleteKeysWithPrefix(prefix, redisAddress(env));
   }
 }
 

@@ -5,13 +5,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, inject } from 'vitest';
-import { Redis } from 'ioredis';
 import { cloneTemplate, dropDatabase, serverUrl } from './databases.js';
+import { deleteKeysWithPrefix, redisAddress } from './redis-keys.js';
 
 const database = await cloneTemplate(inject('templateDatabase'));
 const prefix = `sbtest-${randomBytes(5).toString('hex')}`;
 // Captured now: a test may repoint BUS_* at a Redis of its own.
-const redisAt = { host: process.env.BUS_HOST ?? '127.0.0.1', port: Number(process.env.BUS_PORT ?? 6379), password: process.env.BUS_PASSWORD || undefined };
+const redisAt = redisAddress();
 process.env.DATABASE_URL = serverUrl(database);
 process.env.QUEUE_PREFIX = prefix;
 process.env.NODE_ENV = 'test';
@@ -26,12 +26,5 @@ afterAll(async () => {
   await closeQueues();
   await closeDb();
   await dropDatabase(database);
-  const redis = new Redis(redisAt);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== '0');
-  redis.disconnect();
+  await deleteKeysWithPrefix(prefix, redisAt);
 });
