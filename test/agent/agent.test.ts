@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from '../../shared/zod.js';
 import { registerTools, defineTool } from '../../shared/tools.js';
 import { runAgent, type AgentEventType } from '../../shared/agent/agent.js';
-import { startFakeLlm, type ChatRequest } from '../helpers/fake-llm.js';
+import { startFakeLlm, type ChatRequest } from '../helpers/local-llm-server.js';
 
 // A model that calls tools until it sees their results, then answers from them.
 const llm = await startFakeLlm((req: ChatRequest) => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startFakeTwilio } from '../helpers/fake-twilio.js';
+import { startFakeTwilio } from '../helpers/local-twilio-server.js';
 import { configureChatapp, eventually, freshPhone, testAccountSid, testFromNumber } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { setConsent } from '../../shared/sessions/consents.store.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startFakeTwilio } from '../helpers/fake-twilio.js';
+import { startFakeTwilio } from '../helpers/local-twilio-server.js';
 import { configureChatapp, eventually, freshPhone, postWebhook, testAuthToken, whatsappParams } from '../helpers/chatapp.js';
 import { twilioSignature } from '../../shared/clients/twilio.js';
 import { createUser } from '../../shared/sessions/users.store.js';

@@ -7,7 +7,7 @@ import {
   twilioSignature,
   validTwilioSignature,
 } from '../../shared/clients/twilio.js';
-import { startFakeTwilio } from '../helpers/fake-twilio.js';
+import { startFakeTwilio } from '../helpers/local-twilio-server.js';
 
 const twilio = await startFakeTwilio();
 const accountSid = 'AC' + '0'.repeat(31) + '1';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from '../../shared/zod.js';
 import { defineTool, registerTools } from '../../shared/tools.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startFakeLlm } from '../helpers/fake-llm.js';
+import { startFakeLlm } from '../helpers/local-llm-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { freshPhone } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startFakeTwilio } from '../helpers/fake-twilio.js';
-import { startFakeLlm } from '../helpers/fake-llm.js';
+import { startFakeTwilio } from '../helpers/local-twilio-server.js';
+import { startFakeLlm } from '../helpers/local-llm-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { configureChatapp, eventually, freshPhone, messageSid, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../shared/agent/agent.js';
 import { db } from '../../shared/db/index.js';
-import { startFakeLlm, type ChatRequest } from '../helpers/fake-llm.js';
+import { startFakeLlm, type ChatRequest } from '../helpers/local-llm-server.js';
 
 // A model that creates a lead with the CRM tool, then answers with the id it got back.
 const llm = await startFakeLlm((req: ChatRequest) => {
