@@ -79,6 +79,25 @@ describe('fingerprint', () => {
     expect(alertFingerprint({ ab: 'c' })).not.toBe(alertFingerprint({ a: 'bc' }));
     expect(alertFingerprint({ b: '1', a: '2' })).toBe(alertFingerprint({ a: '2', b: '1' }));
   });
+
+  it('equals plain 64-bit FNV-1a over the UTF-8 bytes, non-ASCII values included', () => {
+    // The textbook definition with BigInt, as the oracle for the limb arithmetic.
+    const reference = (labels: Record<string, string>) => {
+      let h = 0xcbf29ce484222325n;
+      for (const name of Object.keys(labels).sort()) {
+        for (const b of [...new TextEncoder().encode(name), 0xff, ...new TextEncoder().encode(labels[name]!), 0xff]) {
+          h = ((h ^ BigInt(b)) * 0x100000001b3n) & 0xffffffffffffffffn;
+        }
+      }
+      return h.toString(16).padStart(16, '0');
+    };
+    const cases = [
+      { alertname: 'DiskFull', device: '/dev/sda1', mountpoint: '/données', team: 'équipe-☁' },
+      { alertname: 'x'.repeat(300), instance: '10.0.0.1:9100' },
+      { z: '', a: '日本語', m: '\u0000\u00ff' },
+    ];
+    for (const labels of cases) expect(alertFingerprint(labels)).toBe(reference(labels));
+  });
 });
 
 describe('webhooks', () => {
