@@ -91,7 +91,7 @@ describe('fingerprint', () => {
       }
       return h.toString(16).padStart(16, '0');
     };
-    const cases = [
+    const cases: Array<Record<string, string>> = [
       { alertname: 'DiskFull', device: '/dev/sda1', mountpoint: '/données', team: 'équipe-☁' },
       { alertname: 'x'.repeat(300), instance: '10.0.0.1:9100' },
       { z: '', a: '日本語', m: '\u0000\u00ff' },
