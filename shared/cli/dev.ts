@@ -86,6 +86,8 @@ async function main() {
   console.log(applied.length ? `applied ${applied.length} migration(s)` : 'migrations current');
 
   const children = [spawnRole('api/main', env), spawnRole('workers/main', env)];
+  // Should this process die before stopping them, the roles go down with it.
+  process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
   const base = `http://127.0.0.1:${cfg.http.port}`;
   console.log(
     [
