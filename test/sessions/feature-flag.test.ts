@@ -39,5 +39,9 @@ describe('SERVICE_SESSION_SYSTEM=false', () => {
 
   it('other routes are unaffected', async () => {
     expect((await api.request('/healthz')).status).toBe(200);
+    // Routers mounted after the session ones (CRM, SRE) must not inherit the session gate.
+    for (const path of ['/api/v1/leads', '/api/v1/cmdb/entities', '/api/v1/alerts', '/api/v1/tools']) {
+      expect((await api.request(path)).status, path).toBe(200);
+    }
   });
 });
