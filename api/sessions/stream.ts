@@ -41,7 +41,9 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
   const res = ctx.res;
   const socket = ctx.req.socket;
   let last = lastEventId ?? 0;
-  let held: BusEvent[] | null = lastEventId !== undefined ? [] : null;
+  // Events are held until the headers are out (and any replay is done): one arriving earlier
+  // would otherwise be written with Koa's default status.
+  let held: BusEvent[] | null = [];
   let ended = false;
 
   const end = () => {
@@ -101,7 +103,7 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
   // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
   res.write('retry: 1000\n\n');
 
-  if (held) {
+  if (lastEventId !== undefined) {
     try {
       for (;;) {
         const page = await streamEventsAfter(sessionId, last, replayPage);
@@ -113,8 +115,8 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
       end();
       return;
     }
-    const pending = held;
-    held = null;
-    for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
   }
+  const pending = held ?? [];
+  held = null;
+  for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
 }
