@@ -2,10 +2,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from '../../shared/zod.js';
 import { registerTools, defineTool } from '../../shared/tools.js';
 import { runAgent, type AgentEventType } from '../../shared/agent/agent.js';
-import { startFakeLlm, type ChatRequest } from '../helpers/local-llm-server.js';
+import { startLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
 
 // A model that calls tools until it sees their results, then answers from them.
-const llm = await startFakeLlm((req: ChatRequest) => {
+const llm = await startLocalLlm((req: ChatRequest) => {
   const toolMessages = req.body.messages.filter((m) => m.role === 'tool');
   if (toolMessages.length === 0) {
     return {
@@ -93,7 +93,7 @@ describe('agent tool loop over the openai client', () => {
   it('a model failure is an error of the turn (the job retries), and TYPING still ends', async () => {
     const events: string[] = [];
     // An endpoint that no longer answers (the client is configured once, so it is pointed there for this test).
-    const broken = await startFakeLlm(() => ({ content: 'never' }));
+    const broken = await startLocalLlm(() => ({ content: 'never' }));
     await broken.close();
     const { default: OpenAI } = await import('openai');
     const { llmClient } = await import('../../shared/clients/llm.js');

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
-import { changedRows, fakeDocker, fakeTraefik, rowVersions } from '../sre/discovery-fakes.js';
+import { changedRows, dockerApiServer, traefikApiServer, rowVersions } from '../sre/discovery-servers.js';
 import type { ContainerSummary } from '../../shared/clients/docker.js';
 
 const CONTAINERS = 5000;
@@ -49,8 +49,8 @@ const targets = Array.from({ length: TARGETS }, (_, i) => {
 });
 
 async function main() {
-  const dockerApi = await fakeDocker({ containers });
-  const traefikApi = await fakeTraefik({ routers, services });
+  const dockerApi = await dockerApiServer({ containers });
+  const traefikApi = await traefikApiServer({ routers, services });
   const prom = http.createServer((req, res) => {
     // Scrape times differ on every call, as they do in Prometheus; discovery must ignore them.
     const body = { status: 'success', data: { activeTargets: targets.map((t) => ({ ...t, lastScrape: new Date().toISOString(), lastScrapeDuration: Math.random() / 100 })), droppedTargets: [] } };

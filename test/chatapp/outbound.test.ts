@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startFakeTwilio } from '../helpers/local-twilio-server.js';
+import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { configureChatapp, eventually, freshPhone, testAccountSid, testFromNumber } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { setConsent } from '../../shared/sessions/consents.store.js';
@@ -8,7 +8,7 @@ import { extendWindow } from '../../shared/chatapp/window.store.js';
 import { db } from '../../shared/db/index.js';
 import type { ChatappMessage } from '../../shared/chatapp/schemas.js';
 
-const twilio = await startFakeTwilio();
+const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
 afterAll(() => twilio.close());
 

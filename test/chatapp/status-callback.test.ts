@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startFakeTwilio } from '../helpers/local-twilio-server.js';
+import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { configureChatapp, eventually, freshPhone, postWebhook, testAuthToken, whatsappParams } from '../helpers/chatapp.js';
 import { twilioSignature } from '../../shared/clients/twilio.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';
 import type { ChatappMessage } from '../../shared/chatapp/schemas.js';
 
-const twilio = await startFakeTwilio();
+const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
 // The public address the provider calls (a proxy in front of us): signatures are over it, not over our local address.
 process.env.CHATAPP_PUBLIC_URL = 'https://hooks.example.com/chatapp/webhook';

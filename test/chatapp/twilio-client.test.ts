@@ -7,9 +7,9 @@ import {
   twilioSignature,
   validTwilioSignature,
 } from '../../shared/clients/twilio.js';
-import { startFakeTwilio } from '../helpers/local-twilio-server.js';
+import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 
-const twilio = await startFakeTwilio();
+const twilio = await startLocalTwilio();
 const accountSid = 'AC' + '0'.repeat(31) + '1';
 process.env.CHATAPP_ACCOUNT_SID = accountSid;
 process.env.CHATAPP_AUTH_TOKEN = 'auth-token-1';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from '../../shared/zod.js';
 import { defineTool, registerTools } from '../../shared/tools.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startFakeLlm } from '../helpers/local-llm-server.js';
+import { startLocalLlm } from '../helpers/local-llm-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { freshPhone } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';
@@ -10,7 +10,7 @@ import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/publish.js';
 
 // A model that looks up the order the user names, then answers from the tool result.
-const llm = await startFakeLlm((req) => {
+const llm = await startLocalLlm((req) => {
   const tool = req.body.messages.find((m) => m.role === 'tool');
   if (!tool) return { tool_calls: [{ id: 'call_1', name: 'test_order_status', arguments: JSON.stringify({ order: 'A-17' }) }] };
   return { content: `Order A-17 is ${JSON.parse(tool.content!).status}.` };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startFakeTwilio } from '../helpers/local-twilio-server.js';
-import { startFakeLlm } from '../helpers/local-llm-server.js';
+import { startLocalTwilio } from '../helpers/local-twilio-server.js';
+import { startLocalLlm } from '../helpers/local-llm-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { configureChatapp, eventually, freshPhone, messageSid, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';
@@ -12,10 +12,10 @@ import { insertInboundOnce } from '../../shared/chatapp/messages.store.js';
 import { recordReply } from '../../shared/chatapp/outbound.js';
 import { db } from '../../shared/db/index.js';
 
-const twilio = await startFakeTwilio();
+const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
 // The model echoes the latest user message and counts what it saw from other channels.
-const llm = await startFakeLlm((req) => {
+const llm = await startLocalLlm((req) => {
   const messages = req.body.messages;
   const updates = messages.filter((m) => m.content?.startsWith('[Real-time update from')).length;
   return { content: `You said: ${messages.at(-1)!.content} (updates seen: ${updates})` };

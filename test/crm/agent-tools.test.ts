@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../shared/agent/agent.js';
 import { db } from '../../shared/db/index.js';
-import { startFakeLlm, type ChatRequest } from '../helpers/local-llm-server.js';
+import { startLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
 
 // A model that creates a lead with the CRM tool, then answers with the id it got back.
-const llm = await startFakeLlm((req: ChatRequest) => {
+const llm = await startLocalLlm((req: ChatRequest) => {
   const result = req.body.messages.find((m) => m.role === 'tool');
   if (!result) {
     return { tool_calls: [{ id: 'call_lead', name: 'crm_create_lead', arguments: JSON.stringify({ first_name: 'Agent', last_name: 'Made', company: 'Chat Co', source: 'conversation' }) }] };

@@ -12,12 +12,14 @@ export interface ChatRequest {
     model: string;
     messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string }>;
     tools?: Array<{ type: string; function: { name: string; description?: string; parameters: Record<string, unknown> } }>;
+    response_format?: { type: string };
   };
 }
 
-export type FakeAnswer = { content: string } | { tool_calls: Array<{ id: string; name: string; arguments: string }> };
+export type LlmAnswer = { content: string } | { tool_calls: Array<{ id: string; name: string; arguments: string }> };
 
-export async function startFakeLlm(answer: (req: ChatRequest) => FakeAnswer) {
+/** Starts the server; `answer` gives the model's reply to each request. */
+export async function startLocalLlm(answer: (req: ChatRequest) => LlmAnswer) {
   const requests: ChatRequest[] = [];
   const server = createServer((req, res) => {
     let raw = '';

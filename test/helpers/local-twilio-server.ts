@@ -17,7 +17,7 @@ export interface ReceivedMessage {
 
 const sid = (prefix: string) => prefix + randomBytes(16).toString('hex');
 
-export async function startFakeTwilio() {
+export async function startLocalTwilio() {
   const messages: ReceivedMessage[] = [];
   const contents: Array<{ auth: { user: string; password: string }; body: Record<string, unknown>; sid: string }> = [];
   const failures: Array<{ status: number; code: number; message: string }> = [];

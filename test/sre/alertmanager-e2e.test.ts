@@ -1,23 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { alertFingerprint } from '../../shared/sre/alerts/fingerprint.js';
 import { waitFor } from './alerting-helpers.js';
+import { freePort } from '../helpers/ports.js';
 
 // The real Alertmanager (Debian package prometheus-alertmanager), its webhook receiver pointing at the API.
 process.env.ALERT_WEBHOOK_TOKEN = 'e2e-token';
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 let api: Platform;
 let am: ChildProcess;

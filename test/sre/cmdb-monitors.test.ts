@@ -1,48 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import http from 'node:http';
 import path from 'node:path';
 import { readFile, stat } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { freePort, metricsEndpoint, startPrometheus, until, waitForScrapes } from './discovery-fakes.js';
+import { metricsEndpoint, startPrometheus, until, waitForScrapes } from './discovery-servers.js';
+import { freePort } from '../helpers/ports.js';
+import { startLocalLlm } from '../helpers/local-llm-server.js';
 
 const metrics = await metricsEndpoint();
 const closedPort = await freePort();
 const prometheus = await startPrometheus({ app: [`127.0.0.1:${metrics.port}`], node: [`127.0.0.1:${closedPort}`] });
 
-// A language model endpoint speaking the chat-completions wire format.
-const chatRequests: Array<{ model: string; messages: Array<{ role: string; content: string }>; response_format?: { type: string } }> = [];
+// A language model endpoint speaking the chat-completions wire format, always proposing these rules.
 const proposals = [
   { alert: 'SlowScrape', expr: 'scrape_duration_seconds{job="app"} > 0.5', for: '5m', labels: { severity: 'warning' }, annotations: { summary: 'Scrapes of app are slow' }, rationale: 'slow exporters time out' },
   { alert: 'BrokenQuery', expr: 'sum(rate(up[5m]) by', labels: { severity: 'warning' } },
   { alert: 'not a name!', expr: 'up == 0' },
 ];
-const llm = http.createServer((req, res) => {
-  let body = '';
-  req.on('data', (c) => (body += c));
-  req.on('end', () => {
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return void res.writeHead(404).end();
-    const parsed = JSON.parse(body);
-    chatRequests.push(parsed);
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(
-      JSON.stringify({
-        id: 'chatcmpl-1',
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model: parsed.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify({ rules: proposals }), refusal: null }, logprobs: null, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
-      }),
-    );
-  });
-});
-await new Promise<void>((resolve) => llm.listen(0, '127.0.0.1', resolve));
+const llm = await startLocalLlm(() => ({ content: JSON.stringify({ rules: proposals }) }));
 
 process.env.METRICS_URL = prometheus.url;
 process.env.RULES_DIR = prometheus.rulesDir;
 process.env.DISCOVERY_ENABLED = 'false';
 process.env.MONITORS_AUTO_APPLY = 'true';
 process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = `http://127.0.0.1:${(llm.address() as AddressInfo).port}/v1`;
+process.env.LLM_BASE_URL = llm.baseUrl;
 process.env.LLM_MODEL = 'test-model';
 
 const { startPlatform } = await import('../helpers/platform.js');
@@ -51,8 +31,7 @@ const api = await startPlatform();
 const ruleFile = path.join(prometheus.rulesDir, 'switchboard-monitors.yml');
 
 afterAll(async () => {
-  llm.closeAllConnections();
-  await new Promise((resolve) => llm.close(resolve));
+  await llm.close();
   await Promise.all([prometheus.stop(), metrics.close()]);
 });
 
@@ -110,7 +89,7 @@ describe('monitor deployment', () => {
     expect(body.rejected.map((r) => r.alert)).toEqual(['BrokenQuery', 'not a name!']);
     expect(body.rejected[0]!.error).toMatch(/parse error|unexpected/i);
     expect(body.rejected[1]!.error).toMatch(/^alert:/);
-    const sent = chatRequests.at(-1)!;
+    const sent = llm.requests.at(-1)!.body;
     expect(sent.model).toBe('test-model');
     expect(sent.response_format).toEqual({ type: 'json_object' });
     expect(sent.messages.at(-1)!.content).toContain(target.name);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { containerHealth, hostnamesOf, readProxy, readTargets } from '../../shared/sre/discovery/readers.js';
 import { dockerClient, dockerOptions } from '../../shared/clients/docker.js';
 import { traefikClient } from '../../shared/clients/traefik.js';
-import { fakeTraefik } from './discovery-fakes.js';
+import { traefikApiServer } from './discovery-servers.js';
 import { readFileSync } from 'node:fs';
 
 // Captured from a real Prometheus 2.42 (../shared/fixtures/prometheus/api-v1-targets.json).
@@ -51,11 +51,11 @@ describe('discovery readers', () => {
 
   it('the Traefik client follows X-Next-Page through every page', async () => {
     const routers = Array.from({ length: 1203 }, (_, i) => ({ name: `r${i}@file`, provider: 'file', rule: `Host(\`r${i}.test\`)`, service: 's' }));
-    const fake = await fakeTraefik({ routers, services: [] });
-    closers.push(fake.close);
-    const got = await traefikClient(fake.url).routers();
+    const traefik = await traefikApiServer({ routers, services: [] });
+    closers.push(traefik.close);
+    const got = await traefikClient(traefik.url).routers();
     expect(got.map((r) => r.name)).toEqual(routers.map((r) => r.name));
-    expect(fake.requests).toEqual(['GET /api/http/routers?page=1&per_page=500', 'GET /api/http/routers?page=2&per_page=500', 'GET /api/http/routers?page=3&per_page=500']);
+    expect(traefik.requests).toEqual(['GET /api/http/routers?page=1&per_page=500', 'GET /api/http/routers?page=2&per_page=500', 'GET /api/http/routers?page=3&per_page=500']);
   });
 
   it('the Docker client reaches the runtime on tcp://host:port or a unix socket path', async () => {

@@ -12,11 +12,11 @@ const { schedules } = await import('../../workers/schedules.js');
 const { queue } = await import('../../shared/queues.js');
 const { db } = await import('../../shared/db/index.js');
 const { discoveryCron } = await import('../../shared/sre/discovery/schedule.js');
-const { fakeTraefik, until } = await import('./discovery-fakes.js');
+const { traefikApiServer, until } = await import('./discovery-servers.js');
 
 const api = await startPlatform();
 const stops: Array<() => void> = [];
-const traefik = await fakeTraefik({
+const traefik = await traefikApiServer({
   routers: [{ name: 'blog@file', provider: 'file', rule: 'Host(`blog.test`)', service: 'blog', status: 'enabled' }],
   services: [{ name: 'blog@file', provider: 'file', status: 'enabled', loadBalancer: { servers: [{ url: 'http://10.1.1.1:80' }] } }],
 });

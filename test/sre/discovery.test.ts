@@ -4,7 +4,8 @@ import path from 'node:path';
 import { mkdtemp } from 'node:fs/promises';
 import type { ContainerSummary } from '../../shared/clients/docker.js';
 import type { TraefikRouter, TraefikService } from '../../shared/clients/traefik.js';
-import { changedRows, fakeDocker, fakeTraefik, freePort, metricsEndpoint, rowVersions, startPrometheus, until, waitForScrapes } from './discovery-fakes.js';
+import { changedRows, dockerApiServer, traefikApiServer, metricsEndpoint, rowVersions, startPrometheus, until, waitForScrapes } from './discovery-servers.js';
+import { freePort } from '../helpers/ports.js';
 
 // The fixtures of the container runtime and the proxy, in their APIs' documented shapes.
 const metrics = await metricsEndpoint();
@@ -43,8 +44,8 @@ const services: TraefikService[] = [
 ];
 const traefikState = { routers, services, fail: false };
 
-const dockerApi = await fakeDocker(docker);
-const traefikApi = await fakeTraefik(traefikState);
+const dockerApi = await dockerApiServer(docker);
+const traefikApi = await traefikApiServer(traefikState);
 const prometheus = await startPrometheus({ app: [`127.0.0.1:${metrics.port}`], node: [`127.0.0.1:${closedPort}`] });
 process.env.CONTAINER_RUNTIME_HOST = `tcp://127.0.0.1:${dockerApi.port}`;
 process.env.METRICS_URL = prometheus.url;

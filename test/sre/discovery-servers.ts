@@ -4,23 +4,23 @@
  * write detector over the CMDB tables (row versions by xmin).
  */
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { freePort } from '../helpers/ports.js';
 import type { ContainerSummary } from '../../shared/clients/docker.js';
 import type { TraefikRouter, TraefikService } from '../../shared/clients/traefik.js';
 
-export interface FakeServer {
+export interface LocalServer {
   url: string;
   port: number;
   requests: string[];
   close: () => Promise<void>;
 }
 
-async function serve(handler: (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => unknown): Promise<FakeServer> {
+async function serve(handler: (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => unknown): Promise<LocalServer> {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
@@ -40,7 +40,7 @@ const json = (res: http.ServerResponse, status: number, body: unknown, headers: 
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(body));
 
 /** A Docker Engine API answering GET [/v1.xx]/containers/json (all=1) with the current containers. */
-export async function fakeDocker(state: { containers: ContainerSummary[]; delayMs?: number; fail?: boolean }) {
+export async function dockerApiServer(state: { containers: ContainerSummary[]; delayMs?: number; fail?: boolean }) {
   return serve(async (req, res, url) => {
     if (req.method !== 'GET' || !/^(\/v[\d.]+)?\/containers\/json$/.test(url.pathname)) return json(res, 404, { message: 'page not found' });
     if (state.delayMs) await new Promise((r) => setTimeout(r, state.delayMs));
@@ -51,7 +51,7 @@ export async function fakeDocker(state: { containers: ContainerSummary[]; delayM
 }
 
 /** A Traefik API answering /api/http/routers and /api/http/services with page/per_page and X-Next-Page. */
-export async function fakeTraefik(state: { routers: TraefikRouter[]; services: TraefikService[]; fail?: boolean }) {
+export async function traefikApiServer(state: { routers: TraefikRouter[]; services: TraefikService[]; fail?: boolean }) {
   return serve((req, res, url) => {
     const list = url.pathname === '/api/http/routers' ? state.routers : url.pathname === '/api/http/services' ? state.services : null;
     if (!list) return json(res, 404, { message: 'not found' });
@@ -65,16 +65,8 @@ export async function fakeTraefik(state: { routers: TraefikRouter[]; services: T
 }
 
 /** An HTTP server exposing Prometheus text metrics (something local for Prometheus to scrape). */
-export async function metricsEndpoint(): Promise<FakeServer> {
+export async function metricsEndpoint(): Promise<LocalServer> {
   return serve((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' }).end('# TYPE demo_up gauge\ndemo_up 1\n'));
-}
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface RealPrometheus {
