@@ -127,14 +127,25 @@ function documentRoute(spec: RouteSpec<any, any, any, any>) {
   });
 }
 
-/** A domain's router: `route()` serves and documents; `raw()` mounts a handler that documents itself. */
+export interface RouterOptions {
+  /** Middleware run before every route of this router, ahead of auth and validation (e.g. a feature gate). */
+  use?: Middleware[];
+  /** Error responses every route of this router can give (a route's own `errors` override them). */
+  errors?: Record<number, string>;
+}
+
+/** A domain's router: `route()` serves a route and documents it. */
 export class ApiRouter {
   readonly koa = new Router();
+
+  constructor(private readonly options: RouterOptions = {}) {
+    for (const middleware of options.use ?? []) this.koa.use(middleware);
+  }
 
   route<P extends AnyObject | undefined = undefined, Q extends AnyObject | undefined = undefined, B extends z.ZodType | undefined = undefined, H extends AnyObject | undefined = undefined>(
     spec: RouteSpec<P, Q, B, H>,
   ): this {
-    documentRoute(spec);
+    documentRoute({ ...spec, errors: { ...this.options.errors, ...spec.errors } });
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const successStatus = Number(Object.keys(spec.responses)[0] ?? 200);
     const middleware: Middleware[] = [];

@@ -1,7 +1,7 @@
 /** The messaging-app channel (inbound webhook, proactive templates, session messages, records) and the web chat. */
 import type { Context } from 'koa';
 import { ApiRouter } from '../routing.js';
-import { sessionSystemGate } from '../sessions/gate.js';
+import { sessionSystemOff, sessionSystemRouter } from '../sessions/gate.js';
 import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { templateNames, templates } from '../../shared/chatapp/templates.js';
@@ -26,12 +26,10 @@ const publicMessage = ({ payload: _payload, ...message }: StoredMessage) => mess
 
 const templateTable = templateNames.map((n) => `| ${n} | ${templates[n].variables.join(', ')} |`).join('\n');
 
-const off503 = 'The session system is switched off (SERVICE_SESSION_SYSTEM=false)';
 
 /** The messaging-app channel and the web chat belong to the session system: its feature flag gates them too. */
 export function chatappRoutes(): ApiRouter {
-  const router = new ApiRouter();
-  router.koa.use(sessionSystemGate());
+  const router = sessionSystemRouter();
   return router
     .route({
       method: 'post',
@@ -51,7 +49,7 @@ export function chatappRoutes(): ApiRouter {
         bodyType: 'application/x-www-form-urlencoded',
       },
       responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: z.string(), contentType: 'text/xml' } },
-      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / From missing or malformed', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${off503}` },
+      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / From missing or malformed', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
       handler: async (_input, ctx) => {
         const params = formParams(ctx);
         verifySignature(ctx.get('X-Twilio-Signature') || undefined, signedUrl(ctx), params);
@@ -76,7 +74,7 @@ export function chatappRoutes(): ApiRouter {
         bodyType: 'application/x-www-form-urlencoded',
       },
       responses: { 204: { description: 'Recorded (or ignored as older than the recorded status, or of an unknown message)' } },
-      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / MessageStatus missing', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${off503}` },
+      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / MessageStatus missing', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
       handler: async (_input, ctx) => {
         const params = formParams(ctx);
         verifySignature(ctx.get('X-Twilio-Signature') || undefined, signedStatusUrl(ctx), params);
@@ -103,7 +101,7 @@ export function chatappRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { body: templateSendSchema },
       responses: { 202: { description: 'Queued for sending', schema: chatappMessageSchema } },
-      errors: { 400: 'Unknown template, or a variable missing, empty or unknown (each named)', 403: 'Consent missing: opted_in and/or proactive_allowed', 404: 'Unknown user', 503: off503 },
+      errors: { 400: 'Unknown template, or a variable missing, empty or unknown (each named)', 403: 'Consent missing: opted_in and/or proactive_allowed', 404: 'Unknown user' },
       handler: async ({ body }) => publicMessage(await acceptTemplateSend(body)),
     })
     .route({
@@ -119,7 +117,7 @@ export function chatappRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { body: sessionMessageSchema },
       responses: { 202: { description: 'Queued for sending', schema: chatappMessageSchema } },
-      errors: { 400: `More than ${MAX_BUTTONS} buttons or ${MAX_LIST_ITEMS} list entries, or other invalid fields`, 404: 'Unknown user', 409: 'Outside the 24-hour customer window: only templates may be sent', 503: off503 },
+      errors: { 400: `More than ${MAX_BUTTONS} buttons or ${MAX_LIST_ITEMS} list entries, or other invalid fields`, 404: 'Unknown user', 409: 'Outside the 24-hour customer window: only templates may be sent' },
       handler: async ({ body }) => publicMessage(await acceptSessionMessage(body)),
     })
     .route({
@@ -173,7 +171,7 @@ export function chatappRoutes(): ApiRouter {
         200: { description: 'Answered', schema: webChatResponseSchema },
         202: { description: 'The reply was not ready in time (status pending)', schema: webChatResponseSchema },
       },
-      errors: { 404: 'Unknown user, or interaction_id not of the user\'s session', 409: 'The interaction is closed', 503: off503 },
+      errors: { 404: 'Unknown user, or interaction_id not of the user\'s session', 409: 'The interaction is closed' },
       handler: async ({ body }, ctx) => {
         const result = await webChat(body);
         ctx.status = result.status === 'answered' ? 200 : 202;

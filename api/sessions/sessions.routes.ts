@@ -9,7 +9,7 @@ import { getSession, listSessions } from '../../shared/sessions/sessions.store.j
 import { getUser } from '../../shared/sessions/users.store.js';
 import { closeInteraction, listInteractions, startInteraction } from '../../shared/sessions/interactions.js';
 import { acceptEvent, acceptMessage, getContext } from '../../shared/sessions/publish.js';
-import { sessionSystemGate } from './gate.js';
+import { sessionSystemRouter } from './gate.js';
 import { streamSession } from './stream.js';
 import {
   closeInteractionBody, closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse,
@@ -18,15 +18,13 @@ import {
 
 const tags = ['sessions'];
 const closed409 = 'The session is closed (`allowed_next_states` is empty)';
-const off503 = 'The session system is switched off (SERVICE_SESSION_SYSTEM=false)';
 
 const idempotencyHeaders = z.object({
   'idempotency-key': z.string().min(1).max(255).optional().openapi({ description: 'A repeat with the same key within 24 hours returns the first result and publishes nothing' }),
 });
 
 export function sessionRoutes(): ApiRouter {
-  const router = new ApiRouter();
-  router.koa.use(sessionSystemGate());
+  const router = sessionSystemRouter();
   return router
     .route({
       method: 'post',
@@ -43,7 +41,6 @@ export function sessionRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { body: resolveBody },
       responses: { 200: { description: 'The session and whether it was resumed', schema: resolveResponse } },
-      errors: { 503: off503 },
       handler: async ({ body }) => {
         const { session, resumed } = await resolveSession(body.user_id, body.resume_window);
         return { session_id: session.session_id, user_id: session.user_id, status: session.status, created_at: session.created_at, last_activity: session.last_activity, resumed };
@@ -58,7 +55,7 @@ export function sessionRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { query: z.object({ user_id: uuid(), limit: z.coerce.number().int().min(1).max(100).default(20) }) },
       responses: { 200: { description: 'Sessions', schema: z.object({ sessions: z.array(sessionSchema) }) } },
-      errors: { 404: 'Unknown user', 503: off503 },
+      errors: { 404: 'Unknown user' },
       handler: async ({ query }) => {
         await getUser(query.user_id);
         const sessions = await listSessions(query.user_id, query.limit);
@@ -74,7 +71,6 @@ export function sessionRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: sessionIdParams },
       responses: { 200: { description: 'The session', schema: sessionDetail } },
-      errors: { 503: off503 },
       handler: async ({ params }) => {
         const { context, updated_at: _u, ...session } = await getSession(params.session_id);
         const c = context as { last_channel?: string; preferences?: object; custom_data?: object };
@@ -94,7 +90,7 @@ export function sessionRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: sessionIdParams, body: z.object({ reason: z.string().max(500).optional() }).optional() },
       responses: { 200: { description: 'The closed session', schema: sessionSchema } },
-      errors: { 409: closed409, 503: off503 },
+      errors: { 409: closed409 },
       handler: async ({ params, body }) => {
         const { context: _c, updated_at: _u, ...session } = await closeSession(params.session_id, body?.reason);
         return session;
@@ -109,7 +105,7 @@ export function sessionRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: sessionIdParams, body: startInteractionBody },
       responses: { 201: { description: 'The interaction', schema: interactionSchema } },
-      errors: { 409: closed409, 503: off503 },
+      errors: { 409: closed409 },
       handler: async ({ params, body }) => startInteraction(params.session_id, body),
     })
     .route({
@@ -125,7 +121,7 @@ export function sessionRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: z.object({ interaction_id: uuid() }), body: closeInteractionBody.optional() },
       responses: { 200: { description: 'The closed interaction', schema: closedInteractionSchema } },
-      errors: { 409: 'The interaction is already closed', 503: off503 },
+      errors: { 409: 'The interaction is already closed' },
       handler: async ({ params, body }) => closeInteraction(params.interaction_id, body?.final_history),
     })
     .route({
@@ -137,7 +133,6 @@ export function sessionRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: sessionIdParams },
       responses: { 200: { description: 'The context', schema: contextSchema } },
-      errors: { 503: off503 },
       handler: async ({ params }) => getContext(params.session_id),
     })
     .route({
@@ -158,7 +153,7 @@ export function sessionRoutes(): ApiRouter {
         200: { description: 'Persisted and published', schema: publishResponse },
         202: { description: 'Accepted; persisting and publishing still under way', schema: publishResponse },
       },
-      errors: { 409: closed409, 503: off503 },
+      errors: { 409: closed409 },
       handler: async ({ params, body, headers }, ctx) => {
         const result = await acceptMessage(params.session_id, body, { idempotencyKey: headers['idempotency-key'], waitMs: config().sessions.publishWaitMs });
         ctx.status = result.message_published ? 200 : 202;
@@ -182,7 +177,7 @@ export function sessionRoutes(): ApiRouter {
         200: { description: 'Published', schema: eventAcceptedSchema },
         202: { description: 'Accepted, publishing under way', schema: eventAcceptedSchema },
       },
-      errors: { 409: closed409, 503: off503 },
+      errors: { 409: closed409 },
       handler: async ({ params, body }, ctx) => {
         const accepted = await acceptEvent(params.session_id, body, { waitMs: config().sessions.publishWaitMs });
         ctx.status = accepted.published ? 200 : 202;
@@ -208,7 +203,6 @@ export function sessionRoutes(): ApiRouter {
         headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'must be a sequence number').optional() }),
       },
       responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream', schema: z.string() } },
-      errors: { 503: off503 },
       handler: async ({ params, query, headers }, ctx) => {
         await getSession(params.session_id);
         const fromHeader = headers['last-event-id'] !== undefined ? Number(headers['last-event-id']) : undefined;

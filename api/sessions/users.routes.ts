@@ -5,17 +5,15 @@ import { NotFoundError } from '../../shared/errors.js';
 import { channelSchema, e164Schema } from '../../shared/sessions/schemas.js';
 import { createUser, findUserByPhone, getUser, type User } from '../../shared/sessions/users.store.js';
 import { getConsent, listConsents, setConsent } from '../../shared/sessions/consents.store.js';
-import { sessionSystemGate } from './gate.js';
+import { sessionSystemRouter } from './gate.js';
 import { consentBody, consentSchema, newUserBody, userIdParams, userSchema } from './schemas.js';
 
 const tags = ['users'];
-const off503 = 'The session system is switched off (SERVICE_SESSION_SYSTEM=false)';
 const view = ({ user_id, display_name, phone_number, email }: User) => ({ user_id, display_name, phone_number, email });
 const consentParams = userIdParams.extend({ channel_type: channelSchema });
 
 export function userRoutes(): ApiRouter {
-  const router = new ApiRouter();
-  router.koa.use(sessionSystemGate());
+  const router = sessionSystemRouter();
   return router
     .route({
       method: 'post',
@@ -26,7 +24,7 @@ export function userRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { body: newUserBody },
       responses: { 201: { description: 'The user', schema: userSchema } },
-      errors: { 409: 'The phone number belongs to another user', 503: off503 },
+      errors: { 409: 'The phone number belongs to another user' },
       handler: async ({ body }) => view(await createUser(body)),
     })
     .route({
@@ -38,7 +36,6 @@ export function userRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: z.object({ phone: e164Schema }) },
       responses: { 200: { description: 'The user', schema: userSchema } },
-      errors: { 503: off503 },
       handler: async ({ params }) => {
         const user = await findUserByPhone(params.phone);
         if (!user) throw new NotFoundError(`No user with phone number ${params.phone}.`);
@@ -53,7 +50,6 @@ export function userRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: userIdParams },
       responses: { 200: { description: 'The user', schema: userSchema } },
-      errors: { 503: off503 },
       handler: async ({ params }) => view(await getUser(params.user_id)),
     })
     .route({
@@ -65,7 +61,6 @@ export function userRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: userIdParams },
       responses: { 200: { description: 'Consents', schema: z.object({ consents: z.array(consentSchema) }) } },
-      errors: { 503: off503 },
       handler: async ({ params }) => ({ consents: await listConsents(params.user_id) }),
     })
     .route({
@@ -77,7 +72,6 @@ export function userRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: consentParams },
       responses: { 200: { description: 'The consent', schema: consentSchema } },
-      errors: { 503: off503 },
       handler: async ({ params }) => getConsent(params.user_id, params.channel_type),
     })
     .route({
@@ -92,7 +86,6 @@ export function userRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: consentParams, body: consentBody },
       responses: { 200: { description: 'The consent', schema: consentSchema } },
-      errors: { 503: off503 },
       handler: async ({ params, body }) => setConsent(params.user_id, params.channel_type, body),
     });
 }
