@@ -3,7 +3,7 @@
  * https://docs.gitlab.com/api/issues/#new-issue
  */
 import { config } from '../config.js';
-import { HttpStatusError } from './http-status-error.js';
+import { ExternalHttpError, requestText } from './http.js';
 
 export interface GitLabIssue {
   id: number;
@@ -13,8 +13,6 @@ export interface GitLabIssue {
   web_url: string;
   state?: string;
 }
-
-export class GitLabError extends HttpStatusError {}
 
 export interface GitLabOptions {
   url: string;
@@ -29,26 +27,19 @@ export class GitLabClient {
   /** Creates an issue in the configured project. */
   async createIssue(input: { title: string; description?: string; labels?: string[]; confidential?: boolean }): Promise<GitLabIssue> {
     const url = `${this.opts.url.replace(/\/+$/, '')}/api/v4/projects/${encodeURIComponent(this.opts.projectId)}/issues`;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: 'POST',
-        headers: { 'PRIVATE-TOKEN': this.opts.token, 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify({ title: input.title, description: input.description, labels: input.labels?.join(','), confidential: input.confidential }),
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
-      });
-    } catch (err) {
-      throw new GitLabError(`GitLab unreachable: ${(err as Error).message}`);
-    }
-    const text = await res.text();
-    if (!res.ok) throw new GitLabError(`GitLab answered ${res.status}: ${text.slice(0, 200)}`, res.status);
+    const { status, text } = await requestText('GitLab', url, {
+      method: 'POST',
+      headers: { 'PRIVATE-TOKEN': this.opts.token, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ title: input.title, description: input.description, labels: input.labels?.join(','), confidential: input.confidential }),
+      timeoutMs: this.opts.timeoutMs ?? 10_000,
+    });
     let body: Partial<GitLabIssue>;
     try {
       body = JSON.parse(text);
     } catch {
-      throw new GitLabError(`GitLab answered ${res.status} with a body that is not JSON`, res.status);
+      throw new ExternalHttpError(`GitLab answered ${status} with a body that is not JSON`, status);
     }
-    if (typeof body.iid !== 'number' || typeof body.web_url !== 'string') throw new GitLabError('GitLab answered without iid/web_url', res.status);
+    if (typeof body.iid !== 'number' || typeof body.web_url !== 'string') throw new ExternalHttpError('GitLab answered without iid/web_url', status);
     return body as GitLabIssue;
   }
 }

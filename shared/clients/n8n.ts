@@ -4,7 +4,7 @@
  * both x-automation-api-key (the platform's convention) and n8n's own X-N8N-API-KEY.
  */
 import { config } from '../config.js';
-import { HttpStatusError } from './http-status-error.js';
+import { ExternalHttpError, requestText } from './http.js';
 
 /** n8n execution status values (public API 1.1). */
 export type N8nExecutionStatus = 'canceled' | 'crashed' | 'error' | 'new' | 'running' | 'success' | 'unknown' | 'waiting';
@@ -18,8 +18,6 @@ export interface N8nExecution {
   workflowId?: string | number;
   status?: N8nExecutionStatus;
 }
-
-export class N8nError extends HttpStatusError {}
 
 export interface WebhookAnswer {
   status: number;
@@ -36,21 +34,18 @@ export class N8nClient {
   }
 
   private async send(url: string, init: RequestInit): Promise<{ status: number; body: unknown }> {
-    let res: Response;
-    try {
-      res = await fetch(url, { ...init, headers: { Accept: 'application/json', ...this.headers(), ...(init.headers as Record<string, string>) }, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 15_000) });
-    } catch (err) {
-      throw new N8nError(`n8n unreachable: ${(err as Error).message}`);
-    }
-    const text = await res.text();
-    if (!res.ok) throw new N8nError(`n8n answered ${res.status}: ${text.slice(0, 200)}`, res.status);
+    const { status, text } = await requestText('n8n', url, {
+      ...init,
+      headers: { Accept: 'application/json', ...this.headers(), ...(init.headers as Record<string, string>) },
+      timeoutMs: this.opts.timeoutMs ?? 15_000,
+    });
     let body: unknown = text;
     try {
       body = text ? JSON.parse(text) : null;
     } catch {
       // Webhook workflows may answer plain text; keep it as is.
     }
-    return { status: res.status, body };
+    return { status, body };
   }
 
   /** Starts a workflow through its webhook URL (POST, JSON body). */
@@ -63,7 +58,7 @@ export class N8nClient {
 
   /** GET /api/v1/executions/{id} of the automation API. */
   async getExecution(id: string): Promise<N8nExecution> {
-    if (!this.opts.url) throw new N8nError('AUTOMATION_URL is not configured');
+    if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');
     const { body } = await this.send(`${this.opts.url.replace(/\/+$/, '')}/api/v1/executions/${encodeURIComponent(id)}`, { method: 'GET' });
     return body as N8nExecution;
   }

@@ -1,5 +1,6 @@
 /** The metrics system client: the Prometheus HTTP API (targets, rules, lifecycle reload) over fetch. */
 import { UpstreamError } from '../errors.js';
+import { requestText } from './http.js';
 
 export interface PrometheusTarget {
   discoveredLabels: Record<string, string>;
@@ -30,18 +31,9 @@ export interface PrometheusRuleGroup {
 /** A typed client of one Prometheus server. */
 export function prometheusClient(baseUrl: string, timeoutMs = 30_000) {
   const base = baseUrl.replace(/\/+$/, '');
-  async function call(path: string, init: RequestInit = {}): Promise<Response> {
-    let res: Response;
-    try {
-      res = await fetch(base + path, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      throw new UpstreamError(`Prometheus at ${base} is unreachable: ${(err as Error).message}`);
-    }
-    if (!res.ok) throw new UpstreamError(`Prometheus ${init.method ?? 'GET'} ${path} answered ${res.status}: ${(await res.text()).slice(0, 500)}`);
-    return res;
-  }
+  const call = (path: string, init: RequestInit = {}) => requestText(`Prometheus at ${base}`, base + path, { ...init, timeoutMs });
   async function data<T>(path: string): Promise<T> {
-    const body = (await (await call(path)).json()) as { status: string; data?: T; error?: string };
+    const body = JSON.parse((await call(path)).text) as { status: string; data?: T; error?: string };
     if (body.status !== 'success' || body.data === undefined) throw new UpstreamError(`Prometheus ${path} failed: ${body.error ?? 'no data'}`);
     return body.data;
   }

@@ -1,5 +1,6 @@
 /** The reverse proxy client: the Traefik API (HTTP routers and services) over fetch, following its pagination. */
 import { UpstreamError } from '../errors.js';
+import { requestText } from './http.js';
 
 export interface TraefikRouter {
   name: string;
@@ -27,14 +28,8 @@ export function traefikClient(baseUrl: string, timeoutMs = 30_000) {
   async function all<T>(path: string): Promise<T[]> {
     const items: T[] = [];
     for (let page = 1; ; ) {
-      let res: Response;
-      try {
-        res = await fetch(`${base}${path}?page=${page}&per_page=${perPage}`, { signal: AbortSignal.timeout(timeoutMs) });
-      } catch (err) {
-        throw new UpstreamError(`Traefik API at ${base} is unreachable: ${(err as Error).message}`);
-      }
-      if (!res.ok) throw new UpstreamError(`Traefik GET ${path} answered ${res.status}`);
-      const body = (await res.json()) as T[];
+      const res = await requestText(`Traefik API at ${base}`, `${base}${path}?page=${page}&per_page=${perPage}`, { timeoutMs });
+      const body = JSON.parse(res.text) as T[];
       if (!Array.isArray(body)) throw new UpstreamError(`Traefik GET ${path} did not answer a list`);
       items.push(...body);
       const next = Number(res.headers.get('X-Next-Page') ?? 0);

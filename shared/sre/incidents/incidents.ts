@@ -4,7 +4,8 @@ import { config } from '../../config.js';
 import { db } from '../../db/index.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { enqueue } from '../../queues.js';
-import { GitLabError, issueTracker } from '../../clients/gitlab.js';
+import { issueTracker } from '../../clients/gitlab.js';
+import { ExternalHttpError } from '../../clients/http.js';
 import {
   addTimeline,
   attachAlerts,
@@ -117,7 +118,7 @@ export async function createTicket(incidentId: string, attempt: { made: number; 
     await recordIssue(incidentId, link);
     return link;
   } catch (err) {
-    const permanent = err instanceof GitLabError && err.permanent;
+    const permanent = err instanceof ExternalHttpError && err.permanent;
     await recordIssueFailure(incidentId, (err as Error).message, permanent || attempt.made + 1 >= attempt.max);
     throw permanent ? new UnrecoverableError((err as Error).message) : err;
   }

@@ -1,7 +1,8 @@
 /** Runbook executions: started by API or by alerts, run through n8n, followed until they finish. */
 import { UnrecoverableError } from 'bullmq';
 import { enqueue } from '../../queues.js';
-import { automation, N8nError, type N8nExecutionStatus } from '../../clients/n8n.js';
+import { automation, type N8nExecutionStatus } from '../../clients/n8n.js';
+import { ExternalHttpError } from '../../clients/http.js';
 import { getAlert } from '../alerts/alert.store.js';
 import { getIncident } from '../incidents/incident.store.js';
 import { getRunbook } from './runbook.store.js';
@@ -50,7 +51,7 @@ export async function startExecution(executionId: string, attempt: { made: numbe
     await moveExecution(executionId, ['running'], 'success', { result: answer.body, detail: `webhook answered ${answer.status}` });
     return 'success';
   } catch (err) {
-    const permanent = err instanceof N8nError && err.permanent;
+    const permanent = err instanceof ExternalHttpError && err.permanent;
     if (permanent || attempt.made + 1 >= attempt.max) {
       await moveExecution(executionId, ['queued', 'running'], 'failed', { error: (err as Error).message, detail: (err as Error).message });
       throw new UnrecoverableError((err as Error).message);

@@ -1,0 +1,34 @@
+/** What every REST client of an external system shares: a bounded request and one error for its failures. */
+import { UpstreamError } from '../errors.js';
+
+/** An external system failed: unreachable (no status) or answered an error status. A 502 if it reaches a client. */
+export class ExternalHttpError extends UpstreamError {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+
+  /** 4xx other than 408/429 will not get better by retrying. */
+  get permanent(): boolean {
+    return this.status !== undefined && this.status >= 400 && this.status < 500 && this.status !== 408 && this.status !== 429;
+  }
+}
+
+/**
+ * fetch with a timeout. Unreachable, or an answer outside 2xx, is an ExternalHttpError naming the
+ * system (with the start of the body); otherwise the status, headers and body text.
+ */
+export async function requestText(system: string, url: string, init: RequestInit & { timeoutMs: number }): Promise<{ status: number; headers: Headers; text: string }> {
+  const { timeoutMs, ...rest } = init;
+  let res: Response;
+  try {
+    res = await fetch(url, { ...rest, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    throw new ExternalHttpError(`${system} unreachable: ${(err as Error).message}`);
+  }
+  const text = await res.text();
+  if (!res.ok) throw new ExternalHttpError(`${system} ${rest.method ?? 'GET'} ${new URL(url).pathname} answered ${res.status}: ${text.slice(0, 300)}`, res.status);
+  return { status: res.status, headers: res.headers, text };
+}
