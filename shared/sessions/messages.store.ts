@@ -2,10 +2,11 @@
  * Query module of `session_messages` (the conversation history as rows) together with the stream
  * position bookkeeping on `sessions`. Appending a message is one SQL statement: the session's
  * sequence and message count advance, last_activity and last_channel are refreshed, the message row
- * and its audit row are written, and rows beyond SERVICE_SESSION_MAX_HISTORY are trimmed.
+ * and its audit row are written, and rows beyond SERVICE_SESSION_MAX_HISTORY are trimmed; one
+ * statement also appends a batch of messages of distinct sessions (group commit).
  */
 import type { Knex } from 'knex';
-import { db, isUniqueViolation } from '../db/index.js';
+import { db, isUniqueViolation, prepared } from '../db/index.js';
 import type { HistoryMessage } from './schemas.js';
 
 export const SESSION_MESSAGES = 'session_messages';
@@ -41,38 +42,67 @@ export type AppendOutcome =
   | { kind: 'duplicate-key' }
   | { kind: 'no-session' };
 
-/** Appends a message once (a retry of the same message_id appends nothing and reports the first sequence). */
-export async function appendMessage(m: AppendMessage, maxHistory: number, k: Knex = db()): Promise<AppendOutcome> {
-  try {
-    const { rows } = await k.raw(
-      `with s as (
+/**
+ * Appends a batch of messages in one statement and one commit, each at most once (a retry of a
+ * message_id appends nothing and reports the first sequence). The messages must belong to distinct
+ * sessions: each session's sequence advances by one per statement. Used for group commit by the
+ * stream writer (shared/sessions/deliver.ts); a unique violation of an idempotency key fails the
+ * whole statement, so the caller retries such a batch one message at a time.
+ */
+export async function appendMessages(batch: readonly AppendMessage[], maxHistory: number, k: Knex = db()): Promise<AppendOutcome[]> {
+  if (new Set(batch.map((m) => m.session_id)).size !== batch.length) throw new Error('appendMessages: one message per session per batch');
+  const { rows } = await k
+    .raw(
+      `with input as (
+         select * from json_to_recordset(?::json)
+           as t(message_id uuid, session_id uuid, interaction_id uuid, channel text, role text, content text, metadata jsonb, idempotency_key text, envelope jsonb)
+          -- A correlated scalar subquery runs as an index probe per row; NOT EXISTS would be planned as
+          -- an anti join over the whole table (the function's row estimate is a fixed 100).
+          where (select true from session_messages m where m.message_id = t.message_id) is null
+       ), s as (
          update sessions
             set last_seq = last_seq + 1, message_count = message_count + 1, last_activity = now(),
-                context = jsonb_set(context, '{last_channel}', to_jsonb(?::text))
-          where session_id = ? and not exists (select 1 from session_messages where message_id = ?)
-         returning last_seq, message_count
+                context = jsonb_set(context, '{last_channel}', to_jsonb(input.channel))
+           from input
+          where sessions.session_id = input.session_id
+         returning sessions.session_id, last_seq, message_count
        ), m as (
          insert into session_messages (message_id, session_id, interaction_id, sequence, position, channel, role, content, metadata, idempotency_key)
-         select ?, ?, ?, s.last_seq, s.message_count, ?, ?, ?, ?::jsonb, ? from s
+         select i.message_id, i.session_id, i.interaction_id, s.last_seq, s.message_count, i.channel, i.role, i.content, i.metadata, i.idempotency_key
+           from input i join s using (session_id)
        ), e as (
          insert into session_events (session_id, interaction_id, event_type, payload, sequence)
-         select ?, ?, 'message_published', jsonb_set(?::jsonb, '{data,sequence}', to_jsonb(s.last_seq)), s.last_seq from s
+         select i.session_id, i.interaction_id, 'message_published', jsonb_set(i.envelope, '{data,sequence}', to_jsonb(s.last_seq)), s.last_seq
+           from input i join s using (session_id)
        ), trimmed as (
-         delete from session_messages where session_id = ? and position <= (select message_count from s) - ?
+         delete from session_messages d using s where d.session_id = s.session_id and d.position <= s.message_count - ?
        )
-       select last_seq as sequence from s`,
-      [
-        m.channel, m.session_id, m.message_id,
-        m.message_id, m.session_id, m.interaction_id, m.channel, m.role, m.content, JSON.stringify(m.metadata), m.idempotency_key,
-        m.session_id, m.interaction_id, JSON.stringify(m.envelope),
-        m.session_id, maxHistory,
-      ],
-    );
-    if (rows.length) return { kind: 'appended', sequence: Number(rows[0].sequence) };
+       select input.message_id, s.last_seq as sequence from input join s using (session_id)`,
+      [JSON.stringify(batch), maxHistory],
+    )
+    .options(prepared('sessions.append-messages'));
+  const appended = new Map<string, number>(rows.map((r: { message_id: string; sequence: number }) => [r.message_id, Number(r.sequence)]));
+  return Promise.all(
+    batch.map(async (m): Promise<AppendOutcome> => {
+      const sequence = appended.get(m.message_id);
+      return sequence !== undefined ? { kind: 'appended', sequence } : earlierOutcome(m, k);
+    }),
+  );
+}
+
+/** Appends one message (see appendMessages); a duplicate idempotency key is reported, not thrown. */
+export async function appendMessage(m: AppendMessage, maxHistory: number, k: Knex = db()): Promise<AppendOutcome> {
+  try {
+    const [outcome] = await appendMessages([m], maxHistory, k);
+    return outcome!;
   } catch (err) {
     if (isUniqueViolation(err, 'session_messages_session_id_idempotency_key_unique')) return { kind: 'duplicate-key' };
     throw err;
   }
+}
+
+/** Why a message was not appended: persisted before (with its sequence), or its session is gone. */
+async function earlierOutcome(m: AppendMessage, k: Knex): Promise<AppendOutcome> {
   const existing = await k(SESSION_MESSAGES).select('sequence').where({ message_id: m.message_id }).first();
   if (existing) return { kind: 'already', sequence: Number(existing.sequence) };
   // Persisted earlier but already trimmed out of the history: its audit row still holds the sequence.

@@ -18,6 +18,7 @@ import { Redis } from 'ioredis';
 import knexFactory from 'knex';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { deleteKeysWithPrefix, redisAddress } from '../helpers/redis-keys.js';
+import { cpuWindow, processCpuSeconds } from './machine-cpu.js';
 
 const SESSIONS = 250;
 const CHANNELS = ['voice', 'chat', 'sms', 'slack'] as const;
@@ -41,11 +42,6 @@ function rssMb(pid: number): { rss: number; peak: number } {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-/** CPU seconds a process has used (user + system). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /** Starts a role as a child process; BENCH_PROF=<dir> writes a V8 CPU profile of each role there. */
 function startRole(entry: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
@@ -181,7 +177,8 @@ async function main() {
     const acceptedMessages: Array<{ k: number; channel: string }> = [];
     let accepted202 = 0;
     const t0 = now();
-    const cpuBefore = { api: cpuSeconds(apiChild.pid!), workers: cpuSeconds(workerChild.pid!), bench: process.cpuUsage() };
+    const machine = cpuWindow();
+    const cpuBefore = { api: processCpuSeconds(apiChild.pid!), workers: processCpuSeconds(workerChild.pid!), bench: process.cpuUsage() };
     const load = await openLoop(TOTAL, RATE, async (i) => {
       const s = sessions[i % SESSIONS]!;
       const channel = CHANNELS[Math.floor(i / SESSIONS) % CHANNELS.length]!;
@@ -201,6 +198,7 @@ async function main() {
     const expected = TOTAL * (CHANNELS.length - 1);
     const expectedAccepted = acceptedMessages.length * (CHANNELS.length - 1);
     for (let waited = 0; seen.size < expectedAccepted && waited < 30_000; waited += 100) await sleep(100);
+    const machineCpu = machine.end();
     const lostAccepted = acceptedMessages.reduce((n, m) => n + CHANNELS.filter((c) => c !== m.channel && !seen.has(`${m.k}:${c}`)).length, 0);
     const elapsed = (now() - t0) / 1000;
     const api = rssMb(apiChild.pid!);
@@ -209,8 +207,8 @@ async function main() {
     const apiMetrics = await metricsText(`${url}/metrics`);
     const postMean = histogramMean(apiMetrics, 'http_request_duration_seconds', 'route="/api/sessions/:session_id/messages"');
     const cpu = {
-      api: cpuSeconds(apiChild.pid!) - cpuBefore.api,
-      workers: cpuSeconds(workerChild.pid!) - cpuBefore.workers,
+      api: processCpuSeconds(apiChild.pid!) - cpuBefore.api,
+      workers: processCpuSeconds(workerChild.pid!) - cpuBefore.workers,
       bench: (benchCpu.user + benchCpu.system) / 1e6,
     };
     latencies.sort((a, b) => a - b);
@@ -261,6 +259,10 @@ async function main() {
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(apiMetrics)?.[1] ?? NaN) * 1000;
     console.log(`  API mean time in POST handler ${fmt(postMean)} ms; API event-loop delay p99 ${fmt(gauge('nodejs_eventloop_lag_p99_seconds'))} ms, max ${fmt(gauge('nodejs_eventloop_lag_max_seconds'))} ms`);
     console.log(`  CPU during the run        API ${fmt(cpu.api)} s, workers ${fmt(cpu.workers)} s, load generator + SSE clients ${fmt(cpu.bench)} s (${fmt(((cpu.api + cpu.workers) * 1000) / TOTAL)} ms of API+worker CPU per message)`);
+    console.log(
+      `  machine during the run    ${fmt(machineCpu.busyShare * 100)}% busy, ${fmt(machineCpu.stealShare * 100)}% stolen by the host; Postgres ${fmt(machineCpu.services.postgres!)} s, Redis ${fmt(machineCpu.services['redis-server']!)} s ` +
+        `(${fmt(((cpu.api + cpu.workers + machineCpu.services.postgres! + machineCpu.services['redis-server']!) * 1000) / TOTAL)} ms of API+worker+Postgres+Redis CPU per message)`,
+    );
     console.log(`  API process RSS           ${fmt(api.rss)} MB (peak ${fmt(api.peak)} MB)`);
     console.log(`baseline (insert + PUBLISH, no HTTP, no queue), same rate and count`);
     console.log(`  insert→receive latency    p50 ${fmt(base.p50)} ms   p95 ${fmt(base.p95)} ms   p99 ${fmt(base.p99)} ms`);
