@@ -7,6 +7,10 @@
  * publish→delivery latency per delivered event, delivered events/s, lost deliveries and the API's
  * RSS. Then, in the same run, a baseline: the same number of single-row Postgres inserts each
  * followed by a Redis PUBLISH (no HTTP, no queue) at the same rate, received by one subscriber.
+ *
+ *   BENCH_RATE=300 BENCH_SECONDS=10   rate and duration (default 500/s for 30 s)
+ *   BENCH_PROF=<dir>                  V8 CPU profiles of the roles
+ *   BENCH_NODE_FLAGS="--max-semi-space-size=32"   extra Node flags for the roles
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -46,7 +50,7 @@ function rssMb(pid: number): { rss: number; peak: number } {
 /** Starts a role as a child process; BENCH_PROF=<dir> writes a V8 CPU profile of each role there. */
 function startRole(entry: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${entry} did not start`)), 60_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
