@@ -5,7 +5,7 @@
  * same envelope with the same sequence again (subscribers drop a sequence they have seen).
  */
 import { config } from '../config.js';
-import { db, prepared } from '../db/index.js';
+import { db, preparedStatement } from '../db/index.js';
 import { publishEvent, type BusEvent } from '../bus.js';
 import { logger } from '../logger.js';
 import { appendMessage, appendMessages, type AppendMessage, type AppendOutcome } from './messages.store.js';
@@ -98,26 +98,27 @@ async function persistMessage(job: MessageJob): Promise<BusEvent | undefined> {
   return undefined;
 }
 
+/** Appends a non-message event at its session's next sequence, once; CONTEXT_UPDATE also merges into the context. */
+const appendEventSql = (contextChange: string) => `with s as (
+     update sessions set last_seq = last_seq + 1 ${contextChange}
+      where session_id = $1 and not exists (select 1 from session_events where event_id = $2)
+     returning last_seq
+   )
+   insert into session_events (event_id, session_id, interaction_id, event_type, payload, sequence)
+   select $2, $1, $3, $4, $5::jsonb, s.last_seq from s
+   returning sequence`;
+const appendEvent = preparedStatement<{ sequence: number }>('sessions.append-event', appendEventSql(''));
+const appendContextUpdate = preparedStatement<{ sequence: number }>(
+  'sessions.append-context-update',
+  appendEventSql(`, context = jsonb_set(jsonb_set(context,
+       '{preferences}', coalesce(context->'preferences', '{}'::jsonb) || coalesce($5::jsonb->'data'->'preferences', '{}'::jsonb)),
+       '{custom_data}', coalesce(context->'custom_data', '{}'::jsonb) || coalesce($5::jsonb->'data'->'custom_data', '{}'::jsonb))`),
+);
+
 async function persistEvent(job: EventJob): Promise<BusEvent | undefined> {
   const envelope = { event_type: job.event_type, session_id: job.session_id, channel: job.channel, data: job.data };
-  const contextChange =
-    job.event_type === 'CONTEXT_UPDATE'
-      ? `, context = jsonb_set(jsonb_set(context,
-             '{preferences}', coalesce(context->'preferences', '{}'::jsonb) || coalesce(?::jsonb->'preferences', '{}'::jsonb)),
-             '{custom_data}', coalesce(context->'custom_data', '{}'::jsonb) || coalesce(?::jsonb->'custom_data', '{}'::jsonb))`
-      : '';
-  const contextBindings = contextChange ? [JSON.stringify(job.data), JSON.stringify(job.data)] : [];
-  const { rows } = await db().raw(
-    `with s as (
-       update sessions set last_seq = last_seq + 1 ${contextChange}
-        where session_id = ? and not exists (select 1 from session_events where event_id = ?)
-       returning last_seq
-     )
-     insert into session_events (event_id, session_id, interaction_id, event_type, payload, sequence)
-     select ?, ?, ?, ?, ?::jsonb, s.last_seq from s
-     returning sequence`,
-    [...contextBindings, job.session_id, job.event_id, job.event_id, job.session_id, job.interaction_id, auditTypeOf(job.event_type), JSON.stringify(envelope)],
-  ).options(prepared(contextChange ? 'sessions.append-context-update' : 'sessions.append-event'));
+  const append = job.event_type === 'CONTEXT_UPDATE' ? appendContextUpdate : appendEvent;
+  const rows = await append([job.session_id, job.event_id, job.interaction_id, auditTypeOf(job.event_type), JSON.stringify(envelope)]);
   let sequence = rows[0]?.sequence as number | undefined;
   if (sequence === undefined) {
     const existing = await db()('session_events').select('sequence').where({ event_id: job.event_id }).first();

@@ -6,7 +6,7 @@
  * statement also appends a batch of messages of distinct sessions (group commit).
  */
 import type { Knex } from 'knex';
-import { db, isUniqueViolation, prepared } from '../db/index.js';
+import { db, isUniqueViolation, preparedStatement } from '../db/index.js';
 import type { HistoryMessage } from './schemas.js';
 
 export const SESSION_MESSAGES = 'session_messages';
@@ -42,6 +42,35 @@ export type AppendOutcome =
   | { kind: 'duplicate-key' }
   | { kind: 'no-session' };
 
+const appendMessagesStatement = preparedStatement<{ message_id: string; sequence: number }>(
+  'sessions.append-messages',
+  `with input as (
+     select * from json_to_recordset($1::json)
+       as t(message_id uuid, session_id uuid, interaction_id uuid, channel text, role text, content text, metadata jsonb, idempotency_key text, envelope jsonb)
+      -- A correlated scalar subquery runs as an index probe per row; NOT EXISTS would be planned as
+      -- an anti join over the whole table (the function's row estimate is a fixed 100).
+      where (select true from session_messages m where m.message_id = t.message_id) is null
+   ), s as (
+     update sessions
+        set last_seq = last_seq + 1, message_count = message_count + 1, last_activity = now(),
+            context = jsonb_set(context, '{last_channel}', to_jsonb(input.channel))
+       from input
+      where sessions.session_id = input.session_id
+     returning sessions.session_id, last_seq, message_count
+   ), m as (
+     insert into session_messages (message_id, session_id, interaction_id, sequence, position, channel, role, content, metadata, idempotency_key)
+     select i.message_id, i.session_id, i.interaction_id, s.last_seq, s.message_count, i.channel, i.role, i.content, i.metadata, i.idempotency_key
+       from input i join s using (session_id)
+   ), e as (
+     insert into session_events (session_id, interaction_id, event_type, payload, sequence)
+     select i.session_id, i.interaction_id, 'message_published', jsonb_set(i.envelope, '{data,sequence}', to_jsonb(s.last_seq)), s.last_seq
+       from input i join s using (session_id)
+   ), trimmed as (
+     delete from session_messages d using s where d.session_id = s.session_id and d.position <= s.message_count - $2
+   )
+   select input.message_id, s.last_seq as sequence from input join s using (session_id)`,
+);
+
 /**
  * Appends a batch of messages in one statement and one commit, each at most once (a retry of a
  * message_id appends nothing and reports the first sequence). The messages must belong to distinct
@@ -51,37 +80,8 @@ export type AppendOutcome =
  */
 export async function appendMessages(batch: readonly AppendMessage[], maxHistory: number, k: Knex = db()): Promise<AppendOutcome[]> {
   if (new Set(batch.map((m) => m.session_id)).size !== batch.length) throw new Error('appendMessages: one message per session per batch');
-  const { rows } = await k
-    .raw(
-      `with input as (
-         select * from json_to_recordset(?::json)
-           as t(message_id uuid, session_id uuid, interaction_id uuid, channel text, role text, content text, metadata jsonb, idempotency_key text, envelope jsonb)
-          -- A correlated scalar subquery runs as an index probe per row; NOT EXISTS would be planned as
-          -- an anti join over the whole table (the function's row estimate is a fixed 100).
-          where (select true from session_messages m where m.message_id = t.message_id) is null
-       ), s as (
-         update sessions
-            set last_seq = last_seq + 1, message_count = message_count + 1, last_activity = now(),
-                context = jsonb_set(context, '{last_channel}', to_jsonb(input.channel))
-           from input
-          where sessions.session_id = input.session_id
-         returning sessions.session_id, last_seq, message_count
-       ), m as (
-         insert into session_messages (message_id, session_id, interaction_id, sequence, position, channel, role, content, metadata, idempotency_key)
-         select i.message_id, i.session_id, i.interaction_id, s.last_seq, s.message_count, i.channel, i.role, i.content, i.metadata, i.idempotency_key
-           from input i join s using (session_id)
-       ), e as (
-         insert into session_events (session_id, interaction_id, event_type, payload, sequence)
-         select i.session_id, i.interaction_id, 'message_published', jsonb_set(i.envelope, '{data,sequence}', to_jsonb(s.last_seq)), s.last_seq
-           from input i join s using (session_id)
-       ), trimmed as (
-         delete from session_messages d using s where d.session_id = s.session_id and d.position <= s.message_count - ?
-       )
-       select input.message_id, s.last_seq as sequence from input join s using (session_id)`,
-      [JSON.stringify(batch), maxHistory],
-    )
-    .options(prepared('sessions.append-messages'));
-  const appended = new Map<string, number>(rows.map((r: { message_id: string; sequence: number }) => [r.message_id, Number(r.sequence)]));
+  const rows = await appendMessagesStatement([JSON.stringify(batch), maxHistory], k);
+  const appended = new Map<string, number>(rows.map((r) => [r.message_id, Number(r.sequence)]));
   return Promise.all(
     batch.map(async (m): Promise<AppendOutcome> => {
       const sequence = appended.get(m.message_id);

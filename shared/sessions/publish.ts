@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { config } from '../config.js';
-import { db, prepared } from '../db/index.js';
+import { preparedStatement } from '../db/index.js';
 import { NotFoundError } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { createRedis } from '../redis.js';
@@ -50,16 +50,15 @@ function redis(): Redis {
 const idempotencyTtlSeconds = 24 * 3600;
 const idempotencyRedisKey = (sessionId: string, key: string) => `${config().queues.prefix}:sessions:idem:${sessionId}:${key}`;
 
+const publishableRow = preparedStatement<{ status: string; interaction_ok: boolean }>(
+  'sessions.publishable',
+  `select s.status, exists (select 1 from session_interactions i where i.interaction_id = $1 and i.session_id = s.session_id) as interaction_ok
+     from sessions s where s.session_id = $2`,
+);
+
 /** Session must exist and be live; the interaction must belong to it. One round trip. */
 async function assertPublishable(sessionId: string, interactionId: string | null): Promise<void> {
-  const { rows } = await db()
-    .raw(
-      `select s.status, exists (select 1 from session_interactions i where i.interaction_id = ? and i.session_id = s.session_id) as interaction_ok
-         from sessions s where s.session_id = ?`,
-      [interactionId, sessionId],
-    )
-    .options(prepared('sessions.publishable'));
-  const row = rows[0] as { status: string; interaction_ok: boolean } | undefined;
+  const [row] = await publishableRow([interactionId, sessionId]);
   if (!row) throw new NotFoundError(`No session ${sessionId}.`);
   if (row.status === 'closed') throw closedSessionConflict(sessionId);
   if (interactionId && !row.interaction_ok) throw new NotFoundError(`No interaction ${interactionId} in session ${sessionId}.`, [{ path: 'body.interaction_id', message: 'no such interaction in this session' }]);
