@@ -10,7 +10,7 @@
  *
  *   BENCH_RATE=300 BENCH_SECONDS=10   rate and duration (default 500/s for 30 s)
  *   BENCH_PROF=<dir>                  V8 CPU profiles of the roles
- *   BENCH_NODE_FLAGS="--max-semi-space-size=32"   extra Node flags for the roles
+ *   BENCH_NODE_FLAGS="…"             extra Node flags for the roles (after those of shared/cli/roles.ts)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -23,6 +23,7 @@ import knexFactory from 'knex';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { deleteKeysWithPrefix, redisAddress } from '../helpers/redis-keys.js';
 import { cpuWindow, processCpuSeconds } from './machine-cpu.js';
+import { roleNodeFlags } from '../../shared/cli/roles.js';
 
 const SESSIONS = 250;
 const CHANNELS = ['voice', 'chat', 'sms', 'slack'] as const;
@@ -47,10 +48,10 @@ function rssMb(pid: number): { rss: number; peak: number } {
 }
 
 
-/** Starts a role as a child process; BENCH_PROF=<dir> writes a V8 CPU profile of each role there. */
+/** Starts a role as a child process with the roles' Node flags; BENCH_PROF=<dir> writes a V8 CPU profile of each role there. */
 function startRole(entry: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
-  const child = spawn(process.execPath, [...profile, ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, ...roleNodeFlags, ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${entry} did not start`)), 60_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
