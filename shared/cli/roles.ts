@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const compiled = import.meta.url.endsWith('.js');
 
-/** Spawns a role's entry file (api/main or workers/main) with the given environment. */
-export function spawnRole(entry: 'api/main' | 'workers/main', env: NodeJS.ProcessEnv): ChildProcess {
+/** Spawns a role's entry file (api/main or workers/main) with the given environment and extra node flags (e.g. --cpu-prof). */
+export function spawnRole(entry: 'api/main' | 'workers/main', env: NodeJS.ProcessEnv, nodeFlags: string[] = []): ChildProcess {
   const args = compiled ? [path.join(root, `${entry}.js`)] : ['--import', 'tsx', path.join(root, `${entry}.ts`)];
-  return spawn(process.execPath, args, { env, stdio: 'inherit' });
+  return spawn(process.execPath, [...nodeFlags, ...args], { env, stdio: 'inherit' });
 }
 
 /** Sends SIGTERM to each child and resolves when all have exited (SIGKILL after the grace period). */
