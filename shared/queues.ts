@@ -7,7 +7,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { deliverJobSchema } from './sessions/schemas.js';
 import { config } from './config.js';
-import { normalizedAlert } from './sre/alerts/payloads.js';
+import { normalizedAlerts } from './sre/alerts/payloads.js';
 import { bullConnection } from './redis.js';
 import { logger } from './logger.js';
 import { createHash } from 'node:crypto';
@@ -137,7 +137,7 @@ export const jobDefinitions = {
       source_id: z.uuid(),
       source: z.string(),
       received_at: z.iso.datetime(),
-      alerts: z.array(normalizedAlert).min(1),
+      alerts: normalizedAlerts,
     }),
     jobId: (p) => `alerts-ingest-${p.payload_id}`,
   }),
