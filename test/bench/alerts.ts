@@ -85,9 +85,9 @@ function payload(k: number): string {
   return JSON.stringify({ receiver: 'bench', status: 'firing', alerts, groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am:9093', version: '4', groupKey: '{}:{}', truncatedAlerts: 0 });
 }
 
-/** CPU seconds (user + system) used so far by each role, Postgres and Redis (all their processes) and this load generator. */
+/** CPU seconds (user + system) used so far by each role, Postgres and Redis (all their processes) and this load generator; machine-wide softirq, steal and idle (+ iowait) seconds. */
 function cpuByRole(): Record<string, number> {
-  const seconds: Record<string, number> = { api: 0, worker: 0, postgres: 0, redis: 0, load: 0 };
+  const seconds: Record<string, number> = { api: 0, worker: 0, postgres: 0, redis: 0, load: 0, softirq: 0, steal: 0, idle: 0 };
   const byPid: Record<number, string> = { [children[0]!.pid!]: 'api', [children[1]!.pid!]: 'worker', [process.pid]: 'load' };
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -103,6 +103,12 @@ function cpuByRole(): Record<string, number> {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     seconds[role]! += (Number(fields[11]) + Number(fields[12])) / 100;
   }
+  // Machine-wide: loopback network processing (softirq, charged to no process) and the time the
+  // hypervisor gave this VM's CPUs to others (steal: on a shared host it slows every role alike).
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  seconds.softirq = Number(cpu[7]) / 100;
+  seconds.idle = (Number(cpu[4]) + Number(cpu[5])) / 100;
+  seconds.steal = Number(cpu[8]) / 100;
   return seconds;
 }
 
