@@ -7,7 +7,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { deliverJobSchema } from './sessions/schemas.js';
 import { config } from './config.js';
-import { normalizedAlert } from './sre/alerts/payloads.js';
+import { normalizedAlerts } from './sre/alerts/payloads.js';
 import { bullConnection } from './redis.js';
 import { logger } from './logger.js';
 import { createHash } from 'node:crypto';
@@ -137,9 +137,12 @@ export const jobDefinitions = {
       source_id: z.uuid(),
       source: z.string(),
       received_at: z.iso.datetime(),
-      alerts: z.array(normalizedAlert).min(1),
+      alerts: normalizedAlerts,
     }),
     jobId: (p) => `alerts-ingest-${p.payload_id}`,
+    // A job holds a whole payload (~30 kB for 100 alerts): the queue's 10,000 completed ones would keep
+    // ~300 MB in Redis. Idempotency rests on sre_alert_payloads, not on completed jobs.
+    options: { removeOnComplete: { age: 3600, count: 100 } },
   }),
   // Creates the issue-tracker issue of an incident; retried with backoff while the tracker is down.
   'sre.incident-ticket': define({

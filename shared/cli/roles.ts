@@ -14,10 +14,10 @@ const compiled = import.meta.url.endsWith('.js');
  */
 export const roleNodeFlags = ['--max-semi-space-size=32'];
 
-/** Spawns a role's entry file (api/main or workers/main) with the given environment. */
-export function spawnRole(entry: 'api/main' | 'workers/main', env: NodeJS.ProcessEnv): ChildProcess {
-  const args = [...roleNodeFlags, ...(compiled ? [path.join(root, `${entry}.js`)] : ['--import', 'tsx', path.join(root, `${entry}.ts`)])];
-  return spawn(process.execPath, args, { env, stdio: 'inherit' });
+/** Spawns a role's entry file (api/main or workers/main) with the given environment, the roles' Node flags and extra ones (e.g. --cpu-prof). */
+export function spawnRole(entry: 'api/main' | 'workers/main', env: NodeJS.ProcessEnv, extraNodeFlags: string[] = []): ChildProcess {
+  const args = compiled ? [path.join(root, `${entry}.js`)] : ['--import', 'tsx', path.join(root, `${entry}.ts`)];
+  return spawn(process.execPath, [...roleNodeFlags, ...extraNodeFlags, ...args], { env, stdio: 'inherit' });
 }
 
 /** Sends SIGTERM to each child and resolves when all have exited (SIGKILL after the grace period). */

@@ -8,9 +8,12 @@
  *
  *   npm run bench:alerts                       # 250 payloads/s (25,000 alerts/s) for 10 s
  *   BENCH_RATE=300 BENCH_SECONDS=15 npm run bench:alerts
+ *   BENCH_PROF=/tmp/prof npm run bench:alerts   # also writes a V8 CPU profile of each role there
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { spawnRole, stopChildren } from '../../shared/cli/roles.js';
 import { deleteKeysWithPrefix } from '../helpers/redis-keys.js';
@@ -44,7 +47,8 @@ Object.assign(process.env, {
   DISCOVERY_ENABLED: 'false',
 });
 const url = `http://127.0.0.1:${port}`;
-const children = [spawnRole('api/main', process.env), spawnRole('workers/main', process.env)];
+const profile = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
+const children = [spawnRole('api/main', process.env, profile), spawnRole('workers/main', process.env, profile)];
 
 const { closeQueues, enqueue } = await import('../../shared/queues.js');
 const { normalizeAlerts, alertmanagerPayload } = await import('../../shared/sre/alerts/payloads.js');
@@ -81,6 +85,47 @@ function payload(k: number): string {
   return JSON.stringify({ receiver: 'bench', status: 'firing', alerts, groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am:9093', version: '4', groupKey: '{}:{}', truncatedAlerts: 0 });
 }
 
+/** CPU seconds (user + system) used so far by each role, Postgres and Redis (all their processes) and this load generator; machine-wide softirq, steal and idle (+ iowait) seconds. */
+function cpuByRole(): Record<string, number> {
+  const seconds: Record<string, number> = { api: 0, worker: 0, postgres: 0, redis: 0, load: 0, softirq: 0, steal: 0, idle: 0 };
+  const byPid: Record<number, string> = { [children[0]!.pid!]: 'api', [children[1]!.pid!]: 'worker', [process.pid]: 'load' };
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const role = byPid[Number(entry)] ?? (comm.startsWith('postgres') ? 'postgres' : comm.startsWith('redis') ? 'redis' : undefined);
+    if (!role) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    seconds[role]! += (Number(fields[11]) + Number(fields[12])) / 100;
+  }
+  // Machine-wide: loopback network processing (softirq, charged to no process) and the time the
+  // hypervisor gave this VM's CPUs to others (steal: on a shared host it slows every role alike).
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  seconds.softirq = Number(cpu[7]) / 100;
+  seconds.idle = (Number(cpu[4]) + Number(cpu[5])) / 100;
+  seconds.steal = Number(cpu[8]) / 100;
+  return seconds;
+}
+
+// Plain node:http with a keep-alive agent: fetch cost the load generator ~1.8 ms of CPU a payload, taken from the roles it measures.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+/** POSTs one webhook body; resolves with the status once the response has been read. */
+const post = (body: string) =>
+  new Promise<number>((resolve, reject) => {
+    const req = http.request(
+      `${url}/webhooks/alertmanager/default`,
+      { agent, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'User-Agent': 'Alertmanager/0.25.0' } },
+      (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+
 const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
@@ -92,7 +137,13 @@ async function phase(name: string, perSecond: number, durationS: number, offset:
   const count = Math.round(perSecond * durationS);
   const latencies: number[] = [];
   let failures = 0;
+  const failedWith = new Map<string, number>();
+  const fail = (why: string) => {
+    failures += 1;
+    failedWith.set(why, (failedWith.get(why) ?? 0) + 1);
+  };
   const bodies = Array.from({ length: count }, (_, i) => payload(offset + i));
+  const cpuBefore = cpuByRole();
   const start = performance.now();
   const sends: Promise<void>[] = [];
   for (let i = 0; i < count; i++) {
@@ -101,13 +152,12 @@ async function phase(name: string, perSecond: number, durationS: number, offset:
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     const t0 = performance.now();
     sends.push(
-      fetch(`${url}/webhooks/alertmanager/default`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'User-Agent': 'Alertmanager/0.25.0' }, body: bodies[i] })
-        .then(async (res) => {
-          await res.arrayBuffer();
-          if (res.status === 202) latencies.push(performance.now() - t0);
-          else failures += 1;
+      post(bodies[i]!)
+        .then((status) => {
+          if (status === 202) latencies.push(performance.now() - t0);
+          else fail(`HTTP ${status}`);
         })
-        .catch(() => void (failures += 1)),
+        .catch((err: Error) => fail(err.message)),
     );
   }
   await Promise.all(sends);
@@ -115,6 +165,7 @@ async function phase(name: string, perSecond: number, durationS: number, offset:
   const expected = expectedBefore + latencies.length * alertsPerPayload;
   while ((await committed()) < expected) await new Promise((r) => setTimeout(r, 50));
   const doneAt = performance.now();
+  const cpuAfter = cpuByRole();
   const alerts = latencies.length * alertsPerPayload;
   const result = {
     name,
@@ -132,7 +183,9 @@ async function phase(name: string, perSecond: number, durationS: number, offset:
   console.log(
     `${name.padEnd(9)} offered ${result.offered}; accepted ${result.accepted} payloads (${failures} failed)\n` +
       `          end to end ${result.endToEndAlertsPerSecond} alerts/s (accepted → rows committed; drained ${result.drainAfterLastAcceptMs} ms after the last 202)\n` +
-      `          webhook latency ms p50 ${result.p50.toFixed(1)}  p95 ${result.p95.toFixed(1)}  p99 ${result.p99.toFixed(1)}  max ${result.max.toFixed(1)}`,
+      `          webhook latency ms p50 ${result.p50.toFixed(1)}  p95 ${result.p95.toFixed(1)}  p99 ${result.p99.toFixed(1)}  max ${result.max.toFixed(1)}\n` +
+      `          CPU s ${Object.entries(cpuAfter).map(([role, s]) => `${role} ${(s - cpuBefore[role]!).toFixed(1)}`).join(', ')}` +
+      (failures ? `\n          failed with: ${[...failedWith].map(([why, n]) => `${why} ×${n}`).join(', ')}` : ''),
   );
   return { ...result, expected };
 }
@@ -179,6 +232,7 @@ try {
   console.log(`target    >= 20000 alerts/s end to end: ${full.endToEndAlertsPerSecond >= 20_000 ? 'met' : 'NOT met'} (${full.endToEndAlertsPerSecond})`);
   process.exitCode = checks.every(([, ok]) => ok) ? 0 : 1;
 } finally {
+  agent.destroy();
   await stopChildren(children);
   await closeQueues();
   await closeDb();

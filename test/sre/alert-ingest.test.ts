@@ -2,6 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { alertFingerprint } from '../../shared/sre/alerts/fingerprint.js';
 import { db } from '../../shared/db/index.js';
+import { jobDefinitions } from '../../shared/queues.js';
+import { alertmanagerPayload, normalizeAlerts } from '../../shared/sre/alerts/payloads.js';
 import { fixture, waitFor } from './alerting-helpers.js';
 
 process.env.ALERT_WEBHOOK_TOKEN = 'am-secret-token';
@@ -178,6 +180,32 @@ describe('webhooks', () => {
     expect(list.items.map((s: { name: string }) => s.name)).toEqual(['default', 'team-a']);
     const def = list.items.find((s: { name: string }) => s.name === 'default');
     expect((await api.request(`/api/v1/alerts/sources/${def.id}`, { method: 'DELETE' })).status).toBe(409);
+  });
+});
+
+describe('ingest job', () => {
+  const schema = jobDefinitions['sre.alerts-ingest'].schema;
+  const job = (alerts: unknown[]) => ({
+    payload_id: '0b7c9c43-6a4e-4d4f-9a4e-3f0b2f3a9d11',
+    source_id: '6f1d7a2e-1c1b-4b7e-8a55-2b9d2f0f4c77',
+    source: 'alertmanager/default',
+    received_at: '2026-11-21T23:35:00.000Z',
+    alerts,
+  });
+
+  it("carries the webhook's normalized alerts, and refuses an alert of another shape naming it", () => {
+    const alerts = normalizeAlerts(alertmanagerPayload.parse(fixture('webhook-v4-mixed-firing-resolved.json')));
+    expect(schema.parse(job(alerts)).alerts).toEqual(alerts);
+    const bad = schema.safeParse(job([alerts[0], { ...alerts[1], labels: { a: 1 } }, { ...alerts[0], status: 'burning' }, { ...alerts[0], starts_at: 5 }]));
+    expect(bad.error?.issues.map((i) => i.path.join('.'))).toEqual(['alerts.1', 'alerts.2', 'alerts.3']);
+    expect(schema.safeParse(job([])).success).toBe(false);
+  });
+
+  it('normalizes each timestamp to ISO 8601 in UTC, the same on every repeat, and the zero time to null', () => {
+    const body = (startsAt: string) => alertmanagerPayload.parse({ version: '4', status: 'firing', alerts: [{ status: 'firing', labels: {}, startsAt, endsAt: '0001-01-01T00:00:00Z' }] });
+    for (let i = 0; i < 3; i++) {
+      expect(normalizeAlerts(body('2021-10-12T09:51:03.157076+02:00'))[0]).toMatchObject({ starts_at: '2021-10-12T07:51:03.157Z', ends_at: null });
+    }
   });
 });
 
