@@ -13,10 +13,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { readdirSync, readFileSync } from 'node:fs';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { spawnRole, stopChildren } from '../../shared/cli/roles.js';
 import { deleteKeysWithPrefix } from '../helpers/redis-keys.js';
+import { cpuSnapshot } from './machine-cpu.js';
 
 const rate = Number(process.env.BENCH_RATE ?? 250);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -85,31 +85,10 @@ function payload(k: number): string {
   return JSON.stringify({ receiver: 'bench', status: 'firing', alerts, groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am:9093', version: '4', groupKey: '{}:{}', truncatedAlerts: 0 });
 }
 
-/** CPU seconds (user + system) used so far by each role, Postgres and Redis (all their processes) and this load generator; machine-wide softirq, steal and idle (+ iowait) seconds. */
+/** CPU seconds used so far by each role, Postgres, Redis and this load generator; machine-wide softirq, steal and idle. */
 function cpuByRole(): Record<string, number> {
-  const seconds: Record<string, number> = { api: 0, worker: 0, postgres: 0, redis: 0, load: 0, softirq: 0, steal: 0, idle: 0 };
-  const byPid: Record<number, string> = { [children[0]!.pid!]: 'api', [children[1]!.pid!]: 'worker', [process.pid]: 'load' };
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const role = byPid[Number(entry)] ?? (comm.startsWith('postgres') ? 'postgres' : comm.startsWith('redis') ? 'redis' : undefined);
-    if (!role) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    seconds[role]! += (Number(fields[11]) + Number(fields[12])) / 100;
-  }
-  // Machine-wide: loopback network processing (softirq, charged to no process) and the time the
-  // hypervisor gave this VM's CPUs to others (steal: on a shared host it slows every role alike).
-  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
-  seconds.softirq = Number(cpu[7]) / 100;
-  seconds.idle = (Number(cpu[4]) + Number(cpu[5])) / 100;
-  seconds.steal = Number(cpu[8]) / 100;
-  return seconds;
+  const { used, machine } = cpuSnapshot({ api: children[0]!.pid!, worker: children[1]!.pid!, load: process.pid });
+  return { ...used, softirq: machine.softirq, steal: machine.steal, idle: machine.idle };
 }
 
 // Plain node:http with a keep-alive agent: fetch cost the load generator ~1.8 ms of CPU a payload, taken from the roles it measures.

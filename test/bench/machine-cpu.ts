@@ -1,19 +1,35 @@
 /**
  * CPU accounting of the whole machine during a benchmark: the roles are not the only consumers on
- * a 2-core box (Postgres, Redis and the load generator share it), and latency targets are lost
- * when the machine saturates, so benchmarks print where every CPU second went.
+ * a 2-core box (Postgres, Redis and the load generator share it), and targets are lost when the
+ * machine saturates or the host takes its CPUs away, so benchmarks print where every CPU second went.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** CPU seconds (user + system) a process has used. */
-export function processCpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+/** The services counted by command name, every process of each: name → command prefix. */
+const services = { postgres: 'postgres', redis: 'redis-server' } as const;
+
+/** CPU seconds used so far: per named process (pid) and service, and machine-wide. */
+export interface CpuSnapshot {
+  /** User + system seconds of each named pid, plus `postgres` and `redis` (all their processes). */
+  used: Record<string, number>;
+  /** Machine-wide seconds (all CPUs): busy, softirq (loopback networking, charged to no process), stolen by the host, idle (+ iowait). */
+  machine: { busy: number; softirq: number; steal: number; idle: number };
 }
 
-/** CPU seconds used so far by every live process of each command name (postgres, redis-server, …). */
-function cpuByCommand(names: readonly string[]): Record<string, number> {
-  const totals = Object.fromEntries(names.map((n) => [n, 0]));
+const statSeconds = (stat: string) => {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+
+/** CPU seconds (user + system) a process has used. */
+export function processCpuSeconds(pid: number): number {
+  return statSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** CPU seconds used so far by the named pids (e.g. { api: pid, worker: pid }), Postgres, Redis and the machine. */
+export function cpuSnapshot(pids: Record<string, number> = {}): CpuSnapshot {
+  const names = new Map(Object.entries(pids).map(([name, pid]) => [String(pid), name]));
+  const used: Record<string, number> = Object.fromEntries([...Object.keys(pids), ...Object.keys(services)].map((n) => [n, 0]));
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -23,38 +39,23 @@ function cpuByCommand(names: readonly string[]): Record<string, number> {
       continue; // exited meanwhile
     }
     const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    if (command in totals) totals[command]! += processCpuSeconds(Number(entry));
+    const name = names.get(entry) ?? Object.entries(services).find(([, prefix]) => command.startsWith(prefix))?.[0];
+    if (name) used[name]! += statSeconds(stat);
   }
-  return totals;
-}
-
-/** The machine's busy and steal jiffies (all CPUs) from /proc/stat. */
-function machineTicks(): { busy: number; steal: number; total: number } {
   const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = values.map(Number) as number[];
-  const busy = user! + nice! + system! + irq! + softirq!;
-  return { busy, steal: steal!, total: busy + idle! + iowait! + steal! };
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = values.map((v) => Number(v) / 100) as number[];
+  return { used, machine: { busy: user! + nice! + system! + irq! + softirq!, softirq: softirq!, steal: steal!, idle: idle! + iowait! } };
 }
 
-export interface CpuWindow {
-  /** Ends the window: CPU seconds per named service and the machine's busy and steal shares. */
-  end(): { services: Record<string, number>; busyShare: number; stealShare: number };
-}
-
-/** Starts measuring the CPU of the named services (by command name) and of the whole machine. */
-export function cpuWindow(services: readonly string[] = ['postgres', 'redis-server']): CpuWindow {
-  const before = cpuByCommand(services);
-  const ticks = machineTicks();
-  return {
-    end() {
-      const after = cpuByCommand(services);
-      const now = machineTicks();
-      const total = now.total - ticks.total;
-      return {
-        services: Object.fromEntries(services.map((s) => [s, after[s]! - before[s]!])),
-        busyShare: (now.busy - ticks.busy) / total,
-        stealShare: (now.steal - ticks.steal) / total,
-      };
-    },
+/** What was used between two snapshots, and the machine's busy and steal shares of that time. */
+export function cpuUsed(before: CpuSnapshot, after: CpuSnapshot) {
+  const used = Object.fromEntries(Object.keys(after.used).map((n) => [n, after.used[n]! - (before.used[n] ?? 0)]));
+  const machine = {
+    busy: after.machine.busy - before.machine.busy,
+    softirq: after.machine.softirq - before.machine.softirq,
+    steal: after.machine.steal - before.machine.steal,
+    idle: after.machine.idle - before.machine.idle,
   };
+  const total = machine.busy + machine.steal + machine.idle;
+  return { used, machine, busyShare: machine.busy / total, stealShare: machine.steal / total };
 }

@@ -22,7 +22,7 @@ import { Redis } from 'ioredis';
 import knexFactory from 'knex';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { deleteKeysWithPrefix, redisAddress } from '../helpers/redis-keys.js';
-import { cpuWindow, processCpuSeconds } from './machine-cpu.js';
+import { cpuSnapshot, cpuUsed, processCpuSeconds } from './machine-cpu.js';
 import { roleNodeFlags } from '../../shared/cli/roles.js';
 
 const SESSIONS = 250;
@@ -182,7 +182,7 @@ async function main() {
     const acceptedMessages: Array<{ k: number; channel: string }> = [];
     let accepted202 = 0;
     const t0 = now();
-    const machine = cpuWindow();
+    const machineBefore = cpuSnapshot();
     const cpuBefore = { api: processCpuSeconds(apiChild.pid!), workers: processCpuSeconds(workerChild.pid!), bench: process.cpuUsage() };
     const load = await openLoop(TOTAL, RATE, async (i) => {
       const s = sessions[i % SESSIONS]!;
@@ -203,7 +203,7 @@ async function main() {
     const expected = TOTAL * (CHANNELS.length - 1);
     const expectedAccepted = acceptedMessages.length * (CHANNELS.length - 1);
     for (let waited = 0; seen.size < expectedAccepted && waited < 30_000; waited += 100) await sleep(100);
-    const machineCpu = machine.end();
+    const machineCpu = cpuUsed(machineBefore, cpuSnapshot());
     const lostAccepted = acceptedMessages.reduce((n, m) => n + CHANNELS.filter((c) => c !== m.channel && !seen.has(`${m.k}:${c}`)).length, 0);
     const elapsed = (now() - t0) / 1000;
     const api = rssMb(apiChild.pid!);
@@ -265,8 +265,8 @@ async function main() {
     console.log(`  API mean time in POST handler ${fmt(postMean)} ms; API event-loop delay p99 ${fmt(gauge('nodejs_eventloop_lag_p99_seconds'))} ms, max ${fmt(gauge('nodejs_eventloop_lag_max_seconds'))} ms`);
     console.log(`  CPU during the run        API ${fmt(cpu.api)} s, workers ${fmt(cpu.workers)} s, load generator + SSE clients ${fmt(cpu.bench)} s (${fmt(((cpu.api + cpu.workers) * 1000) / TOTAL)} ms of API+worker CPU per message)`);
     console.log(
-      `  machine during the run    ${fmt(machineCpu.busyShare * 100)}% busy, ${fmt(machineCpu.stealShare * 100)}% stolen by the host; Postgres ${fmt(machineCpu.services.postgres!)} s, Redis ${fmt(machineCpu.services['redis-server']!)} s ` +
-        `(${fmt(((cpu.api + cpu.workers + machineCpu.services.postgres! + machineCpu.services['redis-server']!) * 1000) / TOTAL)} ms of API+worker+Postgres+Redis CPU per message)`,
+      `  machine during the run    ${fmt(machineCpu.busyShare * 100)}% busy, ${fmt(machineCpu.stealShare * 100)}% stolen by the host; Postgres ${fmt(machineCpu.used.postgres!)} s, Redis ${fmt(machineCpu.used.redis!)} s ` +
+        `(${fmt(((cpu.api + cpu.workers + machineCpu.used.postgres! + machineCpu.used.redis!) * 1000) / TOTAL)} ms of API+worker+Postgres+Redis CPU per message)`,
     );
     console.log(`  API process RSS           ${fmt(api.rss)} MB (peak ${fmt(api.peak)} MB)`);
     console.log(`baseline (insert + PUBLISH, no HTTP, no queue), same rate and count`);
