@@ -1,6 +1,7 @@
 /**
  * The worker side of the stream: persist one accepted event of a session, then broadcast it on the
- * bus. Runs in the session's lane (one job at a time), so sequences follow acceptance order.
+ * bus. Runs in the session's lane (one job at a time), so sequences follow acceptance order; the
+ * messages of concurrently running lanes are written together (GroupAppender).
  * Safe to run twice: a retry finds the row already written, persists nothing, and publishes the
  * same envelope with the same sequence again (subscribers drop a sequence they have seen).
  */

@@ -17,6 +17,7 @@ import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpe
 import { spawnRole, stopChildren } from '../../shared/cli/roles.js';
 import { deleteKeysWithPrefix } from '../helpers/redis-keys.js';
 import { cpuSnapshot } from './machine-cpu.js';
+import { percentile } from './percentile.js';
 
 const rate = Number(process.env.BENCH_RATE ?? 250);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -105,10 +106,6 @@ const post = (body: string) =>
     req.end(body);
   });
 
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-};
 const committed = async () => Number((await db()('sre_alert_instances').sum({ n: 'occurrence_count' }).first())?.n ?? 0);
 
 /** Open loop: sends `count` payloads at `perSecond`, never waiting for answers; resolves with latencies. */
@@ -154,7 +151,7 @@ async function phase(name: string, perSecond: number, durationS: number, offset:
     endToEndAlertsPerSecond: Math.round(alerts / ((doneAt - start) / 1000)),
     acceptAlertsPerSecond: Math.round(alerts / ((acceptedAt - start) / 1000)),
     drainAfterLastAcceptMs: Math.round(doneAt - acceptedAt),
-    p50: percentile(latencies, 50),
+    p50: percentile(latencies.sort((a, b) => a - b), 50),
     p95: percentile(latencies, 95),
     p99: percentile(latencies, 99),
     max: Math.max(...latencies),

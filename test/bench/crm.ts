@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { deleteKeysWithPrefix } from '../helpers/redis-keys.js';
+import { percentile } from './percentile.js';
 
 const TOTAL = Number(process.env.BENCH_LEADS ?? 100_000);
 const BATCH = 1_000;
@@ -41,7 +42,6 @@ const knexFactory = (await import('knex')).default;
 // The baseline gets as many inserts in flight as the crm queue runs jobs at once.
 const BASELINE_CONCURRENCY = Number(process.env.BENCH_BASELINE_CONCURRENCY ?? (await import('../../shared/queues.js')).queueDefinitions.crm.concurrency);
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function makeLeads(run: string) {

@@ -23,6 +23,7 @@ import knexFactory from 'knex';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { deleteKeysWithPrefix, redisAddress } from '../helpers/redis-keys.js';
 import { cpuSnapshot, cpuUsed, processCpuSeconds } from './machine-cpu.js';
+import { percentile } from './percentile.js';
 import { roleNodeFlags } from '../../shared/cli/roles.js';
 
 const SESSIONS = 250;
@@ -35,10 +36,6 @@ const API_KEY = 'bench-key';
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 
 function rssMb(pid: number): { rss: number; peak: number } {
