@@ -9,6 +9,7 @@
  * followed by a Redis PUBLISH (no HTTP, no queue) at the same rate, received by one subscriber.
  *
  *   BENCH_RATE=300 BENCH_SECONDS=10   rate and duration (default 500/s for 30 s)
+ *   BENCH_WARMUP_SECONDS=5            load at the same rate before the measured window (default 5; 0 for none)
  *   BENCH_PROF=<dir>                  V8 CPU profiles of the roles
  *   BENCH_NODE_FLAGS="…"             extra Node flags for the roles (after those of shared/cli/roles.ts)
  */
@@ -31,6 +32,8 @@ const CHANNELS = ['voice', 'chat', 'sms', 'slack'] as const;
 const RATE = Number(process.env.BENCH_RATE ?? 500);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const TOTAL = RATE * SECONDS;
+/** Seconds of the same load before the measured window, so JIT compilation and cold caches of a fresh start are not measured (printed apart). */
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 const API_KEY = 'bench-key';
 
 const now = () => performance.timeOrigin + performance.now();
@@ -145,6 +148,8 @@ async function main() {
     // 1,000 SSE subscribers: every channel of every session.
     const latencies: number[] = [];
     const seen = new Set<string>();
+    const warmSeen = new Set<string>();
+    const warmLatencies: number[] = [];
     let duplicates = 0;
     let foreign = 0;
     const opened: Promise<void>[] = [];
@@ -159,7 +164,12 @@ async function main() {
           const envelope = JSON.parse(e.data);
           if (envelope.event_type !== 'MESSAGE') return;
           const received = now();
-          const { k, sent } = envelope.data.metadata as { k: number; sent: number };
+          const { k, sent, warm } = envelope.data.metadata as { k: number; sent: number; warm?: true };
+          if (warm) {
+            warmSeen.add(`${k}:${c}`);
+            warmLatencies.push(received - sent);
+            return;
+          }
           if (envelope.channel === c) foreign++;
           const key = `${k}:${c}`;
           if (seen.has(key)) duplicates++;
@@ -174,6 +184,34 @@ async function main() {
     await Promise.all(opened);
     console.log(`setup: ${SESSIONS} sessions, ${sources.length} SSE subscribers open; publishing ${RATE} msg/s for ${SECONDS} s over HTTP…`);
 
+    /** Message i: session i mod 250, channels in turn; `warm` marks the warm-up's messages. */
+    const channelOf = (i: number) => CHANNELS[Math.floor(i / SESSIONS) % CHANNELS.length]!;
+    const publish = (i: number, warm: boolean) => {
+      const s = sessions[i % SESSIONS]!;
+      const channel = channelOf(i);
+      return call(`/api/sessions/${s.id}/messages`, {
+        channel,
+        role: i % 2 ? 'assistant' : 'user',
+        content: `bench message ${i}`,
+        interaction_id: s.interactions[channel],
+        metadata: warm ? { k: i, sent: now(), warm } : { k: i, sent: now() },
+      }).catch(() => ({ status: 0, body: null }));
+    };
+
+    let warmRejected = 0;
+    if (WARMUP > 0) {
+      await openLoop(WARMUP * RATE, RATE, async (i) => {
+        if ((await publish(i, true)).status >= 300) warmRejected++;
+      });
+      const warmExpected = (WARMUP * RATE - warmRejected) * (CHANNELS.length - 1);
+      for (let waited = 0; warmSeen.size < warmExpected && waited < 30_000; waited += 100) await sleep(100);
+      warmLatencies.sort((a, b) => a - b);
+      console.log(
+        `warm-up: ${WARMUP} s at ${RATE} msg/s (not counted below): p50 ${fmt(percentile(warmLatencies, 50))} ms, p99 ${fmt(percentile(warmLatencies, 99))} ms, ` +
+          `max ${fmt(warmLatencies.at(-1) ?? NaN)} ms; ${warmSeen.size} of ${warmExpected} deliveries; POST non-2xx ${warmRejected}`,
+      );
+    }
+
     const postLatencies: number[] = [];
     let rejected = 0;
     const acceptedMessages: Array<{ k: number; channel: string }> = [];
@@ -182,20 +220,12 @@ async function main() {
     const machineBefore = cpuSnapshot();
     const cpuBefore = { api: processCpuSeconds(apiChild.pid!), workers: processCpuSeconds(workerChild.pid!), bench: process.cpuUsage() };
     const load = await openLoop(TOTAL, RATE, async (i) => {
-      const s = sessions[i % SESSIONS]!;
-      const channel = CHANNELS[Math.floor(i / SESSIONS) % CHANNELS.length]!;
       const postStart = now();
-      const res = await call(`/api/sessions/${s.id}/messages`, {
-        channel,
-        role: i % 2 ? 'assistant' : 'user',
-        content: `bench message ${i}`,
-        interaction_id: s.interactions[channel],
-        metadata: { k: i, sent: now() },
-      }).catch(() => ({ status: 0, body: null }));
+      const res = await publish(i, false);
       postLatencies.push(now() - postStart);
       if (res.status === 202) accepted202++;
       else if (res.status !== 200) rejected++;
-      if (res.status === 200 || res.status === 202) acceptedMessages.push({ k: i, channel });
+      if (res.status === 200 || res.status === 202) acceptedMessages.push({ k: i, channel: channelOf(i) });
     });
     const expected = TOTAL * (CHANNELS.length - 1);
     const expectedAccepted = acceptedMessages.length * (CHANNELS.length - 1);
