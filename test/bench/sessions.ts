@@ -2,11 +2,12 @@
  * npm run bench:sessions — the real-time path under load.
  *
  * Starts its own database (cloned from the migrated template), queue prefix, API process and
- * worker process; opens 1,000 SSE subscribers (4 channels on each of 250 sessions) with the
- * `eventsource` client; publishes messages over HTTP open-loop at a fixed rate; and measures
- * publish→delivery latency per delivered event, delivered events/s, lost deliveries and the API's
- * RSS. Then, in the same run, a baseline: the same number of single-row Postgres inserts each
- * followed by a Redis PUBLISH (no HTTP, no queue) at the same rate, received by one subscriber.
+ * worker process; opens 1,000 SSE subscribers (4 channels on each of 250 sessions) with the lean
+ * subscriber of ./sse-subscriber.ts (node:http + eventsource-parser); publishes messages over
+ * HTTP open-loop at a fixed rate after a warm-up; and measures publish→delivery latency per
+ * delivered event, delivered events/s, lost deliveries and the API's RSS. Then, in the same run, a
+ * baseline: the same number of single-row Postgres inserts each followed by a Redis PUBLISH (no
+ * HTTP, no queue) at the same rate, received by one subscriber.
  *
  *   BENCH_RATE=300 BENCH_SECONDS=10   rate and duration (default 500/s for 30 s)
  *   BENCH_WARMUP_SECONDS=5            load at the same rate before the measured window (default 5; 0 for none)
@@ -18,13 +19,13 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { EventSource } from 'eventsource';
 import { Redis } from 'ioredis';
 import knexFactory from 'knex';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { deleteKeysWithPrefix, redisAddress } from '../helpers/redis-keys.js';
 import { cpuSnapshot, cpuUsed, processCpuSeconds } from './machine-cpu.js';
 import { percentile } from './percentile.js';
+import { subscribeSse, type SseSubscription } from './sse-subscriber.js';
 import { roleNodeFlags } from '../../shared/cli/roles.js';
 
 const SESSIONS = 250;
@@ -98,7 +99,7 @@ async function main() {
   };
   const children: ChildProcess[] = [];
   const redis = new Redis({ host: env.BUS_HOST ?? '127.0.0.1', port: Number(env.BUS_PORT ?? 6379), password: env.BUS_PASSWORD || undefined });
-  const sources: EventSource[] = [];
+  const sources: SseSubscription[] = [];
   try {
     const { child: apiChild, line } = await startRole('api/main.ts', env, /API listening/);
     children.push(apiChild);
@@ -112,7 +113,7 @@ async function main() {
       return (pick('sum') / pick('count')) * 1000;
     };
     children.push(workerChild);
-    // Plain node:http with a keep-alive agent for the publishing side (the SSE clients use fetch via eventsource).
+    // Plain node:http with a keep-alive agent for the publishing side.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
     const call = (path: string, body?: unknown) =>
       new Promise<{ status: number; body: any }>((resolve, reject) => {
@@ -152,18 +153,15 @@ async function main() {
     const warmLatencies: number[] = [];
     let duplicates = 0;
     let foreign = 0;
+    let dropped = 0;
     const opened: Promise<void>[] = [];
     const perSession = Number(process.env.BENCH_SUBSCRIBERS_PER_SESSION ?? CHANNELS.length);
     for (const s of sessions) {
       for (const c of CHANNELS.slice(0, perSession)) {
-        const es = new EventSource(`${url}/api/sessions/${s.id}/events?channel=${c}`, {
-          fetch: (input, init) => fetch(input, { ...init, headers: { ...(init.headers as Record<string, string>), 'X-API-Key': API_KEY } }),
-        });
-        opened.push(new Promise((resolve) => (es.onopen = () => resolve())));
-        es.onmessage = (e) => {
+        const onEvent = (e: { data: string }) => {
+          const received = now();
           const envelope = JSON.parse(e.data);
           if (envelope.event_type !== 'MESSAGE') return;
-          const received = now();
           const { k, sent, warm } = envelope.data.metadata as { k: number; sent: number; warm?: true };
           if (warm) {
             warmSeen.add(`${k}:${c}`);
@@ -178,7 +176,9 @@ async function main() {
             latencies.push(received - sent);
           }
         };
-        sources.push(es);
+        const subscription = subscribeSse(`${url}/api/sessions/${s.id}/events?channel=${c}`, { 'X-API-Key': API_KEY }, onEvent, () => dropped++);
+        opened.push(subscription.opened);
+        sources.push(subscription);
       }
     }
     await Promise.all(opened);
@@ -285,7 +285,7 @@ async function main() {
     console.log(`  publish→delivery latency  p50 ${fmt(ours.p50)} ms   p95 ${fmt(ours.p95)} ms   p99 ${fmt(ours.p99)} ms`);
     console.log(`  delivered events/s        ${fmt(ours.perSecond)} (${ours.delivered} deliveries, ${fmt(messagesPerSecond)} messages/s)`);
     console.log(`  lost                      ${ours.lost} of ${expected} deliveries; of messages the API accepted (200/202): ${lostAccepted} lost`);
-    console.log(`                            duplicates ${duplicates}   own-channel deliveries ${foreign}   POST non-2xx ${rejected}   202s ${accepted202}   max schedule lag ${fmt(load.lateMs)} ms`);
+    console.log(`                            duplicates ${duplicates}   own-channel deliveries ${foreign}   POST non-2xx ${rejected}   202s ${accepted202}   max schedule lag ${fmt(load.lateMs)} ms   streams dropped ${dropped}`);
     postLatencies.sort((a, b) => a - b);
     console.log(`  POST round trip           p50 ${fmt(percentile(postLatencies, 50))} ms   p99 ${fmt(percentile(postLatencies, 99))} ms (answers after persist + publish)`);
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(apiMetrics)?.[1] ?? NaN) * 1000;
