@@ -2,6 +2,7 @@
 import Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import { config } from '../shared/config.js';
+import { logger } from '../shared/logger.js';
 import { httpDuration, registerQueueGauges } from '../shared/metrics.js';
 import { allQueues } from '../shared/queues.js';
 import { requestId } from './middleware/request-id.js';
@@ -40,6 +41,7 @@ export function createApp(extra: ApiRouter[] = []): Koa {
   const cfg = config();
 
   app.use(requestId());
+  const requestLog = logger('http');
   app.use(async (ctx, next) => {
     const end = httpDuration.startTimer();
     try {
@@ -47,7 +49,8 @@ export function createApp(extra: ApiRouter[] = []): Koa {
     } finally {
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       end({ method: ctx.method, route, status: String(ctx.status) });
-      if (!ctx.path.startsWith('/admin/queues/static')) ctx.state.log?.debug({ method: ctx.method, path: ctx.path, status: ctx.status }, 'request');
+      // Checked first: reading ctx.state.log builds the request's child logger (request-id.ts).
+      if (requestLog.isLevelEnabled('debug') && !ctx.path.startsWith('/admin/queues/static')) ctx.state.log?.debug({ method: ctx.method, path: ctx.path, status: ctx.status }, 'request');
     }
   });
   app.use(problems());

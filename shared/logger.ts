@@ -20,9 +20,13 @@ function build() {
 }
 
 let root: pino.Logger | undefined;
+const modules = new Map<string, pino.Logger>();
 
-/** The process logger; children carry a module name. */
+/** The process logger; children carry a module name (one child per module, made on first use). */
 export function logger(module?: string): pino.Logger {
   root ??= build();
-  return module ? root.child({ module }) : root;
+  if (!module) return root;
+  let child = modules.get(module);
+  if (!child) modules.set(module, (child = root.child({ module })));
+  return child;
 }
