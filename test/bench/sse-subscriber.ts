@@ -22,6 +22,13 @@ export function subscribeSse(
   onClosed: (why: string) => void = () => undefined,
 ): SseSubscription {
   let closing = false;
+  let ended = false;
+  // A reset stream may report both the response's close and the request's error: count it once.
+  const end = (why: string) => {
+    if (closing || ended) return;
+    ended = true;
+    onClosed(why);
+  };
   const parser = createParser({ onEvent });
   const req = http.get(url, { agent: false, headers: { Accept: 'text/event-stream', ...headers } });
   const opened = new Promise<void>((resolve, reject) => {
@@ -33,11 +40,11 @@ export function subscribeSse(
       }
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => parser.feed(chunk));
-      res.once('close', () => closing || onClosed('stream ended'));
+      res.once('close', () => end('stream ended'));
       resolve();
     });
     req.once('error', (err) => {
-      if (!closing) onClosed(err.message);
+      end(err.message);
       reject(err);
     });
   });
