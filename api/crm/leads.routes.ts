@@ -99,14 +99,19 @@ export function leadRoutes(): ApiRouter {
       method: 'get',
       path: '/api/v1/leads/{lead_id}/history',
       tags: ['crm'],
-      summary: 'Status history of a lead',
-      description: 'Every status change (from, to, actor, time), oldest first. Creation is not a change (a lead starts `new`; see `created_at`); conversions are recorded like other moves.',
+      summary: 'History of a lead',
+      description: [
+        'Oldest first. `field` is `created` (first entry: `to` is the source, `actor` who created it: `webhook`, `api` or the X-Actor),',
+        '`status` (every move, conversions included) or `resubmission` (a webhook delivered this lead\'s email again: `to` is the',
+        'submission\'s source, `detail` holds `source`, `source_detail`, the `filled` fields that were empty and now hold the',
+        'submitted value, and `differing` fields as `{current, submitted}`, which are kept as they were).',
+      ].join(' '),
       auth: 'apiKey',
       request: { params },
       responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },
       handler: async ({ params }) => {
         await getLead(params.lead_id);
-        return { data: await historyOf({ entity_type: 'lead', field: 'status' }, params.lead_id) };
+        return { data: await historyOf('lead', params.lead_id) };
       },
     });
 }

@@ -87,14 +87,14 @@ export function opportunityRoutes(): ApiRouter {
       method: 'get',
       path: '/api/v1/opportunities/{opportunity_id}/history',
       tags: ['crm'],
-      summary: 'Stage history of an opportunity',
-      description: 'Every stage change (from, to, actor, time), oldest first; the first entry (from null) is its creation.',
+      summary: 'Stage and probability history of an opportunity',
+      description: 'Oldest first. `field` `stage`: every stage change (from, to, actor, time), the first entry (from null) being its creation; `field` `probability`: the probability followed a change of its stage\'s default probability (only opportunities whose probability was never set by hand follow it).',
       auth: 'apiKey',
       request: { params },
       responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },
       handler: async ({ params }) => {
         await getOpportunity(params.opportunity_id);
-        return { data: await historyOf({ entity_type: 'opportunity', field: 'stage' }, params.opportunity_id) };
+        return { data: await historyOf('opportunity', params.opportunity_id) };
       },
     });
 }

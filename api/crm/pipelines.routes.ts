@@ -1,11 +1,13 @@
 /** REST routes of pipelines (with their stages) and the pipeline forecast summary. */
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
-import { createPipeline, getPipeline, getPipelineSummary } from '../../shared/crm/pipelines.js';
+import { addStage, createPipeline, deleteStage, getPipeline, getPipelineSummary, updatePipeline, updateStage } from '../../shared/crm/pipelines.js';
 import { listPipelines } from '../../shared/crm/pipeline.store.js';
-import { pipeline, pipelineInput, pipelineSummary } from '../../shared/crm/schemas.js';
+import { pipeline, pipelineInput, pipelineSummary, pipelineUpdate, stageInput, stageUpdate } from '../../shared/crm/schemas.js';
+import { actorHeaders, actorOf } from './common.schema.js';
 
 const params = z.object({ pipeline_id: uuid() });
+const stageParams = z.object({ pipeline_id: uuid(), stage_id: uuid() });
 const summaryDescription = [
   'Exactly the crm_get_pipeline_summary result: `stages` keyed by stage name with `count`, `value` (Σ amount),',
   '`weighted_value` (Σ amount × the opportunity\'s probability / 100) and the stage\'s `probability`; `totals` over all stages',
@@ -66,5 +68,64 @@ export function pipelineRoutes(): ApiRouter {
       request: { params },
       responses: { 200: { description: 'The summary', schema: pipelineSummary } },
       handler: ({ params }) => getPipelineSummary(params.pipeline_id),
+    })
+    .route({
+      method: 'patch',
+      path: '/api/v1/pipelines/{pipeline_id}',
+      tags: ['crm'],
+      summary: 'Rename a pipeline or make it the default',
+      description: '`is_default` accepts only `true`: the previous default stops being the default in the same transaction, so there is always exactly one. Answers the pipeline.',
+      auth: 'apiKey',
+      request: { params, body: pipelineUpdate },
+      responses: { 200: { description: 'The pipeline', schema: pipeline } },
+      errors: { 409: 'Another pipeline has this name' },
+      handler: ({ params, body }) => updatePipeline(params.pipeline_id, body),
+    })
+    .route({
+      method: 'post',
+      path: '/api/v1/pipelines/{pipeline_id}/stages',
+      tags: ['crm'],
+      summary: 'Add a stage',
+      description: 'Placed at `position` (1-based; the stages from there move one down), else after the last stage. Answers the pipeline with its stages.',
+      auth: 'apiKey',
+      request: { params, body: stageInput },
+      responses: { 201: { description: 'The pipeline', schema: pipeline } },
+      errors: { 409: 'The pipeline has a stage with this name (case-sensitive)' },
+      handler: ({ params, body }) => addStage(params.pipeline_id, body),
+    })
+    .route({
+      method: 'patch',
+      path: '/api/v1/pipelines/{pipeline_id}/stages/{stage_id}',
+      tags: ['crm'],
+      summary: 'Rename, move or re-weight a stage',
+      description: [
+        '`position` moves the stage (1-based; the others keep their order). A new `probability` is applied to the stage\'s opportunities that',
+        'still use the stage default (created or moved there without a probability of their own); one whose probability was set by hand keeps it.',
+        'Each changed opportunity gets a `probability` entry in its history, the stage one in its own (with `opportunities_updated`); actor from X-Actor.',
+        'Renaming keeps the opportunities (they reference the stage by id) and their history text as it was.',
+      ].join(' '),
+      auth: 'apiKey',
+      request: { params: stageParams, body: stageUpdate, headers: actorHeaders },
+      responses: { 200: { description: 'The pipeline', schema: pipeline } },
+      errors: { 409: 'The pipeline has a stage with this name' },
+      handler: ({ params, body, headers }) => updateStage(params.pipeline_id, params.stage_id, body, actorOf(headers)),
+    })
+    .route({
+      method: 'delete',
+      path: '/api/v1/pipelines/{pipeline_id}/stages/{stage_id}',
+      tags: ['crm'],
+      summary: 'Delete a stage',
+      description: [
+        'A stage holding opportunities needs `move_to`, another stage of the same pipeline: they move there in the same transaction',
+        '(each move recorded in the opportunity\'s stage history; those using the stage default take the target\'s probability).',
+        'Without it the answer is 409 with `opportunity_count`. All opportunities count, closed ones included: the pipeline knows no',
+        '"closed" state beyond stage names, and every opportunity needs a stage. The last stage of a pipeline cannot be deleted (409).',
+        'The remaining stages are renumbered 1..n. Answers the pipeline.',
+      ].join(' '),
+      auth: 'apiKey',
+      request: { params: stageParams, query: z.object({ move_to: uuid().optional() }), headers: actorHeaders },
+      responses: { 200: { description: 'The pipeline', schema: pipeline } },
+      errors: { 409: 'The stage holds opportunities and no `move_to` was given, or it is the only stage' },
+      handler: ({ params, query, headers }) => deleteStage(params.pipeline_id, params.stage_id, query.move_to, actorOf(headers)),
     });
 }

@@ -55,6 +55,7 @@ export async function createOpportunity(input: OpportunityInput, actor: string):
         amount: input.amount ?? 0,
         close_date: input.close_date ?? null,
         probability: input.probability ?? stage.probability,
+        probability_is_default: input.probability === undefined,
       },
       trx,
     );
@@ -86,6 +87,7 @@ export async function updateOpportunity(id: string, changes: OpportunityUpdate, 
         record.pipeline_id = pipeline.id;
         record.stage_id = stage.id;
         record.probability = stage.probability;
+        record.probability_is_default = true;
         await recordChange({ kind: { entity_type: 'opportunity', field: 'stage' }, entity_id: id, from: current.stage, to: stage.name, actor }, trx);
       }
     }
@@ -96,7 +98,10 @@ export async function updateOpportunity(id: string, changes: OpportunityUpdate, 
     if (changes.name !== undefined) record.name = changes.name;
     if (changes.amount !== undefined) record.amount = changes.amount;
     if (changes.close_date !== undefined) record.close_date = changes.close_date;
-    if (changes.probability !== undefined) record.probability = changes.probability;
+    if (changes.probability !== undefined) {
+      record.probability = changes.probability;
+      record.probability_is_default = false;
+    }
     await updateOpportunityRecord(id, record, trx);
   });
   return getOpportunity(id);

@@ -21,6 +21,8 @@ export interface OpportunityRecord {
   amount: number;
   close_date: string | null;
   probability: number;
+  /** False once the probability was set by hand: stage probability changes then leave it alone. */
+  probability_is_default?: boolean;
 }
 
 const toDomain = ({ stage_id: _stage, ...row }: OpportunityRow): Opportunity => ({

@@ -108,3 +108,106 @@ export async function pipelineSummary(pipelineId: string, k: Knex = db()): Promi
   );
   return rows[0]?.summary;
 }
+
+/** Locks a pipeline row, so concurrent stage edits of one pipeline run one after another. */
+export async function lockPipeline(id: string, k: Knex): Promise<boolean> {
+  return Boolean(await k(PIPELINES).where({ id }).forUpdate().first('id'));
+}
+
+export async function updatePipelineName(id: string, name: string, k: Knex = db()): Promise<void> {
+  await k(PIPELINES).where({ id }).update({ name });
+}
+
+/** Makes this pipeline the default one (two statements: the partial unique index allows one default at any time). */
+export async function makeDefaultPipeline(id: string, k: Knex): Promise<void> {
+  await k(PIPELINES).where({ is_default: true }).whereNot({ id }).update({ is_default: false });
+  await k(PIPELINES).where({ id }).update({ is_default: true });
+}
+
+/**
+ * Gives a pipeline's stages the positions 1..n in this order. Positions are first negated, because
+ * (pipeline_id, position) is unique and checked row by row.
+ */
+export async function renumberStages(pipelineId: string, orderedIds: string[], k: Knex): Promise<void> {
+  await k(STAGES).where({ pipeline_id: pipelineId }).update({ position: k.raw('-position') });
+  await k.raw(
+    `update ${STAGES} s set position = o.n
+       from unnest(?::uuid[]) with ordinality as o(id, n)
+      where s.id = o.id and s.pipeline_id = ?`,
+    [orderedIds, pipelineId],
+  );
+}
+
+/** Inserts a stage at the end (the caller renumbers to place it elsewhere); returns its id. */
+export async function insertStage(pipelineId: string, stage: { name: string; probability: number }, k: Knex): Promise<string> {
+  const [row] = await k(STAGES)
+    .insert({ pipeline_id: pipelineId, name: stage.name, probability: stage.probability, position: k.raw(`(select coalesce(max(position), 0) + 1 from ${STAGES} where pipeline_id = ?)`, [pipelineId]) })
+    .returning('id');
+  return row.id as string;
+}
+
+export async function updateStageRecord(stageId: string, changes: { name?: string; probability?: number }, k: Knex): Promise<void> {
+  const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+  if (Object.keys(set).length) await k(STAGES).where({ id: stageId }).update(set);
+}
+
+export async function deleteStageRecord(stageId: string, k: Knex): Promise<void> {
+  await k(STAGES).where({ id: stageId }).delete();
+}
+
+/** Number of opportunities in a stage. */
+export async function opportunitiesInStage(stageId: string, k: Knex): Promise<number> {
+  const row = await k('crm_opportunities').where({ stage_id: stageId }).count<{ count: string }[]>('* as count').first();
+  return Number(row?.count ?? 0);
+}
+
+/**
+ * Sets the probability of the stage's opportunities that still use the stage default and records
+ * each change in the history, in one statement; returns how many changed.
+ */
+export async function applyStageProbability(stageId: string, probability: number, actor: string, k: Knex): Promise<number> {
+  const { rows } = await k.raw(
+    `with changed as (
+       update crm_opportunities o set probability = :p
+         from crm_opportunities prev
+        where o.id = prev.id and o.stage_id = :stage and o.probability_is_default and o.probability <> :p
+        returning o.id, prev.probability as old
+     ), recorded as (
+       insert into crm_history (entity_type, entity_id, field, from_value, to_value, actor)
+       select 'opportunity', id, 'probability', old::text, :p::text, :actor from changed
+     )
+     select count(*)::int as n from changed`,
+    { p: probability, stage: stageId, actor },
+  );
+  return rows[0].n;
+}
+
+/**
+ * Moves every opportunity of one stage to another (same pipeline), in one statement: opportunities
+ * using the stage default take the target's probability; each move is recorded as a stage change.
+ */
+export async function moveStageOpportunities(from: StageRow, to: StageRow, actor: string, k: Knex): Promise<number> {
+  const { rows } = await k.raw(
+    `with moved as (
+       update crm_opportunities o
+          set stage_id = :to, probability = case when o.probability_is_default then :p else o.probability end
+        where o.stage_id = :from
+        returning o.id
+     ), recorded as (
+       insert into crm_history (entity_type, entity_id, field, from_value, to_value, actor)
+       select 'opportunity', id, 'stage', :fromName, :toName, :actor from moved
+     )
+     select count(*)::int as n from moved`,
+    { to: to.id, from: from.id, p: to.probability, fromName: from.name, toName: to.name, actor },
+  );
+  return rows[0].n;
+}
+
+export async function findStage(pipelineId: string, stageId: string, k: Knex = db()): Promise<StageRow | undefined> {
+  return k(STAGES).where({ pipeline_id: pipelineId, id: stageId }).first();
+}
+
+/** Stage ids of a pipeline in order. */
+export async function stageIds(pipelineId: string, k: Knex): Promise<string[]> {
+  return (await k(STAGES).where({ pipeline_id: pipelineId }).orderBy('position').select('id')).map((r: { id: string }) => r.id);
+}

@@ -147,6 +147,27 @@ export const pipelineInput = z
   .openapi('PipelineInput');
 export type PipelineInput = z.output<typeof pipelineInput>;
 
+export const pipelineUpdate = z
+  .object({
+    name: text(200).min(1, 'is required').optional(),
+    // Only true: a pipeline stops being the default when another one is chosen, so there is always one.
+    is_default: z.literal(true, { error: 'can only be set to true (choose another pipeline to move the default)' }).optional(),
+  })
+  .openapi('PipelineUpdate');
+export type PipelineUpdate = z.output<typeof pipelineUpdate>;
+
+export const stageInput = z
+  .object({
+    name: text(100).min(1, 'is required'),
+    probability,
+    /** 1-based; absent: after the last stage. */
+    position: z.number().int('must be an integer').min(1, 'must be 1 or more').optional(),
+  })
+  .openapi('PipelineStageInput');
+export type StageInput = z.output<typeof stageInput>;
+export const stageUpdate = stageInput.partial().openapi('PipelineStageUpdate');
+export type StageUpdate = z.output<typeof stageUpdate>;
+
 /** Exactly the spec's crm_get_pipeline_summary result. */
 export const pipelineSummary = z
   .object({
@@ -174,7 +195,15 @@ export const conversion = z
 export type Conversion = z.infer<typeof conversion>;
 
 export const historyEntry = z
-  .object({ id: uuid(), field: z.string(), from: z.string().nullable(), to: z.string(), actor: z.string(), at: timestamp })
+  .object({
+    id: uuid(),
+    field: z.string(),
+    from: z.string().nullable(),
+    to: z.string(),
+    actor: z.string(),
+    detail: z.record(z.string(), z.unknown()).optional(),
+    at: timestamp,
+  })
   .openapi('HistoryEntry');
 export type HistoryEntry = z.infer<typeof historyEntry>;
 
