@@ -33,12 +33,12 @@ export function leadRoutes(): ApiRouter {
       path: '/api/v1/leads',
       tags: ['crm'],
       summary: 'Create a lead',
-      description: 'Creates a lead in status `new`. Emails are unique case-insensitively: a second lead with the same email is a 409 carrying `existing_lead_id`. `estimated_value` is kept as the given string.',
+      description: 'Creates a lead in status `new` (its first history entry, `created`, names X-Actor). Emails are unique case-insensitively: a second lead with the same email is a 409 carrying `existing_lead_id` (only the public webhooks treat a repeat as a resubmission). `estimated_value` is kept as the given string.',
       auth: 'apiKey',
-      request: { body: leadInput },
+      request: { body: leadInput, headers: actorHeaders },
       responses: { 201: { description: 'The lead', schema: lead } },
       errors: { 409: 'A lead with this email exists (`existing_lead_id`)' },
-      handler: ({ body }) => createLead(body),
+      handler: ({ body, headers }) => createLead(body, actorOf(headers)),
     })
     .route({
       method: 'get',

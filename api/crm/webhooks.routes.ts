@@ -37,6 +37,13 @@ const signed: Middleware = async (ctx, next) => {
   await next();
 };
 
+const resubmission = [
+  '**Repeat submissions.** A lead whose email matches an existing lead (case-insensitive) updates that lead instead of failing:',
+  'its empty fields are filled with the submitted values, `custom_data` gains the keys it lacked, and values that differ are kept as they are;',
+  'a `resubmission` entry in the lead\'s history (GET /api/v1/leads/{lead_id}/history) records the submission\'s source and detail and the',
+  'filled and differing fields. The status never changes: a converted (or unqualified) lead is not reopened, the resubmission is only recorded.',
+].join(' ');
+
 export function webhookRoutes(): ApiRouter {
   const router = new ApiRouter();
   router.koa.use('/api/v1/webhooks/leads', signed);
@@ -46,12 +53,19 @@ export function webhookRoutes(): ApiRouter {
       path: '/api/v1/webhooks/leads',
       tags: ['crm webhooks'],
       summary: 'Create one lead (public webhook)',
-      description: `${security}\n\nA lead whose email already exists is a 409 carrying \`existing_lead_id\`. The answer's \`message\` names the lead.`,
+      description: `${security}\n\n${resubmission}\n\nThe answer's \`message\` names the lead; \`outcome\` is \`created\` (201) or \`updated\` (200).`,
       auth: 'public',
       request: { body: leadInput, headers },
-      responses: { 201: { description: 'Lead created', schema: webhookLeadResult } },
-      errors: { 401: 'Signature absent or wrong (when CRM_WEBHOOK_SECRET is set)', 409: 'A lead with this email exists' },
-      handler: ({ body, headers }, ctx) => receiveLead(body, headers['x-source'] ?? null, deliveryIdOf(ctx.headers)),
+      responses: {
+        201: { description: 'Lead created', schema: webhookLeadResult },
+        200: { description: 'Repeat submission applied to the existing lead (`outcome: updated`)', schema: webhookLeadResult },
+      },
+      errors: { 401: 'Signature absent or wrong (when CRM_WEBHOOK_SECRET is set)', 409: 'The matching lead was deleted while the request ran; retry' },
+      handler: async ({ body, headers }, ctx) => {
+        const result = await receiveLead(body, headers['x-source'] ?? null, deliveryIdOf(ctx.headers));
+        ctx.status = result.outcome === 'created' ? 201 : 200;
+        return result;
+      },
     })
     .route({
       method: 'post',
@@ -61,10 +75,14 @@ export function webhookRoutes(): ApiRouter {
       description: [
         security,
         '',
-        '**Batches.** At most CRM_BATCH_MAX leads (default 1,000), else 413 (as is a body over BODY_LIMIT). Each lead is validated on its own: invalid leads, leads',
-        'repeating an earlier email of the batch and leads whose email already exists are counted in `failed` and described in',
+        '**Batches.** At most CRM_BATCH_MAX leads (default 1,000), else 413 (as is a body over BODY_LIMIT). Each lead is validated on its own: invalid leads and leads',
+        'repeating an earlier email of the same batch are counted in `failed` and described in',
         '`errors` as `{index, field, message}` (index in `leads`, field e.g. `first_name` or `email`; several entries per lead possible);',
-        'the others are created. `success` is true when no lead failed. `errors` is null when there are none.',
+        'the others are created, or, when their email exists, applied as resubmissions. `success` is true when no lead failed. `errors` is null when there are none.',
+        '`created` and `lead_ids` count new leads (the spec\'s fields); `updated` counts resubmissions; `results` lists every successful',
+        'entry as `{index, lead_id, outcome}` with `outcome` `created` or `updated`.',
+        '',
+        resubmission,
         '',
         '**Queueing.** The batch goes through the `crm` queue and is written by one multi-row statement. The request waits up to',
         'CRM_BATCH_WAIT_MS (default 15 s) for the outcome and answers 200 with it. Past that bound it answers 202: the batch is accepted',
@@ -89,7 +107,7 @@ export function webhookRoutes(): ApiRouter {
         const outcome = await submitLeadBatch(body.leads, headers['x-source'] ?? null, deliveryIdOf(ctx.headers));
         if (outcome.done) return outcome.result;
         ctx.status = 202;
-        return { success: true, total: body.leads.length, created: 0, failed: 0, lead_ids: [], errors: null, processing: true, delivery_id: outcome.delivery_id };
+        return { success: true, total: body.leads.length, created: 0, updated: 0, failed: 0, lead_ids: [], results: [], errors: null, processing: true, delivery_id: outcome.delivery_id };
       },
     });
 }

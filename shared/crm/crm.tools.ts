@@ -68,7 +68,7 @@ export const crmTools: ToolDefinition<any>[] = [
       estimated_value: str.optional().describe('potential deal size, e.g. "25000"'),
       notes: str.optional(),
     }),
-    handler: asToolInput((input) => createLead(input)),
+    handler: asToolInput((input) => createLead(input, actor)),
   }),
   defineTool({
     name: 'crm_update_lead',

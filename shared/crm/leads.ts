@@ -52,10 +52,10 @@ export async function getLead(id: string): Promise<Lead> {
   return lead;
 }
 
-/** Creates a lead in status new; an email already used by a lead (case-insensitive) is a 409 naming it. */
-export async function createLead(input: LeadInput): Promise<Lead> {
+/** Creates a lead in status new (a `created` history entry); an email already used by a lead (case-insensitive) is a 409 naming it. */
+export async function createLead(input: LeadInput, actor: string): Promise<Lead> {
   const id = randomUUID();
-  const inserted = await insertLeads([{ ...input, id }]);
+  const inserted = await insertLeads([{ ...input, id }], actor);
   if (!inserted.has(id)) throw await duplicateEmail(input.email!);
   return getLead(id);
 }

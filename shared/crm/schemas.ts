@@ -211,21 +211,26 @@ export type HistoryEntry = z.infer<typeof historyEntry>;
 export const batchError = z.object({ index: z.number().int(), field: z.string(), message: z.string() }).openapi('LeadBatchError');
 export type BatchError = z.infer<typeof batchError>;
 
-/** The spec's batch response. */
+/** What a webhook did with one lead: a new lead, or a repeat submission applied to the existing one. */
+export const leadOutcome = z.enum(['created', 'updated']);
+
+/** The spec's batch response, plus `updated` and the per-entry `results`. */
 export const batchResult = z
   .object({
     success: z.boolean(),
     total: z.number().int(),
     created: z.number().int(),
+    updated: z.number().int(),
     failed: z.number().int(),
     lead_ids: z.array(uuid()),
+    results: z.array(z.object({ index: z.number().int(), lead_id: uuid(), outcome: leadOutcome })),
     errors: z.array(batchError).nullable(),
   })
   .openapi('LeadBatchResult');
 export type BatchResult = z.infer<typeof batchResult>;
 
 export const webhookLeadResult = z
-  .object({ success: z.boolean(), lead_id: uuid(), message: z.string() })
+  .object({ success: z.boolean(), lead_id: uuid(), message: z.string(), outcome: leadOutcome })
   .openapi('LeadWebhookResult');
 export type WebhookLeadResult = z.infer<typeof webhookLeadResult>;
 

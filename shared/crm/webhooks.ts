@@ -14,9 +14,8 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { db } from '../db/index.js';
-import { PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
-import { insertLeads, leadIdsByEmail, type NewLead } from './lead.store.js';
-import { duplicateEmail } from './leads.js';
+import { ConflictError, PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
+import { insertLeads, resubmitLeads, type NewLead } from './lead.store.js';
 import { lockDelivery, recordDelivery } from './webhook-delivery.store.js';
 import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './schemas.js';
 
@@ -70,7 +69,12 @@ export function assertBatchSize(count: number, max: number): void {
 
 const withSource = <T extends { source?: string }>(lead: T, source: string | null): T => (source ? { ...lead, source } : lead);
 
-/** Creates one lead from the webhook (409 naming the existing lead on a duplicate email). */
+const webhookActor = 'webhook';
+
+/**
+ * Creates one lead from the webhook; a lead whose email already exists (case-insensitive) is a
+ * resubmission applied to that lead (answered `updated`, 200).
+ */
 export async function receiveLead(body: unknown, source: string | null, deliveryId?: string): Promise<WebhookLeadResult> {
   const parsed = leadInput.safeParse(body);
   if (!parsed.success) {
@@ -78,22 +82,29 @@ export async function receiveLead(body: unknown, source: string | null, delivery
     throw new ValidationError(`The lead is invalid: ${errors.map((e) => e.path).join(', ')}.`, errors);
   }
   const lead: NewLead = { ...withSource(parsed.data, source), id: randomUUID() };
-  const result: WebhookLeadResult = { success: true, lead_id: lead.id, message: `Lead created: ${lead.first_name} ${lead.last_name}` };
+  const name = `${lead.first_name} ${lead.last_name}`;
   return db().transaction(async (trx) => {
     const earlier = deliveryId ? await lockDelivery<WebhookLeadResult>('lead', deliveryId, trx) : undefined;
     if (earlier) return earlier;
-    const inserted = await insertLeads([lead], trx);
-    if (!inserted.has(lead.id)) throw await duplicateEmail(lead.email!, trx);
+    let result: WebhookLeadResult = { success: true, lead_id: lead.id, message: `Lead created: ${name}`, outcome: 'created' };
+    const inserted = await insertLeads([lead], webhookActor, trx);
+    if (!inserted.has(lead.id)) {
+      const [resubmitted] = await resubmitLeads([{ index: 0, lead }], webhookActor, trx);
+      // Deleted between the insert's conflict and our lookup: the sender retries and creates it.
+      if (!resubmitted) throw new ConflictError('The lead with this email changed during the request; retry.', []);
+      result = { success: true, lead_id: resubmitted.lead_id, message: `Lead updated (resubmission): ${name}`, outcome: 'updated' };
+    }
     if (deliveryId) await recordDelivery(deliveryId, 'lead', result, trx);
     return result;
   });
 }
 
 /**
- * Writes a batch (the crm.ingest-lead-batch job): each lead is validated on its own, duplicates of
- * an earlier lead in the batch or of an existing lead (email, case-insensitive) are reported, the
- * rest is written by one multi-row statement, and the outcome is stored under the delivery id in the
- * same transaction, so a retried or repeated delivery returns that outcome and writes nothing.
+ * Writes a batch (the crm.ingest-lead-batch job): each lead is validated on its own; a lead repeating
+ * an earlier email of the batch is reported; new leads are written by one multi-row statement and
+ * leads whose email exists (case-insensitive) are applied to those leads as resubmissions by a
+ * second one; the outcome is stored under the delivery id in the same transaction, so a retried or
+ * repeated delivery returns that outcome and writes nothing.
  */
 export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
   const errors: BatchError[] = [];
@@ -120,21 +131,30 @@ export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
   return db().transaction(async (trx) => {
     const earlier = await lockDelivery<BatchResult>('lead_batch', job.delivery_id, trx);
     if (earlier) return earlier;
-    const inserted = await insertLeads(candidates.map((c) => c.lead), trx);
+    const inserted = await insertLeads(candidates.map((c) => c.lead), webhookActor, trx);
     const skipped = candidates.filter((c) => !inserted.has(c.lead.id));
-    const existing = await leadIdsByEmail(skipped.map((c) => c.lead.email!), trx);
-    for (const { index, lead } of skipped) {
-      errors.push({ index, field: 'email', message: `a lead with this email already exists (${existing.get(lead.email!.toLowerCase()) ?? 'unknown id'})` });
+    const resubmitted = new Map((await resubmitLeads(skipped, webhookActor, trx)).map((r) => [r.index, r]));
+    for (const { index } of skipped) {
+      if (!resubmitted.has(index)) errors.push({ index, field: 'email', message: 'the lead with this email changed during the delivery; resend it' });
     }
     errors.sort((a, b) => a.index - b.index);
     const created = candidates.filter((c) => inserted.has(c.lead.id));
+    const results = candidates
+      .map(({ index, lead }) => {
+        if (inserted.has(lead.id)) return { index, lead_id: lead.id, outcome: 'created' as const };
+        const r = resubmitted.get(index);
+        return r && { index, lead_id: r.lead_id, outcome: 'updated' as const };
+      })
+      .filter((r) => r !== undefined);
     const failed = new Set(errors.map((e) => e.index)).size;
     const result: BatchResult = {
       success: failed === 0,
       total: job.leads.length,
       created: created.length,
+      updated: resubmitted.size,
       failed,
       lead_ids: created.map((c) => c.lead.id),
+      results,
       errors: errors.length ? errors : null,
     };
     await recordDelivery(job.delivery_id, 'lead_batch', result, trx);

@@ -25,7 +25,7 @@ describe('single lead webhook', () => {
     });
     expect(res.status).toBe(201);
     const body = await res.json();
-    expect(body).toEqual({ success: true, lead_id: expect.stringMatching(/^[0-9a-f-]{36}$/), message: expect.stringContaining('Marie Curie') });
+    expect(body).toEqual({ success: true, lead_id: expect.stringMatching(/^[0-9a-f-]{36}$/), message: expect.stringContaining('Marie Curie'), outcome: 'created' });
     const lead = await (await api.request(`/api/v1/leads/${body.lead_id}`)).json();
     expect(lead).toMatchObject({ status: 'new', source: 'website', source_detail: 'contact-form-7', estimated_value: '50000', custom_data: { utm_campaign: 'spring', score: 7 }, title: 'Director' });
   });
@@ -44,11 +44,40 @@ describe('single lead webhook', () => {
     expect((await post('/api/v1/webhooks/leads', { first_name: 'x'.repeat(100), last_name: 'y'.repeat(100) })).status).toBe(201);
   });
 
-  it('a duplicate email (any case) is a 409 naming the existing lead', async () => {
-    const first = await (await post('/api/v1/webhooks/leads', { first_name: 'N', last_name: 'T', email: 'nikola@tesla.example' })).json();
-    const res = await post('/api/v1/webhooks/leads', { first_name: 'N', last_name: 'T', email: 'NIKOLA@tesla.example' });
-    expect(res.status).toBe(409);
-    expect((await res.json()).existing_lead_id).toBe(first.lead_id);
+  it('a repeat submission (email in any case) updates the lead: empty fields filled, differing values recorded, answered `updated`', async () => {
+    const first = await (await post('/api/v1/webhooks/leads', { first_name: 'Nikola', last_name: 'Tesla', email: 'nikola@tesla.example', company: 'Tesla Electric', custom_data: { a: 1 } })).json();
+    const res = await post('/api/v1/webhooks/leads', {
+      first_name: 'Nikola', last_name: 'Tesla', email: 'NIKOLA@tesla.example', company: 'Wardenclyffe', phone: '+1 555 0100', source_detail: 'form-9', custom_data: { a: 2, b: 3 },
+    }, { 'X-Source': 'linkedin' });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({ success: true, lead_id: first.lead_id, outcome: 'updated' });
+    const lead = await (await api.request(`/api/v1/leads/${first.lead_id}`)).json();
+    expect(lead).toMatchObject({ company: 'Tesla Electric', phone: '+1 555 0100', source: 'linkedin', source_detail: 'form-9', custom_data: { a: 1, b: 3 }, status: 'new' });
+    const { data } = await (await api.request(`/api/v1/leads/${first.lead_id}/history`)).json();
+    expect(data.map((h: { field: string }) => h.field)).toEqual(['created', 'resubmission']);
+    expect(data[0]).toMatchObject({ from: null, to: 'new', actor: 'webhook' });
+    expect(data[1]).toMatchObject({ to: 'linkedin', actor: 'webhook' });
+    expect(data[1].detail).toEqual({
+      source: 'linkedin',
+      source_detail: 'form-9',
+      status: 'new',
+      filled: { phone: '+1 555 0100', source: 'linkedin', source_detail: 'form-9', custom_data: { b: 3 } },
+      differing: { company: { current: 'Tesla Electric', submitted: 'Wardenclyffe' }, 'custom_data.a': { current: 1, submitted: 2 } },
+    });
+    expect(await leadCount({ last_name: 'Tesla' })).toBe(1);
+  });
+
+  it('a converted lead is not reopened by a resubmission; the resubmission is recorded', async () => {
+    const created = await (await post('/api/v1/webhooks/leads', { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@engine.example', company: 'Engine' })).json();
+    for (const status of ['contacted', 'qualified']) await api.request(`/api/v1/leads/${created.lead_id}`, { method: 'PATCH', json: { status } });
+    expect((await api.request(`/api/v1/leads/${created.lead_id}/convert`, { method: 'POST', json: {} })).status).toBe(201);
+    const again = await (await post('/api/v1/webhooks/leads', { first_name: 'Ada', last_name: 'Lovelace', email: 'Ada@Engine.example', title: 'Countess' })).json();
+    expect(again).toMatchObject({ lead_id: created.lead_id, outcome: 'updated' });
+    const lead = await (await api.request(`/api/v1/leads/${created.lead_id}`)).json();
+    expect(lead.status).toBe('converted');
+    const { data } = await (await api.request(`/api/v1/leads/${created.lead_id}/history`)).json();
+    expect(data.at(-1)).toMatchObject({ field: 'resubmission', detail: { status: 'converted' } });
   });
 
   it('a repeated delivery id is processed once and answered with the first outcome', async () => {
@@ -75,13 +104,22 @@ describe('batch lead webhook', () => {
     }, { 'X-Source': 'trade_show' });
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(body).toMatchObject({ success: false, total: 5, created: 2, failed: 3 });
+    expect(body).toMatchObject({ success: false, total: 5, created: 2, updated: 1, failed: 2 });
     expect(body.lead_ids).toHaveLength(2);
     expect(body.errors).toEqual([
       { index: 1, field: 'first_name', message: 'is required' },
-      { index: 2, field: 'email', message: expect.stringContaining('already exists') },
       { index: 4, field: 'email', message: 'duplicate of the lead at index 3 in this batch' },
     ]);
+    const old = (await db()('crm_leads').whereRaw('lower(email) = ?', ['old@batch.example']).first()) as { id: string; source: string; last_name: string };
+    expect(body.results).toEqual([
+      { index: 0, lead_id: body.lead_ids[0], outcome: 'created' },
+      { index: 2, lead_id: old.id, outcome: 'updated' },
+      { index: 3, lead_id: body.lead_ids[1], outcome: 'created' },
+    ]);
+    // The existing lead keeps its name and gains the source it lacked; the differing name is in its history.
+    expect(old).toMatchObject({ last_name: 'Timer', source: 'trade_show' });
+    const history = (await (await api.request(`/api/v1/leads/${old.id}/history`)).json()).data;
+    expect(history.at(-1)).toMatchObject({ field: 'resubmission', to: 'trade_show', detail: { differing: { first_name: { current: 'Old', submitted: 'Dup' }, last_name: { current: 'Timer', submitted: 'Existing' } } } });
     const rows = await db()('crm_leads').whereIn('id', body.lead_ids).orderBy('last_name');
     expect(rows.map((r: { last_name: string; source: string }) => [r.last_name, r.source])).toEqual([['One', 'trade_show'], ['Two', 'trade_show']]);
     expect(await leadCount({ last_name: 'Existing' })).toBe(0);
