@@ -2,7 +2,8 @@
  * The spec's 15 crm_* agent tools (executor type crm), names and inputs exactly as listed. Where the
  * spec leaves a parameter unnamed we use the resource's id name (lead_id, account_id,
  * opportunity_id), `search` for the account search, and account_id / stage / pipeline_id as the
- * opportunity filters. Lists return the 50 newest matches with `has_more`.
+ * opportunity filters. Lists return up to `limit` (default 50) newest matches with `has_more` and
+ * `next_cursor`; passing that cursor back returns the next older page.
  */
 import { z, uuid } from '../zod.js';
 import { defineTool, type ToolDefinition } from '../tools.js';
@@ -18,7 +19,13 @@ import { accountInput, isoDate, leadStatus, segments, settableLeadStatus } from 
 
 const executor = 'crm';
 const actor = 'agent';
-const listPage = { limit: 50, sort: '-created_at' };
+const listSort = '-created_at';
+/** Paging input of every crm_list_* tool. */
+const paging = {
+  cursor: z.string().max(1000).optional().describe('next_cursor of the previous call, to get the next (older) page'),
+  limit: z.number().int().min(1).max(100).optional().describe('page size, 1 to 100 (default 50)'),
+};
+const listPage = (input: { cursor?: string; limit?: number }) => ({ limit: input.limit ?? 50, sort: listSort, cursor: input.cursor });
 const str = z.string();
 
 /** Domain errors name request fields (body.x); an agent sent tool input (input.x). */
@@ -28,7 +35,7 @@ function asToolInput<I, R>(handler: (input: I) => Promise<R>): (input: I) => Pro
       return await handler(input);
     } catch (err) {
       if (err instanceof ValidationError) {
-        const errors = err.errors.map((e) => ({ ...e, path: e.path.replace(/^body\./, 'input.') }));
+        const errors = err.errors.map((e) => ({ ...e, path: e.path.replace(/^(body|query)\./, 'input.') }));
         throw new ValidationError(err.message, errors, err.extensions);
       }
       throw err;
@@ -36,15 +43,20 @@ function asToolInput<I, R>(handler: (input: I) => Promise<R>): (input: I) => Pro
   };
 }
 
-const page = <T>(p: { items: T[]; next_cursor: string | null }, key: string) => ({ [key]: p.items, count: p.items.length, has_more: p.next_cursor !== null });
+const page = <T>(p: { items: T[]; next_cursor: string | null }, key: string) => ({
+  [key]: p.items,
+  count: p.items.length,
+  has_more: p.next_cursor !== null,
+  next_cursor: p.next_cursor,
+});
 
 export const crmTools: ToolDefinition<any>[] = [
   defineTool({
     name: 'crm_list_leads',
-    description: 'List leads, newest first (50 at most), optionally only those with a status.',
+    description: 'List leads, newest first (50 per page), optionally only those with a status. When has_more is true, call again with cursor = next_cursor for older leads.',
     executor,
-    input: z.object({ status: leadStatus.optional().describe('only leads in this status') }),
-    handler: async ({ status }) => page(await listLeads({ status }, listPage), 'leads'),
+    input: z.object({ status: leadStatus.optional().describe('only leads in this status'), ...paging }),
+    handler: asToolInput(async ({ status, ...p }) => page(await listLeads({ status }, listPage(p)), 'leads')),
   }),
   defineTool({
     name: 'crm_get_lead',
@@ -92,10 +104,10 @@ export const crmTools: ToolDefinition<any>[] = [
   }),
   defineTool({
     name: 'crm_list_accounts',
-    description: 'List accounts, newest first (50 at most), optionally matching a search on name or domain.',
+    description: 'List accounts, newest first (50 per page), optionally matching a search on name or domain. When has_more is true, call again with cursor = next_cursor for older accounts.',
     executor,
-    input: z.object({ search: str.optional().describe('part of the account name or domain') }),
-    handler: async ({ search }) => page(await listAccounts({ search }, listPage), 'accounts'),
+    input: z.object({ search: str.optional().describe('part of the account name or domain'), ...paging }),
+    handler: asToolInput(async ({ search, ...p }) => page(await listAccounts({ search }, listPage(p)), 'accounts')),
   }),
   defineTool({
     name: 'crm_get_account',
@@ -120,10 +132,10 @@ export const crmTools: ToolDefinition<any>[] = [
   }),
   defineTool({
     name: 'crm_list_opportunities',
-    description: 'List opportunities, newest first (50 at most), filtered by account, stage name and/or pipeline.',
+    description: 'List opportunities, newest first (50 per page), filtered by account, stage name and/or pipeline. When has_more is true, call again with cursor = next_cursor (and the same filters) for older ones.',
     executor,
-    input: z.object({ account_id: uuid().optional(), stage: str.optional(), pipeline_id: uuid().optional() }),
-    handler: async (filters) => page(await listOpportunities(filters, listPage), 'opportunities'),
+    input: z.object({ account_id: uuid().optional(), stage: str.optional(), pipeline_id: uuid().optional(), ...paging }),
+    handler: asToolInput(async ({ cursor, limit, ...filters }) => page(await listOpportunities(filters, listPage({ cursor, limit })), 'opportunities')),
   }),
   defineTool({
     name: 'crm_get_opportunity',

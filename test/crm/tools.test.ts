@@ -64,6 +64,30 @@ describe('tool gateway', () => {
     expect((await run('crm_get_lead', { lead_id: lead.id })).status).toBe('converted');
   });
 
+  it('crm_list_* tools page: has_more with next_cursor, and the cursor back reaches older records without repeats', async () => {
+    for (let i = 0; i < 5; i++) await run('crm_create_account', { name: `Paged ${i}` });
+    for (let i = 0; i < 5; i++) await run('crm_create_lead', { first_name: `Paged${i}`, last_name: 'Lead' });
+    for (const [tool, key, filter] of [['crm_list_accounts', 'accounts', { search: 'paged' }], ['crm_list_leads', 'leads', { status: 'new' }]] as const) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let calls = 0;
+      do {
+        const page = await run(tool, { ...filter, limit: 2, ...(cursor ? { cursor } : {}) });
+        calls++;
+        expect(page[key].length).toBeLessThanOrEqual(2);
+        expect(page.has_more).toBe(page.next_cursor !== null);
+        seen.push(...page[key].map((r: { id: string }) => r.id));
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor && calls < 10);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen.length).toBeGreaterThanOrEqual(5);
+      expect(calls).toBeGreaterThanOrEqual(3);
+    }
+    const bad = await execute('crm_list_leads', { cursor: 'not-a-cursor' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).errors).toEqual([{ path: 'input.cursor', message: expect.any(String) }]);
+  });
+
   it('bad input is a tool error naming each field; an unknown tool is a 404; domain refusals keep their status', async () => {
     const bad = await execute('crm_create_lead', { last_name: 5 });
     expect(bad.status).toBe(400);
