@@ -67,6 +67,8 @@ export const alertInstance = z
     resolved_at: ts.nullable(),
     resolved_by: z.string().nullable(),
     incident_id: z.string().nullable(),
+    silenced: z.boolean().openapi({ description: 'an active silence matches this (not resolved) alert: it opens no incident and runs no runbook while silenced' }),
+    silenced_by: z.array(z.string()).openapi({ description: 'ids of the active silences matching it' }),
     created_at: ts,
     updated_at: ts,
   })
@@ -81,6 +83,7 @@ export const alertQuery = z.object({
   fingerprint: z.string().optional(),
   flapping: bool,
   incident_id: uuid().optional(),
+  silenced: bool,
 });
 export const alertHistoryItem = z
   .object({ id: z.string(), alert_id: z.string(), from: alertStatus.nullable(), to: alertStatus, by: z.string(), note: z.string().nullable(), at: ts })
@@ -223,3 +226,31 @@ export const executeBody = z.object({
   input: z.record(z.string(), z.unknown()).default({}).openapi({ description: "merged over the runbook's parameters" }),
   by: z.string().min(1).max(200).default('api'),
 });
+
+// --- silences
+const silenceState = z.enum(['pending', 'active', 'expired']);
+export const silence = z
+  .object({
+    id: z.string(),
+    matchers: z.array(matcherSchema),
+    starts_at: ts,
+    ends_at: ts,
+    created_by: z.string(),
+    comment: z.string(),
+    ended_by: z.string().nullable().openapi({ description: 'who ended it early, if anyone' }),
+    state: silenceState,
+    created_at: ts,
+    updated_at: ts,
+  })
+  .openapi('Silence');
+export const silenceDetail = silence.extend({ silenced_alerts: z.number().int().openapi({ description: 'alerts (not resolved) it silences now' }) }).openapi('SilenceDetail');
+export const silenceCreate = z.object({
+  matchers: z.array(matcherSchema).min(1, 'needs at least one matcher').max(50),
+  starts_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'default: now' }),
+  ends_at: z.iso.datetime({ offset: true }),
+  created_by: z.string().trim().min(1, 'is required').max(200),
+  comment: z.string().trim().min(1, 'is required').max(2000),
+});
+export const silenceQuery = z.object({ ...pageQuery, state: csv(['pending', 'active', 'expired']) });
+export const silencePage = pageSchema(silence, 'SilencePage');
+export const endSilenceBody = z.object({ by: z.string().min(1).max(200).default('api') });

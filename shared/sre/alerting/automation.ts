@@ -1,5 +1,6 @@
 /**
- * What firing alerts set in motion, once per alert instance and never while it flaps: incident rules
+ * What firing alerts set in motion, once per alert instance and never while it flaps or is silenced
+ * (a silenced alert stays pending: if it still fires when the silence ends, the next round takes it): incident rules
  * (open an incident per grouping key or join the open one) and runbooks whose matchers fit (one
  * automatic execution per runbook and instance). Set-based: every pending alert in a few statements.
  */
@@ -8,6 +9,7 @@ import { db } from '../../db/index.js';
 import { enqueue } from '../../queues.js';
 import { issueTracker } from '../../clients/gitlab.js';
 import { matchPredicate } from './matchers.js';
+import { silencedPredicate } from '../silences/silence.store.js';
 
 const batch = 1000;
 
@@ -27,6 +29,7 @@ async function claimPending(trx: Knex): Promise<Pending[]> {
       select id, labels, annotations, severity, alertname
       from sre_alert_instances
       where status = 'firing' and automation_at is null and not flapping
+        and not ${silencedPredicate('labels')}
       order by id
       limit ${batch}
       for update skip locked

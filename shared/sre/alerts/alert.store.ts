@@ -7,6 +7,7 @@ import { db, preparedStatement } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { paged, type Page } from '../alerting/listing.js';
 import type { NormalizedAlert } from './payloads.js';
+import { silencedBySql, silencedPredicate } from '../silences/silence.store.js';
 
 export const TABLE = 'sre_alert_instances';
 export const HISTORY = 'sre_alert_state_history';
@@ -43,6 +44,7 @@ interface Row {
   resolved_at: Date | null;
   resolved_by: string | null;
   incident_id: string | null;
+  silenced_by: string[];
   created_at: Date;
   updated_at: Date;
 }
@@ -72,6 +74,8 @@ function toDomain(r: Row) {
     resolved_at: iso(r.resolved_at),
     resolved_by: r.resolved_by,
     incident_id: r.incident_id,
+    silenced: r.silenced_by.length > 0,
+    silenced_by: r.silenced_by,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   };
@@ -81,7 +85,7 @@ export type AlertInstance = ReturnType<typeof toDomain>;
 const selectAlerts = (k: Knex) =>
   k(`${TABLE} as a`)
     .join('sre_alert_sources as s', 's.id', 'a.source_id')
-    .select('a.*', 's.kind as source_kind', 's.name as source_name');
+    .select('a.*', 's.kind as source_kind', 's.name as source_name', k.raw(`case when a.status = 'resolved' then '{}'::text[] else ${silencedBySql('a.labels')} end as silenced_by`));
 
 export interface AlertFilter {
   status?: AlertStatus[];
@@ -91,6 +95,7 @@ export interface AlertFilter {
   fingerprint?: string;
   flapping?: boolean;
   incident_id?: string;
+  silenced?: boolean;
   since?: string;
   until?: string;
   limit: number;
@@ -114,6 +119,7 @@ export async function listAlerts(f: AlertFilter): Promise<Page<AlertInstance>> {
   if (f.fingerprint) q.where('a.fingerprint', f.fingerprint);
   if (f.flapping !== undefined) q.where('a.flapping', f.flapping);
   if (f.incident_id) q.where('a.incident_id', f.incident_id);
+  if (f.silenced !== undefined) q.whereRaw(`${f.silenced ? '' : 'not '}(a.status <> 'resolved' and ${silencedPredicate('a.labels')})`);
   return paged<Row, AlertInstance>(q, { ...f, orderBy: 'a.last_received_at desc, a.id', timeColumn: 'a.last_received_at' }, toDomain);
 }
 
