@@ -151,6 +151,12 @@ export const jobDefinitions = {
     schema: z.object({ incident_id: z.uuid() }),
     options: { attempts: 10, backoff: { type: 'exponential', delay: 500 } },
   }),
+  // Brings the incident's tracker issue in step with a resolve, close or reopen (state change, then a comment).
+  'sre.incident-ticket-sync': define({
+    queue: 'sre',
+    schema: z.object({ incident_id: z.uuid(), event: z.enum(['close', 'reopen']), status: z.string(), by: z.string(), note: z.string().optional() }),
+    options: { attempts: 10, backoff: { type: 'exponential', delay: 500 } },
+  }),
   // POSTs one escalation of an incident to the notification webhook.
   'sre.incident-escalation-notify': define({
     queue: 'sre',

@@ -14,6 +14,7 @@ import { answerWebChatTurn } from './chatapp/webchat.job.js';
 import { ingestAlerts } from './sre/ingest-alerts.job.js';
 import { alertsTick } from './sre/alerts-tick.job.js';
 import { incidentTicket } from './sre/incident-ticket.job.js';
+import { incidentTicketSync } from './sre/incident-ticket-sync.job.js';
 import { incidentEscalationNotify } from './sre/incident-escalation-notify.job.js';
 import { incidentsTick } from './sre/incidents-tick.job.js';
 import { runbookExecute } from './sre/runbook-execute.job.js';
@@ -36,6 +37,7 @@ export const handlers: Record<JobName, Handler<any>> = {
   'sre.alerts-ingest': ingestAlerts,
   'sre.alerts-tick': alertsTick,
   'sre.incident-ticket': incidentTicket,
+  'sre.incident-ticket-sync': incidentTicketSync,
   'sre.incident-escalation-notify': incidentEscalationNotify,
   'sre.incidents-tick': incidentsTick,
   'sre.runbook-execute': runbookExecute,

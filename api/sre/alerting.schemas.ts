@@ -105,6 +105,7 @@ export const incident = z
     group_key: z.string().nullable(),
     labels,
     created_by: z.string(),
+    assignee: z.string().nullable(),
     alert_count: z.number().int(),
     issue: z.object({
       status: z.enum(['pending', 'created', 'failed', 'disabled']),
@@ -137,12 +138,21 @@ export const incidentCreate = z.object({
   alert_ids: z.array(uuid()).max(1000).optional(),
   by: z.string().min(1).max(200).default('api'),
 });
-export const timelineKind = z.enum(['created', 'alert_attached', 'status_changed', 'comment', 'agent_action', 'runbook_execution', 'escalation', 'ticket']);
+const timelineKinds = ['created', 'alert_attached', 'status_changed', 'updated', 'comment', 'agent_action', 'runbook_execution', 'escalation', 'ticket'] as const;
+export const timelineKind = z.enum(timelineKinds);
+export const incidentPatch = z
+  .object({
+    title: z.string().trim().min(1).max(500).optional(),
+    severity: z.string().trim().min(1).max(50).optional(),
+    assignee: z.string().trim().min(1).max(200).nullable().optional().openapi({ description: 'who handles it (free text, e.g. an email); null unassigns' }),
+    by: z.string().min(1).max(200).default('api'),
+  })
+  .refine((p) => p.title !== undefined || p.severity !== undefined || p.assignee !== undefined, 'nothing to change: give title, severity or assignee');
 export const timelineItem = z
   .object({ id: z.string(), incident_id: z.string(), kind: timelineKind, actor: z.string(), message: z.string(), data: z.record(z.string(), z.unknown()), at: ts })
   .openapi('IncidentTimelineItem');
 export const timelinePage = pageSchema(timelineItem, 'IncidentTimelinePage');
-export const timelineQuery = z.object({ ...pageQuery, kind: csv(['created', 'alert_attached', 'status_changed', 'comment', 'agent_action', 'runbook_execution', 'escalation', 'ticket']) });
+export const timelineQuery = z.object({ ...pageQuery, kind: csv(timelineKinds) });
 export const timelinePost = z.object({
   kind: z.enum(['comment', 'agent_action']).default('comment'),
   actor: z.string().min(1).max(200),

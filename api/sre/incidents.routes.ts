@@ -2,14 +2,20 @@
 import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
 import { getIncident, listIncidents, listTimeline } from '../../shared/sre/incidents/incident.store.js';
-import { attachAlertsByApi, createIncident, escalateIncident, moveIncident, postTimeline } from '../../shared/sre/incidents/incidents.js';
+import { attachAlertsByApi, createIncident, escalateIncident, moveIncident, postTimeline, updateIncident } from '../../shared/sre/incidents/incidents.js';
 import { createRule, deleteRule, getRule, listRules, updateRule } from '../../shared/sre/incidents/incident-rule.store.js';
 import { assertMatchersCompile } from '../../shared/sre/alerting/matchers.js';
 import { listAlerts } from '../../shared/sre/alerts/alert.store.js';
 import * as s from './alerting.schemas.js';
 
 const tags = ['incidents'];
-const lifecycle = 'Statuses: open → acknowledged → resolved → closed (open → resolved directly too). Not allowed from the current status → 409 naming `allowed_next_states`. Each move is a `status_changed` timeline entry.';
+const lifecycle = [
+  'Statuses: open → acknowledged → resolved → closed (open → resolved directly too); a resolved or closed incident can be reopened (→ open;',
+  '409 when another open incident already has its grouping key). Not allowed from the current status → 409 naming `allowed_next_states`.',
+  'Each move is a `status_changed` timeline entry. With an issue tracker configured, resolving or closing closes the incident\'s issue and',
+  'comments on it (who, and the note), reopening reopens it, by a queued job retried while the tracker is down; each sync is a `ticket` timeline',
+  'entry. An incident resolved before its issue exists gets a closed issue once it is created.',
+].join(' ');
 
 export function incidentRoutes(): ApiRouter {
   const router = new ApiRouter();
@@ -111,6 +117,17 @@ export function incidentRoutes(): ApiRouter {
       handler: ({ params }) => getIncident(params.id),
     })
     .route({
+      method: 'patch',
+      path: '/api/v1/incidents/{id}',
+      tags,
+      summary: 'Change title, severity or assignee',
+      description: 'Each changed field is an `updated` timeline entry (`data`: field, from, to; actor `by`); unchanged values write nothing. Allowed in any status. The tracker issue keeps its original title.',
+      auth: 'apiKey',
+      request: { params: s.idParams, body: s.incidentPatch },
+      responses: { 200: { description: 'the incident', schema: s.incident } },
+      handler: ({ params, body }) => updateIncident(params.id, { title: body.title, severity: body.severity, assignee: body.assignee }, body.by),
+    })
+    .route({
       method: 'get',
       path: '/api/v1/incidents/{id}/alerts',
       tags,
@@ -173,6 +190,7 @@ export function incidentRoutes(): ApiRouter {
     ['acknowledge', 'acknowledged'],
     ['resolve', 'resolved'],
     ['close', 'closed'],
+    ['reopen', 'open'],
   ] as const) {
     router.route({
       method: 'post',

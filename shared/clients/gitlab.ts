@@ -1,6 +1,7 @@
 /**
- * GitLab REST API v4 (issues only), over fetch: POST /projects/:id/issues with the PRIVATE-TOKEN header.
- * https://docs.gitlab.com/api/issues/#new-issue
+ * GitLab REST API v4 (issues only), over fetch, with the PRIVATE-TOKEN header: POST /projects/:id/issues,
+ * POST /projects/:id/issues/:iid/notes, PUT /projects/:id/issues/:iid (state_event close|reopen).
+ * https://docs.gitlab.com/api/issues/ · https://docs.gitlab.com/api/notes/#create-new-issue-note
  */
 import { config } from '../config.js';
 import { ExternalHttpError, requestText } from './http.js';
@@ -24,23 +25,44 @@ export interface GitLabOptions {
 export class GitLabClient {
   constructor(private readonly opts: GitLabOptions) {}
 
-  /** Creates an issue in the configured project. */
-  async createIssue(input: { title: string; description?: string; labels?: string[]; confidential?: boolean }): Promise<GitLabIssue> {
-    const url = `${this.opts.url.replace(/\/+$/, '')}/api/v4/projects/${encodeURIComponent(this.opts.projectId)}/issues`;
+  private projectUrl(projectId = this.opts.projectId): string {
+    return `${this.opts.url.replace(/\/+$/, '')}/api/v4/projects/${encodeURIComponent(projectId)}`;
+  }
+
+  /** A JSON request; an answer that is not JSON or lacks `required` fields is an ExternalHttpError. */
+  private async send<T>(method: string, url: string, body: unknown, required: string[]): Promise<T> {
     const { status, text } = await requestText('GitLab', url, {
-      method: 'POST',
+      method,
       headers: { 'PRIVATE-TOKEN': this.opts.token, 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({ title: input.title, description: input.description, labels: input.labels?.join(','), confidential: input.confidential }),
+      body: JSON.stringify(body),
       timeoutMs: this.opts.timeoutMs ?? 10_000,
     });
-    let body: Partial<GitLabIssue>;
+    let parsed: Record<string, unknown>;
     try {
-      body = JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch {
       throw new ExternalHttpError(`GitLab answered ${status} with a body that is not JSON`, status);
     }
-    if (typeof body.iid !== 'number' || typeof body.web_url !== 'string') throw new ExternalHttpError('GitLab answered without iid/web_url', status);
-    return body as GitLabIssue;
+    const missing = required.filter((f) => parsed[f] === undefined);
+    if (missing.length) throw new ExternalHttpError(`GitLab answered without ${missing.join('/')}`, status);
+    return parsed as T;
+  }
+
+  /** Creates an issue in the configured project. */
+  async createIssue(input: { title: string; description?: string; labels?: string[]; confidential?: boolean }): Promise<GitLabIssue> {
+    const issue = await this.send<GitLabIssue>('POST', `${this.projectUrl()}/issues`, { title: input.title, description: input.description, labels: input.labels?.join(','), confidential: input.confidential }, ['iid', 'web_url']);
+    if (typeof issue.iid !== 'number' || typeof issue.web_url !== 'string') throw new ExternalHttpError('GitLab answered without iid/web_url');
+    return issue;
+  }
+
+  /** Adds a comment (note) to an issue. */
+  async addNote(projectId: string, iid: number, body: string): Promise<{ id: number }> {
+    return this.send('POST', `${this.projectUrl(projectId)}/issues/${iid}/notes`, { body }, ['id']);
+  }
+
+  /** Closes or reopens an issue; answers its new state. */
+  async setIssueState(projectId: string, iid: number, event: 'close' | 'reopen'): Promise<GitLabIssue> {
+    return this.send('PUT', `${this.projectUrl(projectId)}/issues/${iid}`, { state_event: event }, ['iid', 'state']);
   }
 }
 

@@ -1,6 +1,6 @@
 /** sre_incidents, their tracker links (sre_incident_issue_links) and timeline (sre_incident_timeline). */
 import type { Knex } from 'knex';
-import { db } from '../../db/index.js';
+import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { paged, type Page } from '../alerting/listing.js';
 
@@ -9,14 +9,17 @@ export const TIMELINE = 'sre_incident_timeline';
 export const LINKS = 'sre_incident_issue_links';
 
 export type IncidentStatus = 'open' | 'acknowledged' | 'resolved' | 'closed';
-export type TimelineKind = 'created' | 'alert_attached' | 'status_changed' | 'comment' | 'agent_action' | 'runbook_execution' | 'escalation' | 'ticket';
+export type TimelineKind = 'created' | 'alert_attached' | 'status_changed' | 'comment' | 'agent_action' | 'runbook_execution' | 'escalation' | 'ticket' | 'updated';
 
-/** Allowed moves: open → acknowledged → resolved → closed (an open incident may be resolved directly). */
+/**
+ * Allowed moves: open → acknowledged → resolved → closed (an open incident may be resolved directly);
+ * a resolved or closed incident may be reopened (→ open).
+ */
 export const incidentTransitions: Record<IncidentStatus, IncidentStatus[]> = {
   open: ['acknowledged', 'resolved'],
   acknowledged: ['resolved'],
-  resolved: ['closed'],
-  closed: [],
+  resolved: ['closed', 'open'],
+  closed: ['open'],
 };
 
 interface Row {
@@ -30,6 +33,7 @@ interface Row {
   group_key: string | null;
   labels: Record<string, string>;
   created_by: string;
+  assignee: string | null;
   tracker_status: 'pending' | 'created' | 'failed' | 'disabled';
   tracker_error: string | null;
   acknowledged_at: Date | null;
@@ -58,6 +62,7 @@ function toDomain(r: Row) {
     group_key: r.group_key,
     labels: r.labels,
     created_by: r.created_by,
+    assignee: r.assignee,
     alert_count: r.alert_count,
     issue: {
       status: r.tracker_status,
@@ -172,7 +177,16 @@ export async function transitionIncident(trx: Knex, id: string, to: IncidentStat
     throw new ConflictError(`An incident that is ${row.status} cannot become ${to}.`, [], { current_status: row.status, allowed_next_states: allowed });
   }
   const stamp = { acknowledged: 'acknowledged_at', resolved: 'resolved_at', closed: 'closed_at', open: undefined }[to];
-  await trx(TABLE).where({ id }).update({ status: to, ...(stamp ? { [stamp]: trx.fn.now() } : {}) });
+  // Reopening clears the resolution; the timeline keeps when it had been resolved and closed.
+  const reopened = to === 'open' ? { resolved_at: null, closed_at: null } : {};
+  try {
+    await trx(TABLE).where({ id }).update({ status: to, ...reopened, ...(stamp ? { [stamp]: trx.fn.now() } : {}) });
+  } catch (err) {
+    if (isUniqueViolation(err, 'sre_incidents_open_group_key')) {
+      throw new ConflictError('Another open incident has the same grouping key; its alerts are grouped there.', [], { current_status: row.status });
+    }
+    throw err;
+  }
   await addTimeline(trx, [{ incident_id: id, kind: 'status_changed', actor: by, message: note ?? `${row.status} → ${to}`, data: { from: row.status, to } }]);
 }
 
@@ -249,4 +263,29 @@ export async function incidentForNotification(id: string) {
   const incident = await getIncident(id);
   const alerts = await db()('sre_alert_instances').where({ incident_id: id }).select('id', 'alertname', 'severity', 'labels', 'annotations', 'status').orderBy('created_at').limit(50);
   return { incident, alerts };
+}
+
+export interface IncidentChanges {
+  title?: string;
+  severity?: string;
+  assignee?: string | null;
+}
+
+/** Changes title, severity and/or assignee, one `updated` timeline entry per changed field; returns the changed fields. */
+export async function updateIncidentFields(trx: Knex, id: string, changes: IncidentChanges, by: string): Promise<string[]> {
+  const row = (await trx<Row>(TABLE).where({ id }).forUpdate().first()) as Row | undefined;
+  if (!row) throw new NotFoundError(`No incident ${id}.`);
+  const changed = (Object.keys(changes) as Array<keyof IncidentChanges>).filter((f) => changes[f] !== undefined && changes[f] !== row[f]);
+  if (!changed.length) return [];
+  await trx(TABLE).where({ id }).update(Object.fromEntries(changed.map((f) => [f, changes[f]])));
+  await addTimeline(
+    trx,
+    changed.map((f) => ({ incident_id: id, kind: 'updated' as const, actor: by, message: `${f}: ${row[f] ?? '(none)'} → ${changes[f] ?? '(none)'}`, data: { field: f, from: row[f], to: changes[f] } })),
+  );
+  return changed;
+}
+
+/** The tracker issue of an incident, if one was created. */
+export async function issueLink(incidentId: string, k: Knex = db()): Promise<{ project_id: string; iid: number; web_url: string } | undefined> {
+  return k(LINKS).where({ incident_id: incidentId }).first('project_id', 'iid', 'web_url');
 }

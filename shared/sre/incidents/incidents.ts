@@ -14,6 +14,9 @@ import {
   incidentForNotification,
   incidentsMissingIssue,
   insertIncident,
+  issueLink,
+  updateIncidentFields,
+  type IncidentChanges,
   markEscalated,
   recordIssue,
   recordIssueFailure,
@@ -56,9 +59,43 @@ export async function createIncident(input: {
   return getIncident(id);
 }
 
+/**
+ * Moves an incident through its lifecycle. Resolving or closing closes its tracker issue with a
+ * comment, reopening reopens it (a queued job, retried while the tracker is down).
+ */
 export async function moveIncident(id: string, to: IncidentStatus, by: string, note?: string): Promise<Incident> {
   await db().transaction((trx) => transitionIncident(trx, id, to, by, note));
+  if (issueTracker() && to !== 'acknowledged') {
+    await enqueue('sre.incident-ticket-sync', { incident_id: id, event: to === 'open' ? 'reopen' : 'close', status: to, by, ...(note ? { note } : {}) });
+  }
   return getIncident(id);
+}
+
+/** Changes title, severity and/or assignee (each change an `updated` timeline entry). */
+export async function updateIncident(id: string, changes: IncidentChanges, by: string): Promise<Incident> {
+  await db().transaction((trx) => updateIncidentFields(trx, id, changes, by));
+  return getIncident(id);
+}
+
+/**
+ * Job: brings the tracker issue in step with the incident: state first (close/reopen is idempotent in
+ * GitLab, so a retry never doubles it), then the comment. Without an issue yet nothing is done: the
+ * ticket job applies the incident's status when it creates the issue.
+ */
+export async function syncTicket(p: { incident_id: string; event: 'close' | 'reopen'; status: string; by: string; note?: string }): Promise<{ synced: boolean }> {
+  const tracker = issueTracker();
+  const link = tracker ? await issueLink(p.incident_id) : undefined;
+  if (!tracker || !link) return { synced: false };
+  try {
+    await tracker.setIssueState(link.project_id, link.iid, p.event);
+    const verb = p.event === 'reopen' ? 'reopened' : p.status;
+    await tracker.addNote(link.project_id, link.iid, `Incident ${verb} by ${p.by}${p.note ? `: ${p.note}` : '.'}`);
+  } catch (err) {
+    if (err instanceof ExternalHttpError && err.permanent) throw new UnrecoverableError(err.message);
+    throw err;
+  }
+  await addTimeline(db(), [{ incident_id: p.incident_id, kind: 'ticket', actor: 'system:issue-tracker', message: `issue #${link.iid} ${p.event === 'close' ? 'closed' : 'reopened'}`, data: { event: p.event, iid: link.iid } }]);
+  return { synced: true };
 }
 
 /** A comment or an agent action posted by API. */
@@ -116,6 +153,9 @@ export async function createTicket(incidentId: string, attempt: { made: number; 
     const issue = await tracker.createIssue({ title: `[${incident.severity}] ${incident.title}`, description: lines.join('\n').trim(), labels: ['incident', `severity::${incident.severity}`] });
     const link = { project_id: String(issue.project_id ?? config().sre.issueTracker.projectId), iid: issue.iid, web_url: issue.web_url };
     await recordIssue(incidentId, link);
+    // Resolved or closed before its issue existed: the sync job had nothing to close then.
+    const now = await getIncident(incidentId);
+    if (now.status === 'resolved' || now.status === 'closed') await enqueue('sre.incident-ticket-sync', { incident_id: incidentId, event: 'close', status: now.status, by: 'system:issue-tracker' });
     return link;
   } catch (err) {
     const permanent = err instanceof ExternalHttpError && err.permanent;
