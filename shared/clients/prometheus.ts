@@ -1,4 +1,4 @@
-/** The metrics system client: the Prometheus HTTP API (targets, rules, lifecycle reload) over fetch. */
+/** The metrics system client: the Prometheus HTTP API (targets, configuration, rules, lifecycle reload) over fetch. */
 import { UpstreamError } from '../errors.js';
 import { requestText } from './http.js';
 
@@ -41,6 +41,10 @@ export function prometheusClient(baseUrl: string, timeoutMs = 30_000) {
     /** Active scrape targets (GET /api/v1/targets?state=active). */
     async activeTargets(): Promise<PrometheusTarget[]> {
       return (await data<{ activeTargets: PrometheusTarget[] }>('/api/v1/targets?state=active')).activeTargets ?? [];
+    },
+    /** The loaded configuration as YAML text (GET /api/v1/status/config: `{"yaml": "..."}`), defaults filled in by Prometheus. */
+    async configYaml(): Promise<string> {
+      return (await data<{ yaml: string }>('/api/v1/status/config')).yaml ?? '';
     },
     /** Loaded rule groups (GET /api/v1/rules). */
     async ruleGroups(): Promise<PrometheusRuleGroup[]> {

@@ -79,14 +79,15 @@ export interface RealPrometheus {
   stop: () => Promise<void>;
 }
 
-/** The Debian `prometheus` binary on a free port with --web.enable-lifecycle, scraping `jobs` every second, loading RULES_DIR/*.yml. */
-export async function startPrometheus(jobs: Record<string, string[]>): Promise<RealPrometheus> {
+/** The Debian `prometheus` binary on a free port with --web.enable-lifecycle, scraping `jobs` every second, loading RULES_DIR/*.yml; `extraConfig` is merged into each named job's configuration. */
+export async function startPrometheus(jobs: Record<string, string[]>, extraConfig: Record<string, Record<string, unknown>> = {}): Promise<RealPrometheus> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'sb-prom-'));
   const rulesDir = path.join(dir, 'rules');
   await mkdir(rulesDir);
   const port = await freePort();
   const configFile = path.join(dir, 'prometheus.yml');
-  const scrapeConfigs = Object.entries({ prometheus: [`127.0.0.1:${port}`], ...jobs }).map(([job, targets]) => ({ job_name: job, static_configs: [{ targets }] }));
+  // A job given no targets is configured without any (as a job whose targets are still to come).
+  const scrapeConfigs = Object.entries({ prometheus: [`127.0.0.1:${port}`], ...jobs }).map(([job, targets]) => ({ job_name: job, ...(targets.length ? { static_configs: [{ targets }] } : {}), ...extraConfig[job] }));
   await writeFile(
     configFile,
     JSON.stringify({ global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' }, rule_files: [path.join(rulesDir, '*.yml')], scrape_configs: scrapeConfigs }),

@@ -2,6 +2,7 @@
  * What each source kind yields: the external system's JSON turned into entities. Pure functions,
  * so the rules (health from "(healthy)", hostnames from Host(`…`), …) read and test in one place.
  */
+import { parse as parseYaml } from 'yaml';
 import type { ContainerSummary } from '../../clients/docker.js';
 import type { PrometheusTarget } from '../../clients/prometheus.js';
 import type { TraefikRouter, TraefikService } from '../../clients/traefik.js';
@@ -89,8 +90,52 @@ export function readContainers(containers: ContainerSummary[]): DiscoveredEntity
 
 const targetHealth: Record<string, Health> = { up: 'healthy', down: 'down', unknown: 'unknown' };
 
-/** Scrape targets and their jobs (scrape pools). */
-export function readTargets(targets: PrometheusTarget[]): DiscoveredEntity[] {
+/** A scrape job as configured (scrape_configs of the Prometheus configuration). */
+export interface ScrapeJobConfig {
+  job_name: string;
+  scrape_interval: string | null;
+  scrape_timeout: string | null;
+  metrics_path: string;
+  scheme: string;
+  /** How targets are found: `static` and/or the service-discovery kinds (`file`, `kubernetes`, …). */
+  discovery: string[];
+  /** Targets listed in static_configs (a job may list none and find them by service discovery, or have none yet). */
+  static_targets: string[];
+}
+
+/**
+ * Scrape jobs of a Prometheus configuration (the YAML of /api/v1/status/config). Global scrape
+ * interval and timeout apply where a job sets none (Prometheus fills them in already; older
+ * versions may not).
+ */
+export function readScrapeConfig(yamlText: string): ScrapeJobConfig[] {
+  // Merge keys (<<) as Prometheus's YAML reader (go-yaml) accepts them.
+  const doc = (parseYaml(yamlText, { merge: true }) ?? {}) as { global?: Record<string, unknown>; scrape_configs?: Array<Record<string, unknown>> };
+  const global = doc.global ?? {};
+  const text = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  return (doc.scrape_configs ?? [])
+    .filter((c) => typeof c?.job_name === 'string' && c.job_name)
+    .map((c) => {
+      const statics = Array.isArray(c.static_configs) ? (c.static_configs as Array<{ targets?: unknown }>) : [];
+      const sd = Object.keys(c).filter((k) => k.endsWith('_sd_configs')).map((k) => k.slice(0, -'_sd_configs'.length));
+      return {
+        job_name: c.job_name as string,
+        scrape_interval: text(c.scrape_interval) ?? text(global.scrape_interval),
+        scrape_timeout: text(c.scrape_timeout) ?? text(global.scrape_timeout),
+        metrics_path: text(c.metrics_path) ?? '/metrics',
+        scheme: text(c.scheme) ?? 'http',
+        discovery: sorted([...(statics.length ? ['static'] : []), ...sd]),
+        static_targets: sorted(statics.flatMap((sc) => (Array.isArray(sc.targets) ? sc.targets.filter((t): t is string => typeof t === 'string') : []))),
+      };
+    });
+}
+
+/**
+ * Scrape targets and their jobs. Jobs come from the configuration (so a job without any target yet
+ * is an entity too, health unknown) and from the active targets' scrape pools (a job the
+ * configuration did not list, e.g. when it could not be read).
+ */
+export function readTargets(targets: PrometheusTarget[], configured: ScrapeJobConfig[] = []): DiscoveredEntity[] {
   const out: DiscoveredEntity[] = [];
   const jobs = new Map<string, { health: Health[]; sample: PrometheusTarget }>();
   for (const t of targets) {
@@ -116,19 +161,24 @@ export function readTargets(targets: PrometheusTarget[]): DiscoveredEntity[] {
     entry.health.push(health);
     jobs.set(job, entry);
   }
-  for (const [job, { health, sample }] of jobs) {
-    const d = sample.discoveredLabels;
+  const byName = new Map(configured.map((c) => [c.job_name, c]));
+  for (const name of sorted([...byName.keys(), ...jobs.keys()])) {
+    const config = byName.get(name);
+    const active = jobs.get(name);
+    const d = active?.sample.discoveredLabels ?? {};
     out.push({
       type: 'scrape_job',
-      natural_key: job,
-      name: job,
-      health: groupHealth(health),
+      natural_key: name,
+      name,
+      health: groupHealth(active?.health ?? []),
       attributes: {
-        scrape_interval: sample.scrapeInterval ?? d.__scrape_interval__ ?? null,
-        scrape_timeout: sample.scrapeTimeout ?? d.__scrape_timeout__ ?? null,
-        metrics_path: d.__metrics_path__ ?? '/metrics',
-        scheme: d.__scheme__ ?? 'http',
-        targets: health.length,
+        scrape_interval: config?.scrape_interval ?? active?.sample.scrapeInterval ?? d.__scrape_interval__ ?? null,
+        scrape_timeout: config?.scrape_timeout ?? active?.sample.scrapeTimeout ?? d.__scrape_timeout__ ?? null,
+        metrics_path: config?.metrics_path ?? d.__metrics_path__ ?? '/metrics',
+        scheme: config?.scheme ?? d.__scheme__ ?? 'http',
+        targets: active?.health.length ?? 0,
+        configured: config !== undefined,
+        ...(config ? { discovery: config.discovery, static_targets: config.static_targets } : {}),
       },
     });
   }

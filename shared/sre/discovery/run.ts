@@ -12,7 +12,7 @@ import { upsertSourceEntities, type UpsertOutcome } from '../cmdb/entities.store
 import { deriveRelationships } from '../cmdb/relationships.store.js';
 import type { DiscoveredEntity } from '../cmdb/model.js';
 import { recommendForNewEntities } from '../monitors/recommend.js';
-import { readContainers, readProxy, readTargets } from './readers.js';
+import { readContainers, readProxy, readScrapeConfig, readTargets } from './readers.js';
 import { listSources, seedConfiguredSources, type DiscoverySource } from './sources.store.js';
 import { failAbandonedRuns, finishRun, getRun, openRun, recordSourceOutcome, type DiscoveryRun, type RunStatus } from './runs.store.js';
 
@@ -21,8 +21,11 @@ export async function readSource(source: Pick<DiscoverySource, 'kind' | 'address
   switch (source.kind) {
     case 'docker':
       return readContainers(await dockerClient(source.address).listContainers());
-    case 'prometheus':
-      return readTargets(await prometheusClient(source.address).activeTargets());
+    case 'prometheus': {
+      const client = prometheusClient(source.address);
+      const [targets, configYaml] = await Promise.all([client.activeTargets(), client.configYaml()]);
+      return readTargets(targets, readScrapeConfig(configYaml));
+    }
     case 'traefik': {
       const client = traefikClient(source.address);
       const [routers, services] = await Promise.all([client.routers(), client.services()]);
