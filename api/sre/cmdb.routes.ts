@@ -1,12 +1,13 @@
 /** The CMDB API (/api/v1/cmdb): entities, discovery, monitoring recommendations and monitors. */
 import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
-import { listEntities } from '../../shared/sre/cmdb/entities.store.js';
+import { deleteManualEntity, insertManualEntity, listEntities, updateManualEntity } from '../../shared/sre/cmdb/entities.store.js';
+import { deleteManualRelationship, getRelationship, insertManualRelationship, updateManualRelationship } from '../../shared/sre/cmdb/relationships.store.js';
 import { entityDetail, entityNeighbourhood } from '../../shared/sre/cmdb/views.js';
 import { entityTypes } from '../../shared/sre/cmdb/model.js';
 import { discoveryStatus, triggerDiscovery } from '../../shared/sre/discovery/trigger.js';
 import { getRun } from '../../shared/sre/discovery/runs.store.js';
-import { createSource, listSources, updateSource } from '../../shared/sre/discovery/sources.store.js';
+import { createSource, deleteSource, listSources, updateSource } from '../../shared/sre/discovery/sources.store.js';
 import { applyRecommendation, dismissRecommendation, listMonitors, listRecommendations } from '../../shared/sre/monitors/recommendations.store.js';
 import { proposeWithModel } from '../../shared/sre/monitors/recommend.js';
 import { deployAllMonitors } from '../../shared/sre/monitors/deploy.js';
@@ -14,6 +15,9 @@ import * as s from './cmdb.schemas.js';
 
 const tags = ['cmdb'];
 const base = '/api/v1/cmdb';
+const manualDescription =
+  'Manual entities have source `manual` (no discovery source, `source_id` null, `origin: manual`); discovery never marks them stale, ' +
+  'changes or deletes them. Discovered entities are owned by their source and are read-only here (409).';
 
 export function cmdbRoutes(): ApiRouter {
   return new ApiRouter()
@@ -48,6 +52,92 @@ export function cmdbRoutes(): ApiRouter {
       request: { params: s.idParams },
       responses: { 200: { description: 'The entity', schema: s.entityDetail } },
       handler: ({ params }) => entityDetail(params.id),
+    })
+    .route({
+      method: 'post',
+      path: `${base}/entities`,
+      tags,
+      summary: 'Record an entity by hand',
+      description: manualDescription,
+      auth: 'apiKey',
+      request: { body: s.manualEntityCreate },
+      responses: { 201: { description: 'The entity', schema: s.entitySchema } },
+      errors: { 409: 'A manual entity of this type and natural key exists' },
+      handler: ({ body }) => insertManualEntity(body),
+    })
+    .route({
+      method: 'patch',
+      path: `${base}/entities/{id}`,
+      tags,
+      summary: 'Change a manual entity',
+      description: `${manualDescription} \`attributes\` replaces the whole object.`,
+      auth: 'apiKey',
+      request: { params: s.idParams, body: s.manualEntityPatch },
+      responses: { 200: { description: 'The entity', schema: s.entitySchema } },
+      errors: { 409: 'The entity was discovered (only manual entities can be changed)' },
+      handler: ({ params, body }) => updateManualEntity(params.id, body),
+    })
+    .route({
+      method: 'delete',
+      path: `${base}/entities/{id}`,
+      tags,
+      summary: 'Delete a manual entity',
+      description: `${manualDescription} Its relationships, recommendations and monitors go with it (a deployed monitor leaves the rule file at the next deploy).`,
+      auth: 'apiKey',
+      request: { params: s.idParams },
+      responses: { 204: { description: 'Deleted' } },
+      errors: { 409: 'The entity was discovered (only manual entities can be deleted)' },
+      handler: async ({ params }, ctx) => {
+        await deleteManualEntity(params.id);
+        ctx.status = 204;
+      },
+    })
+    .route({
+      method: 'post',
+      path: `${base}/relationships`,
+      tags,
+      summary: 'Record a relationship by hand',
+      description: 'Origin `manual`: discovery derives and removes only its own (`discovery`) relationships and never touches this one. Either end may be a discovered or a manual entity.',
+      auth: 'apiKey',
+      request: { body: s.relationshipCreate },
+      responses: { 201: { description: 'The relationship', schema: s.relationshipSchema } },
+      errors: { 409: 'The two entities already have a relationship of this type' },
+      handler: ({ body }) => insertManualRelationship(body),
+    })
+    .route({
+      method: 'get',
+      path: `${base}/relationships/{id}`,
+      tags,
+      summary: 'One relationship',
+      auth: 'apiKey',
+      request: { params: s.idParams },
+      responses: { 200: { description: 'The relationship', schema: s.relationshipSchema } },
+      handler: ({ params }) => getRelationship(params.id),
+    })
+    .route({
+      method: 'patch',
+      path: `${base}/relationships/{id}`,
+      tags,
+      summary: 'Change the type of a manual relationship',
+      auth: 'apiKey',
+      request: { params: s.idParams, body: s.relationshipPatch },
+      responses: { 200: { description: 'The relationship', schema: s.relationshipSchema } },
+      errors: { 409: 'Derived by discovery (only manual relationships can be changed), or the new type exists already' },
+      handler: ({ params, body }) => updateManualRelationship(params.id, body.type),
+    })
+    .route({
+      method: 'delete',
+      path: `${base}/relationships/{id}`,
+      tags,
+      summary: 'Delete a manual relationship',
+      auth: 'apiKey',
+      request: { params: s.idParams },
+      responses: { 204: { description: 'Deleted' } },
+      errors: { 409: 'Derived by discovery (it would be derived again at the next run)' },
+      handler: async ({ params }, ctx) => {
+        await deleteManualRelationship(params.id);
+        ctx.status = 204;
+      },
     })
     .route({
       method: 'get',
@@ -134,6 +224,21 @@ export function cmdbRoutes(): ApiRouter {
       request: { params: s.idParams, body: s.sourcePatch },
       responses: { 200: { description: 'Updated', schema: s.sourceSchema } },
       handler: ({ params, body }) => updateSource(params.id, body),
+    })
+    .route({
+      method: 'delete',
+      path: `${base}/discovery/sources/{id}`,
+      tags,
+      summary: 'Delete a discovery source',
+      description: 'Deletes the source, its entities (with their relationships, recommendations and monitors) and its run records. Sources seeded from CONTAINER_RUNTIME_HOST, METRICS_URL or PROXY_API_URL cannot be deleted while configured (they would be recreated at the next run): 409, disable them instead. Manual entities are never affected.',
+      auth: 'apiKey',
+      request: { params: s.idParams },
+      responses: { 204: { description: 'Deleted' } },
+      errors: { 409: 'The source comes from configuration' },
+      handler: async ({ params }, ctx) => {
+        await deleteSource(params.id);
+        ctx.status = 204;
+      },
     })
     .route({
       method: 'get',

@@ -16,8 +16,9 @@ export const entitySchema = z
   .object({
     id: z.string(),
     type: entityTypeSchema,
-    source_id: z.string(),
-    source: z.string(),
+    source_id: z.string().nullable().openapi({ description: 'null for a manual entity' }),
+    source: z.string().openapi({ description: 'discovery source name, or `manual`' }),
+    origin: z.enum(['discovery', 'manual']),
     natural_key: z.string(),
     name: z.string(),
     attributes: z.record(z.string(), z.unknown()),
@@ -33,7 +34,7 @@ export const entitySchema = z
 
 export const entityQuery = z.object({
   type: entityTypeSchema.optional(),
-  source: z.string().min(1).optional().openapi({ description: 'discovery source name' }),
+  source: z.string().min(1).optional().openapi({ description: 'discovery source name, or `manual`' }),
   health: healthSchema.optional(),
   stale: booleanQuery.optional(),
   q: z.string().min(1).max(200).optional().openapi({ description: 'text matched (case-insensitive) in name, natural key and attributes' }),
@@ -176,3 +177,20 @@ export const deployResponse = z
     checker: z.enum(['promtool', 'schema']).nullable(),
   })
   .openapi('MonitorDeployment');
+
+const attributes = z.record(z.string(), z.unknown()).refine((a) => JSON.stringify(a).length <= 65_536, 'must be at most 64 KiB as JSON');
+export const manualEntityCreate = z.object({
+  type: entityTypeSchema,
+  name: z.string().trim().min(1).max(500),
+  natural_key: z.string().trim().min(1).max(500).optional().openapi({ description: 'unique per type among manual entities; default: the name' }),
+  attributes: attributes.optional(),
+  health: healthSchema.default('unknown'),
+});
+export const manualEntityPatch = z
+  .object({ name: z.string().trim().min(1).max(500).optional(), attributes: attributes.optional().openapi({ description: 'replaces the attributes' }), health: healthSchema.optional() })
+  .refine((p) => Object.keys(p).length > 0, 'nothing to change: give name, attributes or health');
+export const relationshipSchema = z
+  .object({ id: z.string(), from_entity_id: z.string(), to_entity_id: z.string(), type: relationshipTypeSchema, origin: z.enum(['discovery', 'manual']), created_at: timestamp, updated_at: timestamp })
+  .openapi('CmdbRelationship');
+export const relationshipCreate = z.object({ from_entity_id: uuid(), to_entity_id: uuid(), type: relationshipTypeSchema });
+export const relationshipPatch = z.object({ type: relationshipTypeSchema });

@@ -6,8 +6,8 @@
  * of its source since it was last written, so its last_seen_at is read as the start of its source's
  * latest successful run (sre_discovery_run_sources); the stored column is only exact for stale rows.
  */
-import { db } from '../../db/index.js';
-import { NotFoundError } from '../../errors.js';
+import { db, isUniqueViolation } from '../../db/index.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DiscoveredEntity, EntityType, Health } from './model.js';
 
 const TABLE = 'sre_entities';
@@ -15,8 +15,10 @@ const TABLE = 'sre_entities';
 export interface Entity {
   id: string;
   type: EntityType;
-  source_id: string;
+  /** Null for a manual entity (source `manual`). */
+  source_id: string | null;
   source: string;
+  origin: 'discovery' | 'manual';
   natural_key: string;
   name: string;
   attributes: Record<string, unknown>;
@@ -82,9 +84,9 @@ function entityQuery() {
   const k = db();
   return k
     .from(`${TABLE} as e`)
-    .join('sre_discovery_sources as s', 's.id', 'e.source_id')
+    .leftJoin('sre_discovery_sources as s', 's.id', 'e.source_id')
     .select(
-      'e.id', 'e.type', 'e.source_id', 's.name as source', 'e.natural_key', 'e.name', 'e.attributes', 'e.health',
+      'e.id', 'e.type', 'e.source_id', k.raw(`coalesce(s.name, 'manual') as source`), 'e.origin', 'e.natural_key', 'e.name', 'e.attributes', 'e.health',
       'e.first_seen_at', 'e.stale', 'e.stale_since', 'e.created_at', 'e.updated_at',
       k.raw(`case when e.stale then e.last_seen_at
                   else greatest(e.last_seen_at, (select max(rs.started_at) from sre_discovery_run_sources rs
@@ -106,7 +108,8 @@ export interface EntityFilter {
 export async function listEntities(f: EntityFilter): Promise<{ items: Entity[]; total: number }> {
   const filtered = (q: ReturnType<typeof entityQuery>) => {
     if (f.type) q.where('e.type', f.type);
-    if (f.source) q.where('s.name', f.source);
+    if (f.source === 'manual') q.where('e.origin', 'manual');
+    else if (f.source) q.where('s.name', f.source);
     if (f.health) q.where('e.health', f.health);
     if (f.stale !== undefined) q.where('e.stale', f.stale);
     if (f.q) {
@@ -130,4 +133,53 @@ export async function getEntity(id: string): Promise<Entity> {
 
 export async function getEntities(ids: string[]): Promise<Entity[]> {
   return ids.length ? entityQuery().whereIn('e.id', ids).orderBy([{ column: 'e.type' }, { column: 'e.name' }]) : [];
+}
+
+export interface ManualEntityInput {
+  type: EntityType;
+  name: string;
+  natural_key?: string;
+  attributes?: Record<string, unknown>;
+  health?: Health;
+}
+
+/** Inserts a manual entity (natural key defaults to the name); 409 when its type and key exist. */
+export async function insertManualEntity(input: ManualEntityInput): Promise<Entity> {
+  try {
+    const [row] = await db()(TABLE)
+      .insert({ type: input.type, origin: 'manual', source_id: null, natural_key: input.natural_key ?? input.name, name: input.name, attributes: JSON.stringify(input.attributes ?? {}), health: input.health ?? 'unknown' })
+      .returning('id');
+    return getEntity(row.id);
+  } catch (err) {
+    if (isUniqueViolation(err, 'sre_entities_manual_key')) throw new ConflictError(`A manual ${input.type} with key "${input.natural_key ?? input.name}" exists.`, [{ path: 'body.natural_key', message: 'is already used by a manual entity of this type' }]);
+    throw err;
+  }
+}
+
+/** The 409 for an edit of a discovered entity: discovery owns it and would undo the change. */
+async function assertManual(id: string): Promise<Entity> {
+  const entity = await getEntity(id);
+  if (entity.origin !== 'manual') {
+    throw new ConflictError(`Entity ${id} was discovered by source "${entity.source}"; only manual entities can be edited or deleted (discovery would undo it).`, [], { origin: entity.origin, source: entity.source });
+  }
+  return entity;
+}
+
+/** Changes a manual entity's name, attributes (replaced) or health. */
+export async function updateManualEntity(id: string, patch: { name?: string; attributes?: Record<string, unknown>; health?: Health }): Promise<Entity> {
+  await assertManual(id);
+  const set = {
+    ...(patch.name !== undefined ? { name: patch.name } : {}),
+    ...(patch.attributes !== undefined ? { attributes: JSON.stringify(patch.attributes) } : {}),
+    ...(patch.health !== undefined ? { health: patch.health } : {}),
+    last_seen_at: db().fn.now(),
+  };
+  await db()(TABLE).where({ id }).update(set);
+  return getEntity(id);
+}
+
+/** Deletes a manual entity with its relationships, recommendations and monitors (cascades). */
+export async function deleteManualEntity(id: string): Promise<void> {
+  await assertManual(id);
+  await db()(TABLE).where({ id }).delete();
 }

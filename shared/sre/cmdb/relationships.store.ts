@@ -1,5 +1,6 @@
 /** Query module of sre_relationships: derivation from entity attributes (one statement) and reads. */
-import { db } from '../../db/index.js';
+import { db, isUniqueViolation } from '../../db/index.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { RelationshipType } from './model.js';
 
 const TABLE = 'sre_relationships';
@@ -106,4 +107,52 @@ export async function neighbourhood(entityId: string, depth: number): Promise<{ 
     .whereIn('to_entity_id', ids)
     .orderBy(['type', 'id']);
   return { nodes, edges };
+}
+
+const relationshipColumns = ['id', 'from_entity_id', 'to_entity_id', 'type', 'origin', 'created_at', 'updated_at'];
+
+export async function getRelationship(id: string) {
+  const row = await db()(TABLE).where({ id }).first(relationshipColumns);
+  if (!row) throw new NotFoundError(`Relationship ${id} does not exist.`);
+  return row as Relationship & { created_at: Date; updated_at: Date };
+}
+
+const duplicate = () => new ConflictError('This relationship exists already.', [{ path: 'body.type', message: 'the two entities already have a relationship of this type' }]);
+
+/** Records a relationship by hand (origin manual: discovery never removes it); either end may be a discovered entity. */
+export async function insertManualRelationship(input: { from_entity_id: string; to_entity_id: string; type: RelationshipType }) {
+  if (input.from_entity_id === input.to_entity_id) throw new ValidationError('A relationship links two different entities.', [{ path: 'body.to_entity_id', message: 'must differ from from_entity_id' }]);
+  const found = await db()('sre_entities').whereIn('id', [input.from_entity_id, input.to_entity_id]).pluck('id');
+  const missing = (['from_entity_id', 'to_entity_id'] as const).filter((f) => !found.includes(input[f]));
+  if (missing.length) throw new ValidationError('Unknown entity.', missing.map((f) => ({ path: `body.${f}`, message: 'is not an entity' })));
+  try {
+    const [row] = await db()(TABLE).insert({ ...input, origin: 'manual' }).returning('id');
+    return getRelationship(row.id);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw duplicate();
+    throw err;
+  }
+}
+
+async function assertManualRelationship(id: string) {
+  const rel = await getRelationship(id);
+  if (rel.origin !== 'manual') throw new ConflictError(`Relationship ${id} was derived by discovery; only manual relationships can be changed or deleted (discovery would derive it again).`, [], { origin: rel.origin });
+  return rel;
+}
+
+/** Changes the type of a manual relationship. */
+export async function updateManualRelationship(id: string, type: RelationshipType) {
+  await assertManualRelationship(id);
+  try {
+    await db()(TABLE).where({ id }).update({ type });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw duplicate();
+    throw err;
+  }
+  return getRelationship(id);
+}
+
+export async function deleteManualRelationship(id: string): Promise<void> {
+  await assertManualRelationship(id);
+  await db()(TABLE).where({ id }).delete();
 }

@@ -61,3 +61,17 @@ export async function updateSource(id: string, patch: { address?: string; enable
   if (!row) throw new NotFoundError(`Discovery source ${id} does not exist.`);
   return row;
 }
+
+/**
+ * Deletes a discovery source with its entities (and their relationships, recommendations and
+ * monitors) and its run records. A source seeded from configuration would come back at the next
+ * run: 409 (disable it, or unset its variable, instead).
+ */
+export async function deleteSource(id: string): Promise<void> {
+  const source = await db()<DiscoverySource>(TABLE).where({ id }).first();
+  if (!source) throw new NotFoundError(`Discovery source ${id} does not exist.`);
+  if (configuredSources().some((c) => c.name === source.name)) {
+    throw new ConflictError(`Source "${source.name}" comes from configuration and would be recreated at the next run; disable it instead (PATCH enabled=false).`);
+  }
+  await db()(TABLE).where({ id }).delete();
+}
