@@ -13,8 +13,10 @@ import { logger } from '../logger.js';
 import { runAgent, type ToolCallRecord } from '../agent/agent.js';
 import type { HistoryEntry } from '../agent/history.js';
 import { resolveSession } from '../sessions/resolve.js';
-import { getInteraction, listInteractions, startInteraction } from '../sessions/interactions.js';
-import { acceptMessage, enqueueAndAwait, getContext } from '../sessions/publish.js';
+import { startInteraction } from '../sessions/interactions.js';
+import { getInteraction, listInteractions } from '../sessions/interactions.store.js';
+import { acceptMessage, enqueueAndAwait } from '../sessions/publish.js';
+import { getContext } from '../sessions/context.js';
 import { AGENT_FAILED_REPLY, sessionEvents } from './inbound.js';
 
 export const WEB_CHANNEL = 'chat';
