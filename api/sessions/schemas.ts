@@ -1,25 +1,13 @@
 /** Request and response schemas of the session memory routes (also the OpenAPI reference). */
 import { z, uuid } from '../../shared/zod.js';
 import {
-  channelSchema, closedInteractionSchema, contextSchema, e164Schema, eventAcceptedSchema, historyMessageSchema, interactionSchema, intervalSchema, jsonObject, publishResponse, sessionStatuses, timestamp,
+  channelSchema, closedInteractionSchema, consentSchema, contextSchema, e164Schema, eventAcceptedSchema, historyMessageSchema, interactionSchema, intervalSchema, jsonObject, publishResponse, sessionSchema, sessionStatuses, timestamp,
 } from '../../shared/sessions/schemas.js';
 
-export { closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse };
+export { closedInteractionSchema, consentSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse, sessionSchema };
 
 export const sessionIdParams = z.object({ session_id: uuid() });
 export const userIdParams = z.object({ user_id: uuid() });
-
-export const sessionSchema = z
-  .object({
-    session_id: uuid(),
-    user_id: uuid(),
-    status: z.enum(sessionStatuses),
-    resume_window: z.string().openapi({ example: '24 hours' }),
-    created_at: timestamp,
-    last_activity: timestamp,
-    closed_at: timestamp.nullable(),
-  })
-  .openapi('Session');
 
 export const resolveBody = z.object({ user_id: uuid(), resume_window: intervalSchema.optional() });
 export const resolveResponse = z
@@ -48,21 +36,6 @@ export const newUserBody = z.object({
   email: z.email({ error: 'must be an email address' }).max(320).optional(),
 });
 
-export const consentSchema = z
-  .object({
-    consent_id: uuid().nullable(),
-    user_id: uuid(),
-    channel_type: channelSchema,
-    opted_in: z.boolean(),
-    opted_in_at: timestamp.nullable(),
-    opted_out_at: timestamp.nullable(),
-    consent_source: z.string().nullable(),
-    proactive_allowed: z.boolean(),
-    proactive_allowed_at: timestamp.nullable(),
-    created_at: timestamp.nullable(),
-    updated_at: timestamp.nullable(),
-  })
-  .openapi('ChannelConsent');
 export const consentBody = z
   .object({
     opted_in: z.boolean().optional(),

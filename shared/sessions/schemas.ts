@@ -34,6 +34,19 @@ export type HistoryMessage = z.infer<typeof historyMessageSchema>;
 /** A moment as the API sends it (a Date serialises to this ISO 8601 text). */
 export const timestamp = z.string().openapi({ format: 'date-time' });
 
+/** A session as the API lists it. */
+export const sessionSchema = z
+  .object({
+    session_id: uuid(),
+    user_id: uuid(),
+    status: z.enum(sessionStatuses),
+    resume_window: z.string().openapi({ example: '24 hours' }),
+    created_at: timestamp,
+    last_activity: timestamp,
+    closed_at: timestamp.nullable(),
+  })
+  .openapi('Session');
+
 /** A channel interaction on a session. */
 export const interactionSchema = z
   .object({
@@ -61,6 +74,24 @@ export const contextSchema = z
   .object({ conversation_history: z.array(historyMessageSchema), last_channel: z.string().nullable(), preferences: jsonObject, custom_data: jsonObject })
   .openapi('SessionContext');
 export type SessionContext = z.output<typeof contextSchema>;
+
+/** A user's consent on one channel type (consent_id null: never recorded, the defaults). */
+export const consentSchema = z
+  .object({
+    consent_id: uuid().nullable(),
+    user_id: uuid(),
+    channel_type: channelSchema,
+    opted_in: z.boolean(),
+    opted_in_at: timestamp.nullable(),
+    opted_out_at: timestamp.nullable(),
+    consent_source: z.string().nullable(),
+    proactive_allowed: z.boolean(),
+    proactive_allowed_at: timestamp.nullable(),
+    created_at: timestamp.nullable(),
+    updated_at: timestamp.nullable(),
+  })
+  .openapi('ChannelConsent');
+export type Consent = z.output<typeof consentSchema>;
 
 /** What publishing a message reports. */
 export const publishResponse = z

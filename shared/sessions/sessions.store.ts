@@ -6,7 +6,8 @@
 import type { Knex } from 'knex';
 import { db, preparedStatement } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { liveStatuses, type SessionStatus } from './schemas.js';
+import { liveStatuses, type sessionSchema, type SessionStatus } from './schemas.js';
+import type { z } from '../zod.js';
 
 export const SESSIONS = 'sessions';
 const COLUMNS = ['session_id', 'user_id', 'status', 'context', 'resume_window', 'created_at', 'last_activity', 'closed_at', 'updated_at'] as const;
@@ -22,7 +23,8 @@ interface SessionRow {
   closed_at: Date | null;
   updated_at: Date;
 }
-export type Session = SessionRow;
+/** A session: the Session the API lists, with its context and updated_at. */
+export type Session = z.output<typeof sessionSchema> & { context: Record<string, unknown>; updated_at: string };
 
 /** Select list of a session (resume_window as Postgres' interval text). */
 export const sessionSelect = (k: Knex) => [
@@ -48,7 +50,14 @@ export function compactInterval(text: string): string {
 }
 
 function toDomain(row: SessionRow): Session {
-  return { ...row, resume_window: compactInterval(row.resume_window) };
+  return {
+    ...row,
+    resume_window: compactInterval(row.resume_window),
+    created_at: row.created_at.toISOString(),
+    last_activity: row.last_activity.toISOString(),
+    closed_at: row.closed_at?.toISOString() ?? null,
+    updated_at: row.updated_at.toISOString(),
+  };
 }
 
 /** The session, or NotFoundError. */
