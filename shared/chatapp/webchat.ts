@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import { enqueue } from '../queues.js';
+import { enqueue, type JobPayload } from '../queues.js';
 import type { BusEvent } from '../bus.js';
 import { z, uuid } from '../zod.js';
 import { logger } from '../logger.js';
@@ -108,7 +108,7 @@ function historyBefore(history: HistoryEntry[], message: string): HistoryEntry[]
 
 /** The `chatapp.webchat` job: runs the agent for a turn and publishes its reply (once, whatever the retries). */
 export async function answerWebChat(
-  turn: { turn_id: string; session_id: string; interaction_id: string; message: string },
+  turn: JobPayload<'chatapp.webchat'>,
   finalAttempt: boolean,
 ): Promise<{ reply: string; tool_calls: ToolCallRecord[] }> {
   const { conversation_history } = await getContext(turn.session_id);
