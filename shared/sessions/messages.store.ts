@@ -76,8 +76,8 @@ const appendMessagesStatement = preparedStatement<{ message_id: string; sequence
  * Appends a batch of messages in one statement and one commit, each at most once (a retry of a
  * message_id appends nothing and reports the first sequence). The messages must belong to distinct
  * sessions: each session's sequence advances by one per statement. Used for group commit by the
- * stream writer (shared/sessions/deliver.ts); a unique violation of an idempotency key fails the
- * whole statement, so the caller retries such a batch one message at a time.
+ * stream writer (group-append.ts); a unique violation of an idempotency key fails the whole
+ * statement, so the caller retries such a batch one message at a time (idempotency.ts).
  */
 export async function appendMessages(batch: readonly AppendMessage[], maxHistory: number, k: Knex = db()): Promise<AppendOutcome[]> {
   if (new Set(batch.map((m) => m.session_id)).size !== batch.length) throw new Error('appendMessages: one message per session per batch');
