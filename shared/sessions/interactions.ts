@@ -1,5 +1,5 @@
 /**
- * Channel interactions on a session (query module of `session_interactions` and the moves around it):
+ * Channel interactions on a session (the moves; their SQL is in interactions.store.ts):
  * several may be active at once; closing the last active one makes the session idle; the final
  * history a channel sends on close is synced into the session's history.
  */
