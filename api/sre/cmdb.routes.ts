@@ -8,7 +8,8 @@ import { entityTypes } from '../../shared/sre/cmdb/model.js';
 import { discoveryStatus, triggerDiscovery } from '../../shared/sre/discovery/trigger.js';
 import { getRun } from '../../shared/sre/discovery/runs.store.js';
 import { createSource, deleteSource, listSources, updateSource } from '../../shared/sre/discovery/sources.store.js';
-import { applyRecommendation, dismissRecommendation, listMonitors, listRecommendations } from '../../shared/sre/monitors/recommendations.store.js';
+import { applyRecommendation, deleteMonitor, dismissRecommendation, listMonitors, listRecommendations, setMonitorEnabled } from '../../shared/sre/monitors/recommendations.store.js';
+import { templateCatalog } from '../../shared/sre/monitors/templates.js';
 import { proposeWithModel } from '../../shared/sre/monitors/recommend.js';
 import { deployAllMonitors } from '../../shared/sre/monitors/deploy.js';
 import * as s from './cmdb.schemas.js';
@@ -307,10 +308,52 @@ export function cmdbRoutes(): ApiRouter {
         '`promtool check rules`, atomic rename), POSTs METRICS_URL/-/reload and waits until /api/v1/rules lists every rule ' +
         '(matched by its `sre_monitor_id` label), then marks the pending ones deployed. Runs synchronously, one deployment at a time. ' +
         'On any failure the previous rule file is restored (and reloaded), the monitors stay pending with `last_error`, and the answer is 502. ' +
-        'With nothing pending it answers 200 with `deployed: 0` and touches nothing.',
+        'Disabled monitors are left out. Monitors of entities gone stale are deleted first and counted in `removed_stale`; `removed` counts the ' +
+        'rules the previous file had and the new one has not. With nothing pending and the file already as it should be it answers 200 with ' +
+        '`deployed: 0` and touches nothing.',
       auth: 'apiKey',
       responses: { 200: { description: 'Deployment done', schema: s.deployResponse } },
       errors: { 502: 'promtool or Prometheus rejected or did not load the rules; nothing changed', 503: 'METRICS_URL is not configured' },
       handler: () => deployAllMonitors(),
+    })
+    .route({
+      method: 'patch',
+      path: `${base}/monitors/{id}`,
+      tags,
+      summary: 'Disable or enable a monitor',
+      description: 'A disabled monitor is kept (status `disabled`) and left out of the rule file from the next deploy on; enabling it makes it pending again.',
+      auth: 'apiKey',
+      request: { params: s.idParams, body: s.monitorPatch },
+      responses: { 200: { description: 'The monitor', schema: s.monitorSchema } },
+      handler: ({ params, body }) => setMonitorEnabled(params.id, body.enabled),
+    })
+    .route({
+      method: 'delete',
+      path: `${base}/monitors/{id}`,
+      tags,
+      summary: 'Remove a monitor',
+      description: 'Its recommendation goes back to `proposed` (it can be applied again); a deployed rule leaves the rule file at the next deploy.',
+      auth: 'apiKey',
+      request: { params: s.idParams },
+      responses: { 204: { description: 'Removed' } },
+      handler: async ({ params }, ctx) => {
+        await deleteMonitor(params.id);
+        ctx.status = 204;
+      },
+    })
+    .route({
+      method: 'get',
+      path: `${base}/monitor-templates`,
+      tags,
+      summary: 'Built-in monitoring templates',
+      description: [
+        'Every entity type discovery creates has built-in templates; new entities get their recommendations (monitors with MONITORS_AUTO_APPLY).',
+        'Each template names the exporter whose metric it uses; the rule only fires where that exporter is scraped by the metrics system:',
+        '',
+        ...templateCatalog.map((t) => `- \`${t.entity_type}\` · \`${t.alert}\`: ${t.exporter} (${t.metrics.join(', ')})${t.condition ? `, when ${t.condition}` : ''}`),
+      ].join('\n'),
+      auth: 'apiKey',
+      responses: { 200: { description: 'Templates', schema: z.object({ items: z.array(s.templateInfo) }) } },
+      handler: () => ({ items: templateCatalog }),
     });
 }

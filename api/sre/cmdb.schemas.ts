@@ -77,7 +77,7 @@ export const monitorSchema = z
     recommendation_id: z.string().nullable(),
     alert: z.string(),
     rule: alertingRuleSchema,
-    status: z.enum(['pending', 'deployed']),
+    status: z.enum(['pending', 'deployed', 'disabled']).openapi({ description: 'pending: to deploy; deployed: in the rule file; disabled: kept, left out of the rule file from the next deploy on' }),
     last_error: z.string().nullable(),
     deployed_at: timestamp.nullable(),
     created_at: timestamp,
@@ -173,6 +173,8 @@ export const deployResponse = z
   .object({
     deployed: z.number().int().openapi({ description: 'monitors deployed by this call (0 when none was pending)' }),
     total: z.number().int().openapi({ description: 'monitors in the rule file' }),
+    removed: z.number().int().openapi({ description: 'rules of the previous rule file no longer in it (monitors removed, disabled or taken out as stale)' }),
+    removed_stale: z.number().int().openapi({ description: 'monitors of stale entities deleted by this deploy' }),
     rule_file: z.string(),
     checker: z.enum(['promtool', 'schema']).nullable(),
   })
@@ -194,3 +196,15 @@ export const relationshipSchema = z
   .openapi('CmdbRelationship');
 export const relationshipCreate = z.object({ from_entity_id: uuid(), to_entity_id: uuid(), type: relationshipTypeSchema });
 export const relationshipPatch = z.object({ type: relationshipTypeSchema });
+
+export const monitorPatch = z.object({ enabled: z.boolean() });
+export const templateInfo = z
+  .object({
+    entity_type: entityTypeSchema,
+    template: z.string(),
+    alert: z.string(),
+    exporter: z.string().openapi({ description: 'the exporter whose metrics the rule uses' }),
+    metrics: z.array(z.string()),
+    condition: z.string().optional().openapi({ description: 'when the template applies, if not always' }),
+  })
+  .openapi('MonitorTemplate');

@@ -59,10 +59,14 @@ beforeAll(async () => {
 describe('monitor deployment', () => {
   it('deploy-all writes pending monitors to RULES_DIR, reloads Prometheus, and marks them deployed once /api/v1/rules lists them', async () => {
     const pending = await monitors();
-    expect(pending.map((m) => `${m.alert}:${m.status}`)).toEqual(['ScrapeTargetDown:pending', 'ScrapeTargetDown:pending', 'ScrapeTargetDown:pending']);
+    // One per scrape target and one per scrape job (app, node, prometheus).
+    expect(pending.map((m) => `${m.alert}:${m.status}`).sort()).toEqual([
+      ...Array(3).fill('ScrapeJobNoTargetUp:pending'),
+      ...Array(3).fill('ScrapeTargetDown:pending'),
+    ]);
     const res = await post('/api/v1/cmdb/monitors/deploy-all');
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ deployed: 3, total: 3, rule_file: ruleFile, checker: 'promtool' });
+    expect(await res.json()).toMatchObject({ deployed: 6, total: 6, removed: 0, removed_stale: 0, rule_file: ruleFile, checker: 'promtool' });
     const rules = await loadedRules();
     expect(rules.map((r) => r.labels.sre_monitor_id).sort()).toEqual(pending.map((m) => m.id).sort());
     expect((await monitors()).every((m) => m.status === 'deployed' && m.last_error === null)).toBe(true);
@@ -77,7 +81,7 @@ describe('monitor deployment', () => {
   it('with nothing pending, deploy-all changes nothing', async () => {
     const before = await stat(ruleFile);
     const res = await post('/api/v1/cmdb/monitors/deploy-all');
-    expect(await res.json()).toMatchObject({ deployed: 0, total: 3 });
+    expect(await res.json()).toMatchObject({ deployed: 0, total: 6 });
     expect((await stat(ruleFile)).mtimeMs).toBe(before.mtimeMs);
   });
 
@@ -106,8 +110,8 @@ describe('monitor deployment', () => {
     expect(((await (await post(`/api/v1/cmdb/recommendations/${recs.items[0]!.id}/apply`)).json()) as Monitor).id).toBe(monitor.id);
     expect((await post(`/api/v1/cmdb/recommendations/${recs.items[0]!.id}/dismiss`)).status).toBe(409);
     const res = await post('/api/v1/cmdb/monitors/deploy-all');
-    expect(await res.json()).toMatchObject({ deployed: 1, total: 4 });
-    expect((await loadedRules()).map((r) => r.name).sort()).toEqual(['ScrapeTargetDown', 'ScrapeTargetDown', 'ScrapeTargetDown', 'SlowScrape']);
+    expect(await res.json()).toMatchObject({ deployed: 1, total: 7 });
+    expect((await loadedRules()).map((r) => r.name).sort()).toEqual([...Array(3).fill('ScrapeJobNoTargetUp'), ...Array(3).fill('ScrapeTargetDown'), 'SlowScrape']);
   });
 
   it('a rule file promtool rejects is not deployed: the previous file stays and the monitors stay pending with the error', async () => {
@@ -122,8 +126,39 @@ describe('monitor deployment', () => {
     const broken = (await monitors()).find((m) => m.id === bad.id)!;
     expect(broken.status).toBe('pending');
     expect(broken.last_error).toMatch(/promtool rejected/);
-    expect(await loadedRules()).toHaveLength(4);
+    expect(await loadedRules()).toHaveLength(7);
     await db()('sre_entity_monitors').where({ id: bad.id }).delete();
+  });
+
+  it('monitors can be disabled and removed; the next deploy takes their rules out and says how many', async () => {
+    const all = await monitors();
+    const slow = all.find((m) => m.alert === 'SlowScrape')!;
+    const jobRule = all.find((m) => m.alert === 'ScrapeJobNoTargetUp')!;
+    const disabled = await api.request(`/api/v1/cmdb/monitors/${jobRule.id}`, { method: 'PATCH', json: { enabled: false } });
+    expect(await disabled.json()).toMatchObject({ status: 'disabled' });
+    expect((await api.request(`/api/v1/cmdb/monitors/${slow.id}`, { method: 'DELETE' })).status).toBe(204);
+    const recs = (await (await api.request(`/api/v1/cmdb/recommendations?entity_id=${target.id}`)).json()) as { items: Array<{ alert: string; status: string }> };
+    expect(recs.items.find((r) => r.alert === 'SlowScrape')!.status).toBe('proposed');
+    const res = await post('/api/v1/cmdb/monitors/deploy-all');
+    expect(await res.json()).toMatchObject({ deployed: 0, total: 5, removed: 2, removed_stale: 0 });
+    expect((await loadedRules()).map((r) => r.labels.sre_monitor_id)).not.toContain(jobRule.id);
+    expect(await loadedRules()).toHaveLength(5);
+    // Enabled again: pending, and back in the file at the next deploy.
+    expect(await (await api.request(`/api/v1/cmdb/monitors/${jobRule.id}`, { method: 'PATCH', json: { enabled: true } })).json()).toMatchObject({ status: 'pending' });
+    expect(await (await post('/api/v1/cmdb/monitors/deploy-all')).json()).toMatchObject({ deployed: 1, total: 6, removed: 0 });
+    expect((await api.request('/api/v1/cmdb/monitors/00000000-0000-4000-8000-000000000000', { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it('monitors of entities gone stale are taken out at the next deploy, which says how many', async () => {
+    const node = (await (await api.request('/api/v1/cmdb/entities?type=scrape_job&q=node')).json()) as { items: Entity[] };
+    const job = node.items.find((e) => e.name === 'node')!;
+    // As a discovery run marks an entity its source no longer reports.
+    await db()('sre_entities').where({ id: job.id }).update({ stale: true, stale_since: db().fn.now() });
+    const res = await post('/api/v1/cmdb/monitors/deploy-all');
+    expect(await res.json()).toMatchObject({ deployed: 0, total: 5, removed: 1, removed_stale: 1 });
+    expect((await loadedRules()).map((r) => r.labels.sre_entity_id)).not.toContain(job.id);
+    expect((await monitors()).filter((m) => m.entity_id === job.id)).toEqual([]);
+    await db()('sre_entities').where({ id: job.id }).update({ stale: false, stale_since: null });
   });
 
   it('when Prometheus cannot reload, the previous rule file is restored and the monitors stay pending with the error', async () => {
@@ -138,6 +173,6 @@ describe('monitor deployment', () => {
     const monitor = (await monitors()).find((m) => m.id === added.id)!;
     expect(monitor.status).toBe('pending');
     expect(monitor.last_error).toMatch(/unreachable/);
-    expect((await monitors()).filter((m) => m.status === 'deployed')).toHaveLength(4);
+    expect((await monitors()).filter((m) => m.status === 'deployed')).toHaveLength(5);
   });
 });

@@ -1,12 +1,16 @@
 /**
- * Deploying monitors to Prometheus: every pending and deployed monitor goes into one rule file in
- * RULES_DIR, checked by promtool, swapped in atomically, loaded by POST /-/reload and confirmed via
- * /api/v1/rules. On any failure the previous file is put back (and reloaded) and the pending
- * monitors stay pending with the error. One deployment at a time (transaction advisory lock).
+ * Deploying monitors to Prometheus: first the monitors of entities gone stale are taken out (deleted,
+ * counted in `removed_stale`); then every pending and deployed monitor (not the disabled ones) goes
+ * into one rule file in RULES_DIR, checked by promtool, swapped in atomically, loaded by POST
+ * /-/reload and confirmed via /api/v1/rules. Nothing pending and the file already as it should be:
+ * nothing is written. On any failure the previous file is put back (and reloaded), the pending
+ * monitors stay pending with the error, and the stale ones are kept (the transaction rolls back).
+ * One deployment at a time (transaction advisory lock).
  */
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
 import { db } from '../../db/index.js';
 import { config } from '../../config.js';
 import { ServiceUnavailableError, UpstreamError } from '../../errors.js';
@@ -23,6 +27,10 @@ const deployLock = 727_007;
 export interface DeployOutcome {
   deployed: number;
   total: number;
+  /** Rules of the previous file no longer in it (monitors removed, disabled or taken out as stale). */
+  removed: number;
+  /** Monitors of stale entities deleted by this deploy. */
+  removed_stale: number;
   rule_file: string;
   checker: 'promtool' | 'schema' | null;
 }
@@ -30,6 +38,23 @@ export interface DeployOutcome {
 /** The rule of a monitor as deployed: its labels name the monitor and entity, which confirms loading and routes alerts. */
 function deployedRule(m: Pick<Monitor, 'id' | 'entity_id' | 'rule'>): AlertingRule {
   return { ...m.rule, labels: { ...m.rule.labels, sre_monitor_id: m.id, sre_entity_id: m.entity_id } };
+}
+
+class DeployFailure extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly pending: string[],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Monitor ids named by the rules of a rule file (label sre_monitor_id). */
+function monitorIdsIn(text: string | null): Set<string> {
+  if (!text) return new Set();
+  const doc = parseYaml(text) as { groups?: Array<{ rules?: Array<{ labels?: Record<string, string> }> }> } | null;
+  return new Set((doc?.groups ?? []).flatMap((g) => g.rules ?? []).map((r) => r.labels?.sre_monitor_id).filter((id): id is string => typeof id === 'string'));
 }
 
 async function readIfExists(file: string): Promise<string | null> {
@@ -79,16 +104,21 @@ export async function deployAllMonitors(): Promise<DeployOutcome> {
 
   const result = await db().transaction(async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(?)', [deployLock]);
-    const monitors = await trx<Monitor>(MONITORS).select('id', 'entity_id', 'rule', 'status').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    const removedStale = (await trx(MONITORS).whereIn('entity_id', trx('sre_entities').where({ stale: true }).select('id')).delete()) as number;
+    const monitors = await trx<Monitor>(MONITORS).whereNot({ status: 'disabled' }).select('id', 'entity_id', 'rule', 'status').orderBy([{ column: 'created_at' }, { column: 'id' }]);
     const pending = monitors.filter((m) => m.status === 'pending').map((m) => m.id);
-    if (!pending.length) return { ok: true as const, outcome: { deployed: 0, total: monitors.length, rule_file: file, checker: null } };
+    const text = ruleFileText(ruleGroup, monitors.map(deployedRule));
+    const previous = await readIfExists(file);
+    const removed = [...monitorIdsIn(previous)].filter((id) => !monitors.some((m) => m.id === id)).length;
+    if (!pending.length && (previous === text || (previous === null && monitors.length === 0))) {
+      return { ok: true as const, outcome: { deployed: 0, total: monitors.length, removed, removed_stale: removedStale, rule_file: file, checker: null } };
+    }
 
     await mkdir(rulesDir, { recursive: true });
-    const previous = await readIfExists(file);
     const candidate = `${file}.${randomBytes(4).toString('hex')}.candidate`;
     let swapped = false;
     try {
-      await writeFile(candidate, ruleFileText(ruleGroup, monitors.map(deployedRule)));
+      await writeFile(candidate, text);
       const check = await checkRuleFile(candidate);
       if (!check.ok) throw new UpstreamError(`promtool rejected the rule file: ${check.error}`);
       await rename(candidate, file);
@@ -96,7 +126,7 @@ export async function deployAllMonitors(): Promise<DeployOutcome> {
       await client.reload();
       await confirmLoaded(client, file, new Set(monitors.map((m) => m.id)));
       await trx(MONITORS).whereIn('id', pending).update({ status: 'deployed', deployed_at: trx.fn.now(), last_error: null });
-      return { ok: true as const, outcome: { deployed: pending.length, total: monitors.length, rule_file: file, checker: check.checker } };
+      return { ok: true as const, outcome: { deployed: pending.length, total: monitors.length, removed, removed_stale: removedStale, rule_file: file, checker: check.checker } };
     } catch (err) {
       const message = (err as Error).message;
       await rm(candidate, { force: true });
@@ -104,10 +134,13 @@ export async function deployAllMonitors(): Promise<DeployOutcome> {
         await writeAtomically(file, previous);
         await client.reload().catch((e) => logger('sre').error({ err: e }, 'reload after restoring the previous rule file failed'));
       }
-      await trx(MONITORS).whereIn('id', pending).update({ last_error: message });
-      return { ok: false as const, error: err };
+      // Thrown, so the transaction rolls back and the stale monitors (still in the restored file) stay.
+      throw new DeployFailure(err, pending, message);
     }
+  }).catch(async (err) => {
+    if (!(err instanceof DeployFailure)) throw err;
+    await db()(MONITORS).whereIn('id', err.pending).update({ last_error: err.message });
+    throw err.cause instanceof UpstreamError ? err.cause : new UpstreamError(`Deploying monitors failed: ${err.message}`);
   });
-  if (!result.ok) throw result.error instanceof UpstreamError ? result.error : new UpstreamError(`Deploying monitors failed: ${(result.error as Error).message}`);
   return result.outcome;
 }

@@ -25,7 +25,8 @@ export interface Monitor {
   recommendation_id: string | null;
   alert: string;
   rule: AlertingRule;
-  status: 'pending' | 'deployed';
+  /** pending: to deploy; deployed: in the rule file; disabled: kept, left out of the rule file at the next deploy. */
+  status: 'pending' | 'deployed' | 'disabled';
   last_error: string | null;
   deployed_at: Date | null;
   created_at: Date;
@@ -106,5 +107,32 @@ export async function listMonitors(f: { entity_id?: string; status?: Monitor['st
 
 export async function countMonitors(): Promise<Record<Monitor['status'], number>> {
   const rows = await db()(MONITORS).select('status').count<{ status: Monitor['status']; count: number }[]>({ count: '*' }).groupBy('status');
-  return { pending: 0, deployed: 0, ...Object.fromEntries(rows.map((r) => [r.status, Number(r.count)])) };
+  return { pending: 0, deployed: 0, disabled: 0, ...Object.fromEntries(rows.map((r) => [r.status, Number(r.count)])) };
+}
+
+export async function getMonitor(id: string): Promise<Monitor> {
+  const row = await db()<Monitor>(MONITORS).where({ id }).first();
+  if (!row) throw new NotFoundError(`Monitor ${id} does not exist.`);
+  return row;
+}
+
+/** Disables a monitor (left out of the rule file at the next deploy) or enables it again (pending until deployed). */
+export async function setMonitorEnabled(id: string, enabled: boolean): Promise<Monitor> {
+  const current = await getMonitor(id);
+  if (enabled === (current.status !== 'disabled')) return current;
+  const [row] = await db()<Monitor>(MONITORS)
+    .where({ id })
+    .update({ status: enabled ? 'pending' : 'disabled', deployed_at: null, last_error: null })
+    .returning('*');
+  return row!;
+}
+
+/** Removes a monitor (its recommendation goes back to proposed); a deployed one leaves the rule file at the next deploy. */
+export async function deleteMonitor(id: string): Promise<void> {
+  await db().transaction(async (trx) => {
+    const [row] = await trx<Monitor>(MONITORS).where({ id }).delete().returning(['recommendation_id']);
+    if (!row) throw new NotFoundError(`Monitor ${id} does not exist.`);
+    // The recommendation can be applied again later.
+    if (row.recommendation_id) await trx(RECS).where({ id: row.recommendation_id }).update({ status: 'proposed' });
+  });
 }
