@@ -199,7 +199,12 @@ describe('discovery', () => {
     expect(await alerts(byName(all, 'container', 'exporter'))).toEqual(['ContainerDown', 'ContainerHighCpu', 'ContainerHighMemory', 'ContainerRestarting']);
     expect(await alerts(byName(all, 'scrape_target', `127.0.0.1:${closedPort}`))).toEqual(['ScrapeTargetDown']);
     expect(await alerts(byName(all, 'router', 'shop@docker'))).toEqual(['Router5xxRatioHigh']);
-    expect(await alerts(byName(all, 'hostname', 'shop.example.com'))).toEqual([]);
+    expect(await alerts(byName(all, 'hostname', 'shop.example.com'))).toEqual(['HostnameProbeFailed']);
+    expect(await alerts(byName(all, 'compose_project', 'shop'))).toEqual(['ComposeContainersMissing']);
+    expect(await alerts(byName(all, 'scrape_job', 'node'))).toEqual(['ScrapeJobNoTargetUp']);
+    expect(await alerts(byName(all, 'proxy_service', 'shop@docker'))).toEqual(['ProxyServiceNoServerUp']);
+    // A service without servers (Traefik's internal API) has nothing to watch.
+    expect(await alerts(byName(all, 'proxy_service', 'api@internal'))).toEqual([]);
   });
 
   it('an unchanged re-run writes no rows', async () => {
