@@ -78,6 +78,7 @@ export const variables = {
   DISCOVERY_ENABLED: [bool(true), 'run scheduled discovery'],
   DISCOVERY_INTERVAL: [int(300, 1), 'seconds between scheduled discovery runs'],
   MONITORS_AUTO_APPLY: [bool(true), 'turn recommendations for new entities into entity monitors'],
+  MONITORS_MODEL_AUTO: [bool(true), 'ask the language model (when configured) for rules for new entities, one call per entity type and template signature'],
   RULES_DIR: [z.string().default('.data/rules'), 'directory of the Prometheus rule file written by deploy-all'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
@@ -159,7 +160,7 @@ function nested(env: Env) {
         metricsUrl: env.METRICS_URL,
         proxyApiUrl: env.PROXY_API_URL,
       },
-      monitors: { autoApply: env.MONITORS_AUTO_APPLY, rulesDir: env.RULES_DIR },
+      monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR },
     },
   };
 }

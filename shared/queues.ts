@@ -157,6 +157,12 @@ export const jobDefinitions = {
     schema: z.object({ incident_id: z.uuid(), event: z.enum(['close', 'reopen']), status: z.string(), by: z.string(), note: z.string().optional() }),
     options: { attempts: 10, backoff: { type: 'exponential', delay: 500 } },
   }),
+  // Asks the language model once for a group of new entities (one type, one template signature) and stores its rules for each.
+  'sre.monitors-propose': define({
+    queue: 'sre',
+    schema: z.object({ signature: z.string(), entity_ids: z.array(z.uuid()).min(1) }),
+    options: { attempts: 3, backoff: { type: 'exponential', delay: 5000 } },
+  }),
   // POSTs one escalation of an incident to the notification webhook.
   'sre.incident-escalation-notify': define({
     queue: 'sre',

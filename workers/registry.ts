@@ -15,6 +15,7 @@ import { ingestAlerts } from './sre/ingest-alerts.job.js';
 import { alertsTick } from './sre/alerts-tick.job.js';
 import { incidentTicket } from './sre/incident-ticket.job.js';
 import { incidentTicketSync } from './sre/incident-ticket-sync.job.js';
+import { monitorsPropose } from './sre/monitors-propose.job.js';
 import { incidentEscalationNotify } from './sre/incident-escalation-notify.job.js';
 import { incidentsTick } from './sre/incidents-tick.job.js';
 import { runbookExecute } from './sre/runbook-execute.job.js';
@@ -38,6 +39,7 @@ export const handlers: Record<JobName, Handler<any>> = {
   'sre.alerts-tick': alertsTick,
   'sre.incident-ticket': incidentTicket,
   'sre.incident-ticket-sync': incidentTicketSync,
+  'sre.monitors-propose': monitorsPropose,
   'sre.incident-escalation-notify': incidentEscalationNotify,
   'sre.incidents-tick': incidentsTick,
   'sre.runbook-execute': runbookExecute,

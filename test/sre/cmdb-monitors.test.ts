@@ -21,6 +21,8 @@ process.env.METRICS_URL = prometheus.url;
 process.env.RULES_DIR = prometheus.rulesDir;
 process.env.DISCOVERY_ENABLED = 'false';
 process.env.MONITORS_AUTO_APPLY = 'true';
+// Group proposals for new entities have their own test (monitor-proposals.test.ts).
+process.env.MONITORS_MODEL_AUTO = 'false';
 process.env.LLM_PROVIDER = 'openai';
 process.env.LLM_BASE_URL = llm.baseUrl;
 process.env.LLM_MODEL = 'test-model';
