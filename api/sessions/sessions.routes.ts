@@ -14,7 +14,7 @@ import { streamSession } from './stream.js';
 import {
   closeInteractionBody, closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse,
   resolveBody, resolveResponse, sessionDetail, sessionIdParams, sessionSchema, startInteractionBody,
-} from './schemas.js';
+} from './sessions.schemas.js';
 
 const tags = ['sessions'];
 const closed409 = 'The session is closed (`allowed_next_states` is empty)';
