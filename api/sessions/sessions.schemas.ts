@@ -1,8 +1,8 @@
 /** Request and response schemas of the session memory routes (also the OpenAPI reference). */
-import { z, uuid } from '../../shared/zod.js';
+import { z, uuid, nullableTimestamp, timestamp as timestampSchema } from '../../shared/zod.js';
 import { channelSchema, e164Schema, historyMessageSchema, intervalSchema, jsonObject, sessionStatuses } from '../../shared/sessions/schemas.js';
 
-const timestamp = z.string().openapi({ format: 'date-time' });
+const timestamp = timestampSchema();
 
 export const sessionIdParams = z.object({ session_id: uuid() });
 export const userIdParams = z.object({ user_id: uuid() });
@@ -15,7 +15,7 @@ export const sessionSchema = z
     resume_window: z.string().openapi({ example: '24 hours' }),
     created_at: timestamp,
     last_activity: timestamp,
-    closed_at: timestamp.nullable(),
+    closed_at: nullableTimestamp(),
   })
   .openapi('Session');
 
@@ -32,7 +32,7 @@ export const interactionSchema = z
     channel_ref: z.string().nullable(),
     status: z.enum(['active', 'closed']),
     started_at: timestamp,
-    ended_at: timestamp.nullable(),
+    ended_at: nullableTimestamp(),
     legacy_interaction_id: uuid().nullable(),
     metadata: jsonObject,
   })
@@ -87,13 +87,13 @@ export const consentSchema = z
     user_id: uuid(),
     channel_type: channelSchema,
     opted_in: z.boolean(),
-    opted_in_at: timestamp.nullable(),
-    opted_out_at: timestamp.nullable(),
+    opted_in_at: nullableTimestamp(),
+    opted_out_at: nullableTimestamp(),
     consent_source: z.string().nullable(),
     proactive_allowed: z.boolean(),
-    proactive_allowed_at: timestamp.nullable(),
-    created_at: timestamp.nullable(),
-    updated_at: timestamp.nullable(),
+    proactive_allowed_at: nullableTimestamp(),
+    created_at: nullableTimestamp(),
+    updated_at: nullableTimestamp(),
   })
   .openapi('ChannelConsent');
 export const consentBody = z

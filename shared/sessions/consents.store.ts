@@ -14,7 +14,7 @@ export interface Consent {
   /** Null when nothing was ever recorded (the defaults: not opted in, no proactive messages). */
   consent_id: string | null;
   user_id: string;
-  channel_type: string;
+  channel_type: Channel;
   opted_in: boolean;
   opted_in_at: Date | null;
   opted_out_at: Date | null;
@@ -25,7 +25,7 @@ export interface Consent {
   updated_at: Date | null;
 }
 
-const defaults = (userId: string, channelType: string): Consent => ({
+const defaults = (userId: string, channelType: Channel): Consent => ({
   consent_id: null, user_id: userId, channel_type: channelType, opted_in: false, opted_in_at: null, opted_out_at: null,
   consent_source: null, proactive_allowed: false, proactive_allowed_at: null, created_at: null, updated_at: null,
 });
