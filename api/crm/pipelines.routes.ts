@@ -4,7 +4,7 @@ import { z, uuid } from '../../shared/zod.js';
 import { addStage, createPipeline, deleteStage, getPipeline, getPipelineSummary, updatePipeline, updateStage } from '../../shared/crm/pipelines.js';
 import { listPipelines } from '../../shared/crm/pipeline.store.js';
 import { pipeline, pipelineInput, pipelineSummary, pipelineUpdate, stageInput, stageUpdate } from '../../shared/crm/schemas.js';
-import { actorHeaders, actorOf } from './common.schema.js';
+import { actorHeaders, actorOf } from './common.schemas.js';
 
 const params = z.object({ pipeline_id: uuid() });
 const stageParams = z.object({ pipeline_id: uuid(), stage_id: uuid() });

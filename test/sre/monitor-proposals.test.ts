@@ -44,7 +44,7 @@ describe('model proposals for new entities', () => {
     // 31 containers in two signatures and one compose project: three groups, three calls, not 32.
     const llmRows = async () => Number((await db()('sre_recommendations').where({ origin: 'llm' }).count<{ n: number }[]>({ n: '*' }))[0]!.n);
     await until(async () => llm.requests.length === 3 && (await llmRows()) === 32, 20_000, 'the group proposals');
-    const examples = llm.requests.map((r) => JSON.parse(r.body.messages.at(-1)!.content) as { type: string; entities: number });
+    const examples = llm.requests.map((r) => JSON.parse(r.body.messages.at(-1)!.content ?? "") as { type: string; entities: number });
     expect(examples.map((e) => `${e.type}:${e.entities}`).sort()).toEqual(['compose_project:1', 'container:1', 'container:30']);
     const rows = await db()('sre_recommendations as r').join('sre_entities as e', 'e.id', 'r.entity_id').where('r.origin', 'llm').select('e.name', 'r.alert', 'r.rule', 'r.status');
     const sidecar = rows.find((r: { name: string }) => r.name === 'sidecar');

@@ -5,8 +5,8 @@
  */
 import type { Knex } from 'knex';
 import { db } from '../../db/index.js';
-import { paged, type Page } from '../alerting/listing.js';
-import { matchPredicate, type Matcher } from '../alerting/matchers.js';
+import { paged, type Page } from '../listing.js';
+import { matchPredicate, type Matcher } from '../automation/matchers.js';
 
 const TABLE = 'sre_silences';
 export type SilenceState = 'pending' | 'active' | 'expired';

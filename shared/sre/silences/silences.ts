@@ -1,6 +1,6 @@
 /** Silences: validation of a new silence (matchers, time range) and ending one early. */
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { assertMatchersCompile, type Matcher } from '../alerting/matchers.js';
+import { assertMatchersCompile, type Matcher } from '../automation/matchers.js';
 import { endSilence as endRow, findSilence, insertSilence, matchesEverything, type Silence } from './silence.store.js';
 
 export interface SilenceInput {

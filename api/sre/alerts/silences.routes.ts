@@ -1,8 +1,9 @@
 /** /api/v1/alerts/silences: silence alerts by label matchers for a time range (Alertmanager semantics). */
-import { ApiRouter } from '../routing.js';
-import { createSilence, expireSilence, getSilence } from '../../shared/sre/silences/silences.js';
-import { listSilences, silencedAlertCount } from '../../shared/sre/silences/silence.store.js';
-import * as s from './alerting.schemas.js';
+import { ApiRouter } from '../../routing.js';
+import { createSilence, expireSilence, getSilence } from '../../../shared/sre/silences/silences.js';
+import { listSilences, silencedAlertCount } from '../../../shared/sre/silences/silence.store.js';
+import { idParams } from '../common.schemas.js';
+import * as s from './silences.schemas.js';
 
 const tags = ['alerts'];
 const semantics = [
@@ -43,7 +44,7 @@ export function silenceRoutes(): ApiRouter {
       tags,
       summary: 'Get a silence with the number of alerts it silences now',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 200: { description: 'the silence', schema: s.silenceDetail } },
       handler: async ({ params }) => ({ ...(await getSilence(params.id)), silenced_alerts: await silencedAlertCount(params.id) }),
     })
@@ -54,7 +55,7 @@ export function silenceRoutes(): ApiRouter {
       summary: 'End a silence early',
       description: 'Sets ends_at to now (a pending silence also gets starts_at now) and records `ended_by`. Alerts it covered are automated by the next alerts tick if they still fire.',
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.endSilenceBody },
+      request: { params: idParams, body: s.endSilenceBody },
       responses: { 200: { description: 'the silence, now expired', schema: s.silence } },
       errors: { 409: 'The silence has already expired' },
       handler: ({ params, body }) => expireSilence(params.id, body.by),

@@ -1,0 +1,15 @@
+/** The SRE API: alert webhooks and alerts, incidents, runbooks, the CMDB, discovery and monitors. */
+import type { ApiRouter } from '../routing.js';
+import { webhookRoutes } from './alerts/webhooks.routes.js';
+import { alertRoutes } from './alerts/alerts.routes.js';
+import { silenceRoutes } from './alerts/silences.routes.js';
+import { incidentRoutes } from './incidents/incidents.routes.js';
+import { runbookRoutes } from './runbooks/runbooks.routes.js';
+import { cmdbRoutes } from './cmdb/cmdb.routes.js';
+import { discoveryRoutes } from './discovery/discovery.routes.js';
+import { monitorRoutes } from './monitors/monitors.routes.js';
+
+export function sreRouters(): ApiRouter[] {
+  // Silences before alerts: /api/v1/alerts/silences must not be taken for an alert id.
+  return [webhookRoutes(), silenceRoutes(), alertRoutes(), incidentRoutes(), runbookRoutes(), cmdbRoutes(), discoveryRoutes(), monitorRoutes()];
+}
