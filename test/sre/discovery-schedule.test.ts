@@ -68,7 +68,8 @@ describe('scheduled discovery', () => {
     });
     expect(run).toMatchObject({ status: 'succeeded', added: 3 });
     const recs = (await (await api.request('/api/v1/cmdb/recommendations')).json()) as { items: Array<{ alert: string; status: string }> };
-    expect(recs.items.map((r) => `${r.alert}:${r.status}`)).toEqual(['Router5xxRatioHigh:proposed']);
+    // A router, its service and its hostname: one template each.
+    expect(recs.items.map((r) => `${r.alert}:${r.status}`).sort()).toEqual(['HostnameProbeFailed:proposed', 'ProxyServiceNoServerUp:proposed', 'Router5xxRatioHigh:proposed']);
     expect(((await (await api.request('/api/v1/cmdb/monitors')).json()) as { items: unknown[] }).items).toEqual([]);
 
     // Without a language model (LLM_PROVIDER=none) proposals are unavailable, not an error of ours.
