@@ -15,8 +15,9 @@ import { sessionSystemRouter } from './gate.js';
 import { streamSession } from './stream.js';
 import {
   closeInteractionBody, closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse,
-  resolveBody, resolveResponse, sessionDetail, sessionIdParams, sessionSchema, startInteractionBody,
+  resolveBody, resolveResponse, sessionDetail, sessionIdParams, sessionSchema, startInteractionBody, auditQuery, auditRowSchema,
 } from './sessions.schemas.js';
+import { auditPage } from '../../shared/sessions/events.store.js';
 
 const tags = ['sessions'];
 const closed409 = 'The session is closed (`allowed_next_states` is empty)';
@@ -62,6 +63,20 @@ export function sessionRoutes(): ApiRouter {
         await getUser(query.user_id);
         const sessions = await listSessions(query.user_id, query.limit);
         return { sessions: sessions.map(({ context: _c, updated_at: _u, ...s }) => s) };
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/sessions/{session_id}/audit',
+      tags,
+      summary: "A session's audit log",
+      description: 'Not in the spec. Every audit event of the session (session_created, interaction_started, message_published, interaction_ended, history_synced, session_expired, …), oldest first, paged by `limit` (1–500, default 100) and `offset`; `total` counts them all. Unknown session → 404.',
+      auth: 'apiKey',
+      request: { params: sessionIdParams, query: auditQuery },
+      responses: { 200: { description: 'A page of audit events', schema: z.object({ items: z.array(auditRowSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }) } },
+      handler: async ({ params, query }) => {
+        await getSession(params.session_id);
+        return { ...(await auditPage(params.session_id, query.limit, query.offset)), limit: query.limit, offset: query.offset };
       },
     })
     .route({

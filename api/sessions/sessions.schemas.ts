@@ -36,6 +36,30 @@ export const newUserBody = z.object({
   email: z.email({ error: 'must be an email address' }).max(320).optional(),
 });
 
+export const userPatch = z
+  .object({
+    phone_number: e164Schema.optional(),
+    display_name: z.string().min(1).max(255).nullable().optional(),
+    email: z.email({ error: 'must be an email address' }).max(320).nullable().optional(),
+  })
+  .refine((b) => b.phone_number !== undefined || b.display_name !== undefined || b.email !== undefined, 'must change phone_number, display_name or email');
+export const erasureSchema = z
+  .object({
+    erasure_id: uuid(),
+    subject_hash: z.string().openapi({ description: 'SHA-256 (hex) of the erased user id; no other trace of the person' }),
+    requested_by: z.string(),
+    erased: z.record(z.string(), z.number().int()).openapi({ description: 'rows erased per table' }),
+    erased_at: timestamp,
+  })
+  .openapi('UserErasure');
+export const auditRowSchema = z
+  .object({ event_id: uuid(), session_id: uuid(), interaction_id: uuid().nullable(), event_type: z.string(), payload: z.record(z.string(), z.unknown()), sequence: z.number().int().nullable(), timestamp })
+  .openapi('SessionAuditEvent');
+export const auditQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
 export const consentBody = z
   .object({
     opted_in: z.boolean().optional(),

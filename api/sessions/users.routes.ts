@@ -3,10 +3,11 @@ import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { channelSchema, e164Schema } from '../../shared/sessions/schemas.js';
-import { createUser, findUserByPhone, getUser, type User } from '../../shared/sessions/users.store.js';
+import { createUser, findUserByPhone, getUser, updateUser, type User } from '../../shared/sessions/users.store.js';
+import { eraseUser } from '../../shared/sessions/erasure.js';
 import { getConsent, listConsents, setConsent } from '../../shared/sessions/consents.store.js';
 import { sessionSystemRouter } from './gate.js';
-import { consentBody, consentSchema, newUserBody, userIdParams, userSchema } from './sessions.schemas.js';
+import { consentBody, consentSchema, erasureSchema, newUserBody, userIdParams, userPatch, userSchema } from './sessions.schemas.js';
 
 const tags = ['users'];
 const view = ({ user_id, display_name, phone_number, email }: User) => ({ user_id, display_name, phone_number, email });
@@ -51,6 +52,34 @@ export function userRoutes(): ApiRouter {
       request: { params: userIdParams },
       responses: { 200: { description: 'The user', schema: userSchema } },
       handler: async ({ params }) => view(await getUser(params.user_id)),
+    })
+    .route({
+      method: 'patch',
+      path: '/api/users/{user_id}',
+      tags,
+      summary: 'Change a user',
+      description: 'Not in the spec. `phone_number` must be E.164 and unique (a number another user has → 409 with that `user_id`); the user\'s messaging-app window record follows the new number. `null` clears `display_name` or `email`.',
+      auth: 'apiKey',
+      request: { params: userIdParams, body: userPatch },
+      responses: { 200: { description: 'The user', schema: userSchema } },
+      errors: { 409: 'The phone number belongs to another user' },
+      handler: async ({ params, body }) => view(await updateUser(params.user_id, body)),
+    })
+    .route({
+      method: 'delete',
+      path: '/api/users/{user_id}',
+      tags,
+      summary: 'Erase a user and all their data',
+      description: [
+        'Not in the spec. In one transaction: the user, their sessions with interactions, messages and audit events, their channel consents,',
+        'their messaging-app window records and messages (also those matched by phone number). What stays is one audit row without personal',
+        'data: the SHA-256 of the user id, who asked (`by`, default `api`), when, and the rows erased per table. The answer is that row.',
+        'Open streams of the erased sessions are not notified (the rows are gone).',
+      ].join(' '),
+      auth: 'apiKey',
+      request: { params: userIdParams, query: z.object({ by: z.string().min(1).max(200).default('api').openapi({ description: 'who asks for the erasure' }) }) },
+      responses: { 200: { description: 'The erasure record', schema: erasureSchema } },
+      handler: ({ params, query }) => eraseUser(params.user_id, query.by),
     })
     .route({
       method: 'get',

@@ -127,3 +127,15 @@ export async function publishedMessageSequence(sessionId: string, messageId: str
     .first();
   return audited ? Number(audited.sequence) : undefined;
 }
+
+/** A page of a session's audit log, oldest first, with the total (one statement). */
+export async function auditPage(sessionId: string, limit: number, offset: number): Promise<{ items: Array<Omit<AuditRow, 'timestamp'> & { timestamp: string }>; total: number }> {
+  const rows = (await db()(SESSION_EVENTS)
+    .select('event_id', 'session_id', 'interaction_id', 'event_type', 'payload', 'sequence', 'timestamp', db().raw('count(*) over ()::int as total'))
+    .where({ session_id: sessionId })
+    .orderBy([{ column: 'timestamp' }, { column: 'sequence' }, { column: 'event_id' }])
+    .limit(limit)
+    .offset(offset)) as Array<AuditRow & { total: number }>;
+  const total = rows[0]?.total ?? (offset > 0 ? Number((await db()(SESSION_EVENTS).where({ session_id: sessionId }).count<{ n: string }[]>({ n: '*' }))[0]!.n) : 0);
+  return { items: rows.map(({ total: _t, ...r }) => ({ ...r, timestamp: r.timestamp.toISOString() })), total };
+}

@@ -61,3 +61,56 @@ export async function assertUserExists(userId: string): Promise<void> {
 export async function lockUser(trx: Knex.Transaction, userId: string): Promise<boolean> {
   return Boolean(await trx(TABLE).select('user_id').where({ user_id: userId }).forNoKeyUpdate().first());
 }
+
+export interface UserChanges {
+  display_name?: string | null;
+  phone_number?: string;
+  email?: string | null;
+}
+
+/**
+ * Changes a user. A new phone number must be free (409 naming the user who has it); the user's
+ * messaging-app window record follows the number in the same transaction.
+ */
+export async function updateUser(userId: string, changes: UserChanges): Promise<User> {
+  try {
+    return await db().transaction(async (trx) => {
+      const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+      const [user] = await trx(TABLE).where({ user_id: userId }).update(set).returning(COLUMNS);
+      if (!user) throw new NotFoundError(`No user ${userId}.`);
+      if (changes.phone_number !== undefined) await trx('chatapp_sessions').where({ user_id: userId }).update({ phone_number: changes.phone_number });
+      return user as User;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err) && changes.phone_number) {
+      const existing = await findUserByPhone(changes.phone_number);
+      throw new ConflictError(`A user with phone number ${changes.phone_number} exists.`, [{ path: 'body.phone_number', message: 'belongs to another user' }], { user_id: existing?.user_id ?? null });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Deletes a user and everything about them, in the caller's transaction: messaging-app messages
+ * (by user and by phone number, as inbound ones may predate the user), then the user, whose
+ * foreign keys cascade to sessions (with their interactions, messages and events), consents and
+ * messaging-app window records. Returns the rows erased per table (counted before deleting), or
+ * undefined when there is no such user.
+ */
+export async function deleteUserData(trx: Knex.Transaction, userId: string): Promise<Record<string, number> | undefined> {
+  const user = (await trx(TABLE).select('phone_number').where({ user_id: userId }).forUpdate().first()) as { phone_number: string } | undefined;
+  if (!user) return undefined;
+  const { rows } = await trx.raw(
+    `select
+       (select count(*) from sessions where user_id = :id)::int as sessions,
+       (select count(*) from session_interactions i join sessions s using (session_id) where s.user_id = :id)::int as session_interactions,
+       (select count(*) from session_messages m join sessions s using (session_id) where s.user_id = :id)::int as session_messages,
+       (select count(*) from session_events e join sessions s using (session_id) where s.user_id = :id)::int as session_events,
+       (select count(*) from channel_consents where user_id = :id)::int as channel_consents,
+       (select count(*) from chatapp_sessions where user_id = :id)::int as chatapp_sessions`,
+    { id: userId },
+  );
+  const chatappMessages = await trx('chatapp_messages').where({ user_id: userId }).orWhere({ phone_number: user.phone_number }).delete();
+  await trx(TABLE).where({ user_id: userId }).delete();
+  return { users: 1, ...rows[0], chatapp_messages: chatappMessages };
+}
