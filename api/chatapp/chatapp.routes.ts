@@ -95,14 +95,14 @@ export function chatappRoutes(): ApiRouter {
         '|---|---|',
         templateTable,
         '',
-        "Sent only when the user's chatapp consent has `opted_in` and `proactive_allowed`; otherwise 403 naming the missing consent in `missing_consent`. Templates may be sent outside the 24-hour window.",
+        "Sent only when the user's chatapp consent has `opted_in` and `proactive_allowed`; otherwise 403 naming the missing consent in `missing_consent`. Templates may be sent outside the 24-hour window only with an approved Content SID (CHATAPP_TEMPLATE_SIDS): a template without one would go out as free text, which the provider refuses outside the window, so it is a 409 with `rule: approved_template_outside_window`, `missing_setting: CHATAPP_TEMPLATE_SIDS` and `template_name` (inside the window it is sent as its rendered text). The send job checks again, as the window may close while the message waits.",
         '',
         '**Response** (not shown in the spec; decided): 202 with the message record, status `queued`. A worker sends it with retries; read the outcome (status `sent` with `provider_message_id`, or `failed` with `error`) from GET /api/chatapp/messages/{message_id}. An approved Content SID from CHATAPP_TEMPLATE_SIDS is used when configured, else the rendered text.',
       ].join('\n'),
       auth: 'apiKey',
       request: { body: templateSendSchema },
       responses: { 202: { description: 'Queued for sending', schema: chatappMessageSchema } },
-      errors: { 400: 'Unknown template, or a variable missing, empty or unknown (each named)', 403: 'Consent missing: opted_in and/or proactive_allowed', 404: 'Unknown user' },
+      errors: { 400: 'Unknown template, or a variable missing, empty or unknown (each named)', 403: 'Consent missing: opted_in and/or proactive_allowed', 404: 'Unknown user', 409: 'Outside the 24-hour window with a template that has no approved Content SID' },
       handler: async ({ body }) => publicMessage(await acceptTemplateSend(body)),
     })
     .route({

@@ -40,6 +40,7 @@ export async function acceptTemplateSend(input: { user_id: string; template_name
       { missing_consent: missing, channel_type: CHANNEL },
     );
   }
+  await assertTemplateSendable(rendered.name, user.phone_number);
   const message = await insertOutbound({
     user_id: user.user_id,
     phone_number: user.phone_number,
@@ -50,6 +51,20 @@ export async function acceptTemplateSend(input: { user_id: string; template_name
   });
   await enqueue('chatapp.send', { message_id: message.message_id });
   return message;
+}
+
+/** The 409 for a template that would go out as free text outside the customer window (the provider refuses those). */
+function unapprovedOutsideWindow(template: string): ConflictError {
+  return new ConflictError(
+    `Outside the 24-hour customer window only approved templates may be sent, and template ${template} has no approved Content SID: set it in CHATAPP_TEMPLATE_SIDS (${template}=HX…), or send while the window is open.`,
+    [],
+    { rule: 'approved_template_outside_window', missing_setting: 'CHATAPP_TEMPLATE_SIDS', template_name: template },
+  );
+}
+
+/** A template without an approved Content SID is sent as free text, which only the open customer window allows. */
+async function assertTemplateSendable(template: string, phone: string): Promise<void> {
+  if (!config().chatapp.templateSids[template] && !(await windowOpen(phone))) throw unapprovedOutsideWindow(template);
 }
 
 /**
@@ -103,6 +118,8 @@ async function providerContent(message: StoredMessage): Promise<ProviderMessage>
   if (message.kind === 'template') {
     const contentSid = config().chatapp.templateSids[message.template_name!];
     if (contentSid) return { to, contentSid, contentVariables: renderTemplate(message.template_name!, message.variables ?? {}).contentVariables };
+    // The window may have closed since the message was accepted: refused here rather than by the provider.
+    await assertTemplateSendable(message.template_name!, message.phone_number);
     return { to, body: message.body! };
   }
   if (message.kind === 'buttons' || message.kind === 'list') {
@@ -127,7 +144,8 @@ export async function deliver(messageId: string, finalAttempt: boolean): Promise
     const receipt = await chatappClient().send(await providerMessage(message));
     await markSent(messageId, receipt);
   } catch (err) {
-    const transient = isTransientProviderError(err);
+    // A closed window (ConflictError) will not reopen by retrying.
+    const transient = !(err instanceof ConflictError) && isTransientProviderError(err);
     await markAttemptFailed(messageId, describeProviderError(err), finalAttempt || !transient);
     if (!transient) throw new PermanentSendError(describeProviderError(err));
     throw err;

@@ -17,9 +17,11 @@ beforeAll(async () => {
   api = await startPlatform();
 });
 
-async function user(consent?: { opted_in: boolean; proactive_allowed?: boolean }) {
+/** A user with a consent; `inWindow`: they wrote recently, so templates without an approved SID may go out as text. */
+async function user(consent?: { opted_in: boolean; proactive_allowed?: boolean }, inWindow = false) {
   const u = await createUser({ phone_number: freshPhone(), display_name: 'Ada' });
   if (consent) await setConsent(u.user_id, 'chatapp', { ...consent, consent_source: 'web_form' });
+  if (inWindow) await extendWindow(u.user_id, u.phone_number);
   return u;
 }
 
@@ -55,7 +57,7 @@ describe('proactive templates (POST /api/chatapp/send)', () => {
     ['task_complete_confirm', { task_name: 'Pay rent' }, 'Done: "Pay rent" is marked complete.'],
     ['weekly_review', { completed_count: '12', highlights: 'shipped v2' }, 'Your week: 12 tasks completed. Highlights: shipped v2'],
   ])('template %s with its exact variables is sent, recorded and readable back', async (template_name, variables, text) => {
-    const u = await user({ opted_in: true, proactive_allowed: true });
+    const u = await user({ opted_in: true, proactive_allowed: true }, true);
     const res = await post('/api/chatapp/send', { user_id: u.user_id, template_name, variables });
     expect(res.status).toBe(202);
     const queued = (await res.json()) as ChatappMessage;
@@ -67,10 +69,12 @@ describe('proactive templates (POST /api/chatapp/send)', () => {
     expect(delivered!.params).toEqual({ From: testFromNumber, To: `whatsapp:${u.phone_number}`, Body: text });
   });
 
-  it('templates may be sent outside the 24-hour window', async () => {
+  it('outside the 24-hour window a template without an approved Content SID is a 409 naming the rule and the missing setting', async () => {
     const u = await user({ opted_in: true, proactive_allowed: true });
     const res = await post('/api/chatapp/send', { user_id: u.user_id, template_name: 'task_complete_confirm', variables: { task_name: 'x' } });
-    expect(res.status).toBe(202);
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ rule: 'approved_template_outside_window', missing_setting: 'CHATAPP_TEMPLATE_SIDS', template_name: 'task_complete_confirm' });
+    expect(await db()('chatapp_messages').where({ user_id: u.user_id })).toHaveLength(0);
   });
 
   it('without consent the send is a 403 naming the missing consent, and nothing is recorded or sent', async () => {
@@ -99,7 +103,7 @@ describe('proactive templates (POST /api/chatapp/send)', () => {
   });
 
   it('a provider refusal marks the message failed with the error, without retries', async () => {
-    const u = await user({ opted_in: true, proactive_allowed: true });
+    const u = await user({ opted_in: true, proactive_allowed: true }, true);
     twilio.failNext({ status: 400, code: 63016, message: 'Failed to send freeform message because you are outside the allowed window.' });
     const queued = (await (await post('/api/chatapp/send', { user_id: u.user_id, template_name: 'task_complete_confirm', variables: { task_name: 'x' } })).json()) as ChatappMessage;
     const done = await settled(queued.message_id);
@@ -108,7 +112,7 @@ describe('proactive templates (POST /api/chatapp/send)', () => {
   });
 
   it('a transient provider failure is retried by the queue and the message is sent', async () => {
-    const u = await user({ opted_in: true, proactive_allowed: true });
+    const u = await user({ opted_in: true, proactive_allowed: true }, true);
     twilio.failNext({ status: 503, code: 20503, message: 'Service unavailable' });
     const queued = (await (await post('/api/chatapp/send', { user_id: u.user_id, template_name: 'task_complete_confirm', variables: { task_name: 'x' } })).json()) as ChatappMessage;
     const done = await settled(queued.message_id);
