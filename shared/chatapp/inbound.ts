@@ -10,6 +10,7 @@ import { z } from '../zod.js';
 import { logger } from '../logger.js';
 import { runAgent, type AgentEvents } from '../agent/agent.js';
 import { findUserByPhone } from '../sessions/users.store.js';
+import { setConsent } from '../sessions/consents.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/interactions.store.js';
@@ -44,6 +45,22 @@ export const UNKNOWN_NUMBER_REPLY =
   "Hello! We couldn't find an account linked to this number, so we can't help here yet. Please sign up or contact support to link your number.";
 /** Sent when the agent failed for good on a message (every retry spent). */
 export const AGENT_FAILED_REPLY = "Sorry, I couldn't process your message just now. Please try again in a moment.";
+/**
+ * Twilio's standard opt-out and opt-in keywords (a message that is exactly one of them, any case,
+ * surrounding spaces and punctuation ignored), and the confirmations Twilio's own handling sends.
+ * https://help.twilio.com/articles/223134027
+ */
+const optOutKeywords = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT', 'REVOKE']);
+const optInKeywords = new Set(['START', 'YES', 'UNSTOP', 'OPTIN']);
+export const OPT_OUT_REPLY = 'You have successfully been unsubscribed. You will not receive any more messages from this number. Reply START to resubscribe.';
+export const OPT_IN_REPLY = 'You have successfully been re-subscribed to messages from this number. Reply HELP for help. Reply STOP to unsubscribe.';
+
+/** `out` or `in` when the message is an opt-out or opt-in keyword, else null. */
+export function optKeyword(body: string | null): 'out' | 'in' | null {
+  const word = (body ?? '').trim().replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '').toUpperCase();
+  return optOutKeywords.has(word) ? 'out' : optInKeywords.has(word) ? 'in' : null;
+}
+
 /** Longest text the provider takes in one message body. */
 const maxBodyChars = 1600;
 
@@ -117,7 +134,7 @@ export function sessionEvents(sessionId: string, channel: 'chat' | 'chatapp', in
  * Processes one recorded inbound message in the spec's order. `finalAttempt`: the agent's failure
  * is answered with an apology instead of being retried again.
  */
-export async function processInbound(messageId: string, finalAttempt: boolean): Promise<{ outcome: 'processed' | 'unknown_number' | 'skipped'; reply?: string }> {
+export async function processInbound(messageId: string, finalAttempt: boolean): Promise<{ outcome: 'processed' | 'unknown_number' | 'skipped' | 'opted_out' | 'opted_in'; reply?: string }> {
   const message = await getMessage(messageId);
   if (!message || message.direction !== 'inbound' || message.status !== 'received') return { outcome: 'skipped' };
   const phone = message.phone_number;
@@ -133,6 +150,17 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
   }
   // 2. The inbound message opens (extends) the 24-hour customer window.
   await extendWindow(user.user_id, phone);
+  // An opt-out or opt-in keyword changes the chatapp consent (recorded with source chatapp) and is
+  // confirmed as the provider would; it goes to no agent.
+  const keyword = optKeyword(message.body);
+  if (keyword) {
+    await setConsent(user.user_id, CHANNEL, { opted_in: keyword === 'in', consent_source: 'chatapp' });
+    const reply = keyword === 'out' ? OPT_OUT_REPLY : OPT_IN_REPLY;
+    await queueSend((await getReplyTo(message.message_id)) ?? (await recordReply({ reply_to: message.message_id, phone_number: phone, body: reply, user_id: user.user_id, session_id: null })));
+    await markProcessed(message.message_id, { user_id: user.user_id, session_id: null });
+    logger('chatapp').info({ message_sid: messageSid, keyword }, 'opt-out keyword processed');
+    return { outcome: keyword === 'out' ? 'opted_out' : 'opted_in', reply };
+  }
   // 3. The user's session, and its chatapp interaction.
   const { session } = await resolveSession(user.user_id);
   const interactionId = await chatappInteraction(session.session_id, phone);
