@@ -12,7 +12,8 @@ const { schedules } = await import('../../workers/schedules.js');
 const { queue } = await import('../../shared/queues.js');
 const { db } = await import('../../shared/db/index.js');
 const { discoveryCron } = await import('../../shared/sre/discovery/schedule.js');
-const { traefikApiServer, until } = await import('./discovery-servers.js');
+const { traefikApiServer } = await import('./discovery-servers.js');
+const { eventually } = await import('../helpers/eventually.js');
 
 const api = await startPlatform();
 const stops: Array<() => void> = [];
@@ -40,7 +41,7 @@ describe('scheduled discovery', () => {
     await new Promise((r) => setTimeout(r, 6500));
     stops.forEach((stop) => stop());
     const elapsedSlots = (Date.now() - started) / 2000;
-    await until(async () => (await db()('sre_discovery_runs').where({ status: 'running' }).first()) === undefined, 10_000, 'runs to finish');
+    await eventually(async () => (await db()('sre_discovery_runs').where({ status: 'running' }).first()) === undefined, 10_000, 'runs to finish');
 
     const runs: Array<{ slot: Date; trigger: string; status: string }> = await db()('sre_discovery_runs').orderBy('slot');
     const jobs = (await queue('discovery').getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).filter((j) => j.name === 'discovery.run');
@@ -62,7 +63,7 @@ describe('scheduled discovery', () => {
     expect(((await bad.json()) as { errors: Array<{ path: string }> }).errors.map((e) => e.path).sort()).toEqual(['body.address', 'body.kind', 'body.name']);
 
     const { run_id } = (await (await api.request('/api/v1/cmdb/discovery/trigger', { method: 'POST' })).json()) as { run_id: string };
-    const run = await until(async () => {
+    const run = await eventually(async () => {
       const r = (await (await api.request(`/api/v1/cmdb/discovery/runs/${run_id}`)).json()) as { status: string; added: number };
       return r.status !== 'running' && r;
     });

@@ -139,16 +139,6 @@ export async function waitForScrapes(url: string, count: number): Promise<void> 
   }
 }
 
-export async function until<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 export const cmdbTables = ['sre_entities', 'sre_relationships', 'sre_recommendations', 'sre_entity_monitors'] as const;
 
 /** Every CMDB row's version (xmin): two snapshots differ exactly when a row was inserted, updated or deleted. */
