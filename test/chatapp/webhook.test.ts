@@ -7,7 +7,7 @@ import { eventually } from '../helpers/eventually.js';
 import { configureChatapp, freshPhone, messageSid, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
-import { getContext } from '../../shared/sessions/publish.js';
+import { getContext } from '../../shared/sessions/context.js';
 import { UNKNOWN_NUMBER_REPLY, processInbound } from '../../shared/chatapp/inbound.js';
 import { insertInboundOnce } from '../../shared/chatapp/messages.store.js';
 import { recordReply } from '../../shared/chatapp/outbound.js';
