@@ -36,6 +36,11 @@ const templateLocks = 727275;
 const runLocks = 727276;
 /** Clones named before runs had ids; no test file lives this long, so an older one without connections is orphaned. */
 const legacyCloneMaxAge = '1 hour';
+/**
+ * Runs of code from before these locks use a template without holding a lock; a template younger
+ * than this is kept so such a run is not left without its template mid-run.
+ */
+const defaultTemplateGrace = '6 hours';
 
 async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: serverUrl('postgres') });
@@ -102,15 +107,16 @@ export async function holdRunLocks(client: pg.Client, template: string, runId: s
   await client.query('select pg_advisory_lock($1, hashtext($2))', [runLocks, runId]);
 }
 
-/** Names of the databases `dropUnused` may consider (the test ones only). */
-const testDatabases = async (admin: pg.Client) =>
-  (await admin.query<{ datname: string; legacy_stale: boolean }>(
+/** Names of the databases `dropUnused` may consider (the test ones only), with their age checks. */
+const testDatabases = async (admin: pg.Client, templateGrace: string) =>
+  (await admin.query<{ datname: string; legacy_stale: boolean; past_grace: boolean }>(
     `select datname,
             datname ~ '^sb_test_[0-9a-f]{12}$'
               and (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - $1::interval
-              and not exists (select 1 from pg_stat_activity a where a.datname = d.datname) as legacy_stale
-       from pg_database d where datname like 'sb\_tpl\_%' or datname like 'sb\_test\_%'`,
-    [legacyCloneMaxAge],
+              and not exists (select 1 from pg_stat_activity a where a.datname = d.datname) as legacy_stale,
+            (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - $2::interval as past_grace
+       from pg_database d where datname like 'sb\\_tpl\\_%' or datname like 'sb\\_test\\_%'`,
+    [legacyCloneMaxAge, templateGrace],
   )).rows;
 
 /**
@@ -118,17 +124,20 @@ const testDatabases = async (admin: pg.Client) =>
  * templates (`_build`, none is being built while the build lock is held), clones of ended runs,
  * and clones from before run ids that are old and unused. Returns the names dropped.
  */
-export async function dropUnused(keepTemplate: string): Promise<string[]> {
+export async function dropUnused(keepTemplate: string, templateGrace = defaultTemplateGrace): Promise<string[]> {
   const dropped: string[] = [];
   await withAdmin(async (admin) => {
     await admin.query('select pg_advisory_lock($1)', [buildLock]);
     try {
-      for (const { datname, legacy_stale } of await testDatabases(admin)) {
+      for (const { datname, legacy_stale, past_grace } of await testDatabases(admin, templateGrace)) {
         const run = /^sb_test_([0-9a-f]{8})_[0-9a-f]+$/.exec(datname)?.[1];
         let lock: [number, string] | undefined;
         if (datname === keepTemplate) continue;
         else if (datname.endsWith('_build')) lock = undefined;
-        else if (/^sb_tpl_[0-9a-f]+$/.test(datname)) lock = [templateLocks, datname];
+        else if (/^sb_tpl_[0-9a-f]+$/.test(datname)) {
+          if (!past_grace) continue;
+          lock = [templateLocks, datname];
+        }
         else if (run) lock = [runLocks, run];
         else if (!legacy_stale) continue;
         if (lock && !(await admin.query('select pg_try_advisory_lock($1, hashtext($2)) as ok', lock)).rows[0].ok) continue;

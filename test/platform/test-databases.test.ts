@@ -33,7 +33,7 @@ describe('clean-up of test databases', () => {
     await otherRun.connect();
     await holdRunLocks(otherRun, inUse, liveRun);
 
-    const dropped = await dropUnused(inject('templateDatabase'));
+    const dropped = await dropUnused(inject('templateDatabase'), '0 seconds');
 
     expect(dropped).toEqual(expect.arrayContaining([stale, halfBuilt, endedClone]));
     expect(dropped).not.toContain(inUse);
@@ -49,8 +49,14 @@ describe('clean-up of test databases', () => {
 
     // Once that run ends, the next clean-up drops what it held.
     await otherRun.end();
-    const later = await dropUnused(inject('templateDatabase'));
+    const later = await dropUnused(inject('templateDatabase'), '0 seconds');
     expect(later).toEqual(expect.arrayContaining([inUse, liveClone]));
     expect(await exists(inUse)).toBe(false);
+  });
+
+  it('keeps an unheld template younger than the grace period', async () => {
+    const young = await create(`sb_tpl_${hex(8)}`);
+    expect(await dropUnused(inject('templateDatabase'))).not.toContain(young);
+    expect(await exists(young)).toBe(true);
   });
 });
