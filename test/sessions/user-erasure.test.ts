@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
+import { eventually } from '../helpers/eventually.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';
 import { subjectHash } from '../../shared/sessions/erasures.store.js';
 import { expectFieldError, json, newInteraction, newSession, publish, randomPhone } from './helpers.js';
@@ -10,15 +11,6 @@ beforeAll(async () => {
   api = await startPlatform();
 });
 
-const waitFor = async <T>(probe: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> => {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 const count = async (table: string, where: Record<string, unknown>) => Number((await db()(table).where(where).count<{ n: string }[]>({ n: '*' }))[0]!.n);
 
 describe('user changes, erasure and the session audit log', () => {
@@ -46,7 +38,7 @@ describe('user changes, erasure and the session audit log', () => {
     const { sessionId } = await newSession(api);
     const interactionId = await newInteraction(api, sessionId, 'chat');
     for (let i = 0; i < 3; i++) expect((await publish(api, sessionId, { channel: 'chat', role: 'user', content: `m${i}`, interaction_id: interactionId })).ok).toBe(true);
-    const all = await waitFor(async () => {
+    const all = await eventually(async () => {
       const page = await json(await api.request(`/api/sessions/${sessionId}/audit?limit=500`), 200);
       return page.items.filter((e: { event_type: string }) => e.event_type === 'message_published').length === 3 && page;
     });
@@ -62,7 +54,7 @@ describe('user changes, erasure and the session audit log', () => {
     const user = await json(await api.request(`/api/users/${userId}`), 200);
     const interactionId = await newInteraction(api, sessionId, 'chatapp', user.phone_number);
     await publish(api, sessionId, { channel: 'chatapp', role: 'user', content: 'my secret', interaction_id: interactionId });
-    await waitFor(async () => (await count('session_messages', { session_id: sessionId })) === 1);
+    await eventually(async () => (await count('session_messages', { session_id: sessionId })) === 1);
     await api.request(`/api/users/${userId}/consents/chatapp`, { method: 'PUT', json: { opted_in: true } });
     await extendWindow(userId, user.phone_number);
     // An inbound message recorded before the number was linked to the user.

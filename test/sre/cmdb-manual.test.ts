@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ContainerSummary } from '../../shared/clients/docker.js';
-import { dockerApiServer, until } from './discovery-servers.js';
+import { dockerApiServer } from './discovery-servers.js';
+import { eventually } from '../helpers/eventually.js';
 
 // A Docker Engine API stand-in whose containers the test changes between runs.
 const container = (name: string): ContainerSummary => ({
@@ -22,7 +23,7 @@ afterAll(async () => {
 const getJson = async (path: string) => (await api.request(path)).json();
 async function discover() {
   const { run_id } = await (await api.request('/api/v1/cmdb/discovery/trigger', { method: 'POST' })).json();
-  return until(async () => {
+  return eventually(async () => {
     const run = await getJson(`/api/v1/cmdb/discovery/runs/${run_id}`);
     return run.status !== 'running' && run;
   }, 20_000, 'the discovery run');

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { settleFlappingAlerts } from '../../shared/sre/alerts/ingest.js';
-import { json, localServer, waitFor } from './alerting-helpers.js';
+import { json, localServer } from './alerting-helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 // A local server speaking the GitLab issues and notes API (PRIVATE-TOKEN): create, comment, close/reopen.
 const issues = new Map<number, { state: 'opened' | 'closed'; notes: string[] }>();
@@ -66,23 +67,23 @@ describe('incident edits and the tracker issue', () => {
 
   it('resolving comments on and closes the issue, reopening reopens it, closing closes it again', async () => {
     const created = await (await api.request('/api/v1/incidents', { method: 'POST', json: { title: 'Queue backlog' } })).json();
-    const withIssue = await waitFor(async () => {
+    const withIssue = await eventually(async () => {
       const i = await getJson(`/api/v1/incidents/${created.id}`);
       return i.issue.iid ? i : null;
     });
     const issue = issues.get(withIssue.issue.iid)!;
     expect((await act(created.id, 'resolve', { by: 'ana@example.com', note: 'drained the queue' })).status).toBe(200);
-    await waitFor(async () => issue.state === 'closed' && issue.notes.length === 1);
+    await eventually(async () => issue.state === 'closed' && issue.notes.length === 1);
     expect(issue.notes[0]).toBe('Incident resolved by ana@example.com: drained the queue');
     const reopened = await act(created.id, 'reopen', { by: 'bob@example.com' });
     expect(await reopened.json()).toMatchObject({ status: 'open', resolved_at: null });
-    await waitFor(async () => issue.state === 'opened' && issue.notes.length === 2);
+    await eventually(async () => issue.state === 'opened' && issue.notes.length === 2);
     expect(issue.notes[1]).toBe('Incident reopened by bob@example.com.');
     await act(created.id, 'resolve');
     await act(created.id, 'close', { note: 'postmortem filed' });
-    await waitFor(async () => issue.state === 'closed' && issue.notes.length === 4);
+    await eventually(async () => issue.state === 'closed' && issue.notes.length === 4);
     expect(issue.notes[3]).toBe('Incident closed by api: postmortem filed');
-    await waitFor(async () => (await timeline(created.id, 'ticket')).length === 5);
+    await eventually(async () => (await timeline(created.id, 'ticket')).length === 5);
     expect((await timeline(created.id, 'ticket')).map((e: { message: string }) => e.message)).toEqual([
       `issue #${withIssue.issue.iid} created`,
       `issue #${withIssue.issue.iid} closed`,
@@ -102,12 +103,12 @@ describe('incident edits and the tracker issue', () => {
     expect(seeded).toMatchObject({ enabled: true, severities: ['critical'], matchers: [] });
     await postAlert({ alertname: 'NodeDown', severity: 'critical', instance: 'n1' });
     await postAlert({ alertname: 'NodeSlow', severity: 'warning', instance: 'n1' });
-    const opened = await waitFor(async () => (await getJson('/api/v1/incidents?label=alertname=NodeDown')).items[0]);
+    const opened = await eventually(async () => (await getJson('/api/v1/incidents?label=alertname=NodeDown')).items[0]);
     expect(opened).toMatchObject({ origin: 'alert', severity: 'critical', rule_id: seeded.id });
     expect((await getJson('/api/v1/incidents?label=alertname=NodeSlow')).total).toBe(0);
     expect((await api.request(`/api/v1/incidents/rules/${seeded.id}`, { method: 'PATCH', json: { enabled: false } })).status).toBe(200);
     await postAlert({ alertname: 'DiskDead', severity: 'critical', instance: 'n2' });
-    await waitFor(async () => (await getJson('/api/v1/alerts?label=alertname=DiskDead')).total === 1);
+    await eventually(async () => (await getJson('/api/v1/alerts?label=alertname=DiskDead')).total === 1);
     // Whether or not the ingest job's own round has run yet, this one leaves nothing pending.
     await settleFlappingAlerts();
     expect((await getJson('/api/v1/incidents?label=alertname=DiskDead')).total).toBe(0);

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ContainerSummary } from '../../shared/clients/docker.js';
 import { startLocalLlm } from '../helpers/local-llm-server.js';
-import { dockerApiServer, until } from './discovery-servers.js';
+import { dockerApiServer } from './discovery-servers.js';
+import { eventually } from '../helpers/eventually.js';
 
 // Containers of two template signatures: with a health check (5 templates) and without (4), plus their compose project.
 const container = (name: string, status: string): ContainerSummary => ({
@@ -40,10 +41,10 @@ afterAll(async () => {
 describe('model proposals for new entities', () => {
   it('one model call per entity type and template signature, its valid rules proposed for every entity of the group', async () => {
     const { run_id } = await (await api.request('/api/v1/cmdb/discovery/trigger', { method: 'POST' })).json();
-    await until(async () => (await (await api.request(`/api/v1/cmdb/discovery/runs/${run_id}`)).json()).status === 'succeeded', 20_000, 'discovery');
+    await eventually(async () => (await (await api.request(`/api/v1/cmdb/discovery/runs/${run_id}`)).json()).status === 'succeeded', 20_000, 'discovery');
     // 31 containers in two signatures and one compose project: three groups, three calls, not 32.
     const llmRows = async () => Number((await db()('sre_recommendations').where({ origin: 'llm' }).count<{ n: number }[]>({ n: '*' }))[0]!.n);
-    await until(async () => llm.requests.length === 3 && (await llmRows()) === 32, 20_000, 'the group proposals');
+    await eventually(async () => llm.requests.length === 3 && (await llmRows()) === 32, 20_000, 'the group proposals');
     const examples = llm.requests.map((r) => JSON.parse(r.body.messages.at(-1)!.content ?? "") as { type: string; entities: number });
     expect(examples.map((e) => `${e.type}:${e.entities}`).sort()).toEqual(['compose_project:1', 'container:1', 'container:30']);
     const rows = await db()('sre_recommendations as r').join('sre_entities as e', 'e.id', 'r.entity_id').where('r.origin', 'llm').select('e.name', 'r.alert', 'r.rule', 'r.status');

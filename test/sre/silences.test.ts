@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { settleFlappingAlerts } from '../../shared/sre/alerts/ingest.js';
-import { json, localServer, waitFor } from './alerting-helpers.js';
+import { json, localServer } from './alerting-helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 // n8n's production webhook: a runbook execution is a POST here.
 const n8n = await localServer((_req, res) => json(res, 200, { message: 'Workflow was started' }));
@@ -21,7 +22,7 @@ const post = (labels: Record<string, string>) =>
 const getJson = async (path: string) => (await api.request(path)).json();
 const silence = (json: Record<string, unknown>) => api.request('/api/v1/alerts/silences', { method: 'POST', json });
 const inOneHour = () => new Date(Date.now() + 3600_000).toISOString();
-const alertOf = (instance: string) => waitFor(async () => (await getJson(`/api/v1/alerts?label=instance=${instance}`)).items[0]);
+const alertOf = (instance: string) => eventually(async () => (await getJson(`/api/v1/alerts?label=instance=${instance}`)).items[0]);
 const incidentsOf = async (instance: string) => (await getJson(`/api/v1/incidents?label=instance=${instance}`)).total;
 const runbookCalls = () => n8n.requests.length;
 
@@ -43,14 +44,14 @@ describe('silences', () => {
     await post({ alertname: 'DiskFull', team: 'payments', instance: 'db-1x', severity: 'critical' });
     const silenced = await alertOf('db-1');
     expect(silenced).toMatchObject({ status: 'firing', silenced: true, silenced_by: [s.id] });
-    await waitFor(async () => (await incidentsOf('db-1x')) === 1);
+    await eventually(async () => (await incidentsOf('db-1x')) === 1);
     await settleFlappingAlerts();
     expect(await incidentsOf('db-1')).toBe(0);
     expect((await alertOf('db-1x')).silenced).toBe(false);
     expect((await getJson(`/api/v1/alerts?silenced=true&label=team=payments`)).items.map((a: { id: string }) => a.id)).toEqual([silenced.id]);
     expect((await getJson(`/api/v1/alerts/silences/${s.id}`)).silenced_alerts).toBe(1);
     // Only db-1x's runbook ran.
-    await waitFor(async () => runbookCalls() === callsBefore + 1);
+    await eventually(async () => runbookCalls() === callsBefore + 1);
     expect((await getJson('/api/v1/runbooks/executions?limit=100')).items.filter((e: { alert_id: string }) => e.alert_id === silenced.id)).toEqual([]);
 
     const ended = await api.request(`/api/v1/alerts/silences/${s.id}/expire`, { method: 'POST', json: { by: 'oncall@example.com' } });
@@ -59,7 +60,7 @@ describe('silences', () => {
     // The next alerts tick automates the alert that still fires.
     await settleFlappingAlerts();
     expect(await incidentsOf('db-1')).toBe(1);
-    await waitFor(async () => runbookCalls() === callsBefore + 2);
+    await eventually(async () => runbookCalls() === callsBefore + 2);
     expect((await api.request(`/api/v1/alerts/silences/${s.id}/expire`, { method: 'POST', json: {} })).status).toBe(409);
   });
 
@@ -78,9 +79,9 @@ describe('silences', () => {
     await post({ alertname: 'Evicting', team: 'payments', instance: 'cache-2' });
     expect((await alertOf('cache-1')).silenced).toBe(false);
     expect((await alertOf('cache-2')).silenced).toBe(true);
-    await waitFor(async () => (await incidentsOf('cache-1')) === 1);
+    await eventually(async () => (await incidentsOf('cache-1')) === 1);
     expect(await incidentsOf('cache-2')).toBe(0);
-    await waitFor(async () => (await getJson(`/api/v1/alerts/silences/${short.id}`)).state === 'expired', 5000);
+    await eventually(async () => (await getJson(`/api/v1/alerts/silences/${short.id}`)).state === 'expired', 5000);
     await settleFlappingAlerts();
     expect(await incidentsOf('cache-2')).toBe(1);
     const states = (await getJson('/api/v1/alerts/silences?state=expired')).items.map((x: { id: string }) => x.id);
