@@ -45,6 +45,7 @@ export const variables = {
   SESSION_SSE_KEEPALIVE_SECONDS: [int(15, 1), 'seconds between SSE keep-alive comments'],
   SESSION_PUBLISH_WAIT_MS: [int(2000, 0), 'how long POST messages waits for persist+publish before answering 202'],
   SESSION_EXPIRY_CRON: [z.string().default('* * * * *'), 'cron expression of the tick that closes expired sessions'],
+  WEBCHAT_IDLE_SECONDS: [int(1800, 60), 'seconds without a message after which a web-chat interaction ends (checked by the expiry tick)'],
 
   CHATAPP_ACCOUNT_SID: [z.string().default(''), 'messaging-app provider account SID (Twilio)'],
   CHATAPP_AUTH_TOKEN: [z.string().default(''), 'messaging-app provider auth token; keys the X-Twilio-Signature check'],
@@ -134,6 +135,7 @@ function nested(env: Env) {
       keepAliveSeconds: env.SESSION_SSE_KEEPALIVE_SECONDS,
       publishWaitMs: env.SESSION_PUBLISH_WAIT_MS,
       expiryCron: env.SESSION_EXPIRY_CRON,
+      webchatIdleSeconds: env.WEBCHAT_IDLE_SECONDS,
     },
     chatapp: {
       accountSid: env.CHATAPP_ACCOUNT_SID,

@@ -81,3 +81,24 @@ export async function countActiveInteractions(k: Knex, sessionId: string): Promi
   const stillActive = await k(TABLE).where({ session_id: sessionId, status: 'active' }).count<{ count: number }[]>('* as count');
   return Number(stillActive[0]!.count);
 }
+
+/**
+ * Active interactions whose channel has ended them: a chatapp interaction once the user's 24-hour
+ * customer window has closed (no open window for the user), a web-chat (`chat`) interaction after
+ * `chatIdleSeconds` without a message (or since it started). At most `limit`, oldest first.
+ */
+export async function timedOutInteractions(chatIdleSeconds: number, limit = 500, k: Knex = db()): Promise<Array<{ interaction_id: string; channel: string }>> {
+  const { rows } = await k.raw(
+    `select i.interaction_id, i.channel
+       from session_interactions i join sessions s on s.session_id = i.session_id
+      where i.status = 'active' and (
+        (i.channel = 'chatapp' and not exists (select 1 from chatapp_sessions c where c.user_id = s.user_id and c.window_expires_at > now()))
+        or (i.channel = 'chat' and greatest(i.started_at, (select max(m.created_at) from session_messages m
+                                                           where m.session_id = i.session_id and m.interaction_id = i.interaction_id))
+                                    <= now() - make_interval(secs => ?)))
+      order by i.started_at
+      limit ?`,
+    [chatIdleSeconds, limit],
+  );
+  return rows;
+}

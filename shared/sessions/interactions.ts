@@ -9,7 +9,7 @@ import { config } from '../config.js';
 import { auditTypes, recordAudit } from './events.store.js';
 import { activateSession, closedSessionConflict, idleSession, lockSession } from './sessions.store.js';
 import {
-  countActiveInteractions, endInteraction, insertInteraction, interactionSessionId, lockInteraction, type NewInteraction,
+  countActiveInteractions, endInteraction, insertInteraction, interactionSessionId, lockInteraction, timedOutInteractions, type NewInteraction,
 } from './interactions.store.js';
 import { interactionMessages } from './messages.store.js';
 import { acceptEvent, appendHistory } from './publish.js';
@@ -65,7 +65,7 @@ export function unsyncedEntries(finalHistory: HistoryMessage[], published: Array
  * one the session becomes idle. final_history entries not yet in the history are appended (as
  * messages of the interaction's channel, in order), then CHANNEL_LEFT is published.
  */
-export async function closeInteraction(interactionId: string, finalHistory?: HistoryMessage[]): Promise<ClosedInteraction> {
+export async function closeInteraction(interactionId: string, finalHistory?: HistoryMessage[], reason?: string): Promise<ClosedInteraction> {
   const { interaction, sessionStatus } = await db().transaction(async (trx) => {
     const sessionId = await interactionSessionId(trx, interactionId);
     if (!sessionId) throw new NotFoundError(`No interaction ${interactionId}.`);
@@ -84,7 +84,7 @@ export async function closeInteraction(interactionId: string, finalHistory?: His
       session_id: session.session_id,
       interaction_id: interactionId,
       event_type: auditTypes.interactionEnded,
-      payload: { channel: row.channel, session_status: sessionStatus, final_history_entries: finalHistory?.length ?? 0 },
+      payload: { channel: row.channel, session_status: sessionStatus, final_history_entries: finalHistory?.length ?? 0, ...(reason ? { reason } : {}) },
     });
     return { interaction: row, sessionStatus };
   });
@@ -102,6 +102,32 @@ export async function closeInteraction(interactionId: string, finalHistory?: His
       payload: { received: finalHistory.length, appended: entries.length },
     });
   }
-  await acceptEvent(interaction.session_id, { event_type: 'CHANNEL_LEFT', channel: interaction.channel, data: { interaction_id: interactionId } }, { interactionId, allowClosed: true, waitMs: config().sessions.publishWaitMs });
+  await acceptEvent(
+    interaction.session_id,
+    { event_type: 'CHANNEL_LEFT', channel: interaction.channel, data: { interaction_id: interactionId, ...(reason ? { reason } : {}) } },
+    { interactionId, allowClosed: true, waitMs: config().sessions.publishWaitMs },
+  );
   return { ...interaction, session_status: sessionStatus, synced_messages: synced };
+}
+
+/** Why a channel ended an interaction by itself. */
+const timeoutReasons: Record<string, string> = { chatapp: 'customer_window_closed', chat: 'idle_timeout' };
+
+/**
+ * Ends the interactions their channel has ended (chatapp: the 24-hour customer window closed; web
+ * chat: WEBCHAT_IDLE_SECONDS without a message), each as an explicit close would: CHANNEL_LEFT with
+ * the reason, and the session idle when it was the last. Run by the expiry tick; returns how many.
+ */
+export async function endTimedOutInteractions(): Promise<number> {
+  let ended = 0;
+  for (const { interaction_id, channel } of await timedOutInteractions(config().sessions.webchatIdleSeconds)) {
+    try {
+      await closeInteraction(interaction_id, undefined, timeoutReasons[channel]);
+      ended++;
+    } catch (err) {
+      // Closed meanwhile by its channel or by another tick: nothing left to do.
+      if (!(err instanceof ConflictError)) throw err;
+    }
+  }
+  return ended;
 }
