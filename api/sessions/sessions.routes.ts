@@ -5,7 +5,7 @@ import { config } from '../../shared/config.js';
 import { ValidationError } from '../../shared/errors.js';
 import { channelSchema, clientEventSchema, messageInputSchema } from '../../shared/sessions/schemas.js';
 import { closeSession, resolveSession } from '../../shared/sessions/resolve.js';
-import { getSession, listSessions } from '../../shared/sessions/sessions.store.js';
+import { closedSessionConflict, getSession, listSessions } from '../../shared/sessions/sessions.store.js';
 import { getUser } from '../../shared/sessions/users.store.js';
 import { closeInteraction, startInteraction } from '../../shared/sessions/interactions.js';
 import { listInteractions } from '../../shared/sessions/interactions.store.js';
@@ -17,7 +17,7 @@ import {
   closeInteractionBody, closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse,
   resolveBody, resolveResponse, sessionDetail, sessionIdParams, sessionSchema, startInteractionBody, auditQuery, auditRowSchema,
 } from './sessions.schemas.js';
-import { auditPage } from '../../shared/sessions/events.store.js';
+import { auditPage, streamEventsAfter } from '../../shared/sessions/events.store.js';
 
 const tags = ['sessions'];
 const closed409 = 'The session is closed (`allowed_next_states` is empty)';
@@ -212,6 +212,7 @@ export function sessionRoutes(): ApiRouter {
         'Resuming: send `Last-Event-ID` (or `last_event_id` in the query): every event after it is replayed from Postgres, then the live events follow with no gap and no duplicate. Without it only live events are sent.',
         'Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, never compressed. The API key may be sent as `Authorization: Bearer` or `X-API-Key`.',
         'A subscriber more than 1 MiB behind is disconnected; it reconnects with Last-Event-ID and replays.',
+        'When the session closes (POST close, or expiry) the interactions it ended are announced with CHANNEL_LEFT (`reason: session_closed`), then the final event `CONTEXT_UPDATE` with `data: {session_status: "closed", reason}` is sent and the stream ends (a subscriber on the channel the final event carries, the session\'s last channel, gets only its `id:` line, which moves its Last-Event-ID without an event, and its stream ends too). Opening the stream of a closed session without Last-Event-ID, or with one at or past its final event, is a 409 (which also stops an EventSource from reconnecting); with an earlier one, the replay is sent and the stream ends.',
       ].join('\n\n'),
       auth: 'apiKey',
       request: {
@@ -221,11 +222,15 @@ export function sessionRoutes(): ApiRouter {
       },
       responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream', schema: z.string() } },
       handler: async ({ params, query, headers }, ctx) => {
-        await getSession(params.session_id);
+        const session = await getSession(params.session_id);
         const fromHeader = headers['last-event-id'] !== undefined ? Number(headers['last-event-id']) : undefined;
         const lastEventId = fromHeader ?? query.last_event_id;
+        // Nothing live will ever come: only a replay (ending with the final event) makes sense, and a
+        // 409 (not a 200 that ends at once) stops an EventSource from reconnecting for ever.
+        const closed = session.status === 'closed';
+        if (closed && (lastEventId === undefined || !(await streamEventsAfter(params.session_id, lastEventId, 1)).length)) throw closedSessionConflict(params.session_id);
         if (lastEventId !== undefined && !Number.isSafeInteger(lastEventId)) throw new ValidationError('Last-Event-ID is out of range.', [{ path: 'headers.last-event-id', message: 'must be a sequence number' }]);
-        await streamSession(ctx, params.session_id, query.channel, lastEventId);
+        await streamSession(ctx, params.session_id, query.channel, lastEventId, closed);
         return undefined;
       },
     });

@@ -13,6 +13,7 @@ import { subscribeSession, type BusEvent } from '../../shared/bus.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
 import { trackStream } from '../streams.js';
+import { isFinalEvent } from '../../shared/sessions/publish.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -37,7 +38,7 @@ export function sseFrame(event: BusEvent): string {
 }
 
 /** Takes over the response of `ctx` and streams the session's events to it until either side ends. */
-export async function streamSession(ctx: Context, sessionId: string, channel: string, lastEventId: number | undefined): Promise<void> {
+export async function streamSession(ctx: Context, sessionId: string, channel: string, lastEventId: number | undefined, closed = false): Promise<void> {
   const res = ctx.res;
   const socket = ctx.req.socket;
   let last = lastEventId ?? 0;
@@ -55,6 +56,13 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
   const write = (event: BusEvent) => {
     if (ended || event.sequence <= last) return;
     last = event.sequence;
+    // The session's final event ends the stream (also for a subscriber of its channel, which gets no frame).
+    if (isFinalEvent(event)) {
+      // Its own channel gets only the id (an SSE block without data moves Last-Event-ID, dispatches nothing).
+      res.write(event.channel !== channel ? sseFrame(event) : `id: ${event.sequence}\n\n`);
+      end();
+      return;
+    }
     if (event.channel === channel) return;
     res.write(sseFrame(event));
     if (res.writableLength > slowSubscriberBytes) {
@@ -119,4 +127,6 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
   const pending = held ?? [];
   held = null;
   for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
+  // A closed session's replay is all there is.
+  if (closed) end();
 }

@@ -169,3 +169,17 @@ export async function appendHistory(
     for (const payload of payloads) await enqueue('sessions.deliver', payload);
   });
 }
+
+/** Whether an event is a session's final one: the CONTEXT_UPDATE that reports it closed (streams end after it). */
+export const isFinalEvent = (event: { event_type: string; data: Record<string, unknown> }) =>
+  event.event_type === 'CONTEXT_UPDATE' && event.data.session_status === 'closed';
+
+/**
+ * Publishes a closed session's final event: CONTEXT_UPDATE {session_status: closed, reason}, on the
+ * session's last channel (the spec's event kinds are exact, and a close changes the context). Open
+ * streams end after it; a subscriber of that same channel gets no frame (a subscriber never
+ * receives its own channel's events) but its stream ends too.
+ */
+export async function publishSessionClosed(sessionId: string, channel: Channel, reason: string): Promise<void> {
+  await acceptEvent(sessionId, { event_type: 'CONTEXT_UPDATE', channel, data: { session_status: 'closed', reason } } as ClientEvent, { allowClosed: true });
+}

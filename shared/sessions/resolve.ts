@@ -14,6 +14,8 @@ import {
 } from './sessions.store.js';
 import { endActiveInteractions } from './interactions.store.js';
 import { lockUser } from './users.store.js';
+import { acceptEvent, publishSessionClosed } from './publish.js';
+import { channelSchema, type Channel } from './schemas.js';
 
 export interface Resolution {
   session: Session;
@@ -65,7 +67,15 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
  * spec's expiry rule), writing a session_expired audit row for each. Returns the ids closed.
  */
 export async function expireSessions(): Promise<string[]> {
-  return closeExpiredSessions(auditTypes.sessionExpired);
+  const closed = await closeExpiredSessions(auditTypes.sessionExpired);
+  for (const sessionId of closed) await publishSessionClosed(sessionId, await lastChannel(sessionId), 'expired');
+  return closed;
+}
+
+/** The channel a session was last used on (context.last_channel), `chat` when none. */
+async function lastChannel(sessionId: string): Promise<Channel> {
+  const parsed = channelSchema.safeParse(((await getSession(sessionId)).context as { last_channel?: unknown }).last_channel);
+  return parsed.success ? parsed.data : 'chat';
 }
 
 /**
@@ -73,7 +83,7 @@ export async function expireSessions(): Promise<string[]> {
  * closed): closed_at is set, its active interactions end, and a session_closed audit row is written.
  */
 export async function closeSession(sessionId: string, reason?: string): Promise<Session> {
-  await db().transaction(async (trx) => {
+  const ended = await db().transaction(async (trx) => {
     const session = await lockSession(trx, sessionId);
     if (session.status === 'closed') throw closedSessionConflict(sessionId);
     const ended = await endActiveInteractions(trx, sessionId);
@@ -88,6 +98,12 @@ export async function closeSession(sessionId: string, reason?: string): Promise<
       })),
       { session_id: sessionId, event_type: auditTypes.sessionClosed, payload: { previous_status: session.status, reason: reason ?? null } },
     );
+    return ended;
   });
+  // Streams learn that the interactions ended, then get the final event and end.
+  for (const i of ended) {
+    await acceptEvent(sessionId, { event_type: 'CHANNEL_LEFT', channel: i.channel as Channel, data: { interaction_id: i.interaction_id, reason: 'session_closed' } }, { interactionId: i.interaction_id, allowClosed: true });
+  }
+  await publishSessionClosed(sessionId, await lastChannel(sessionId), reason ?? 'closed');
   return getSession(sessionId);
 }
