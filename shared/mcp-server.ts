@@ -9,24 +9,28 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from './errors.js';
 import { loadToolCatalog } from './tool-catalog.js';
-import { executeTool, getTool, listTools, toolJsonSchema } from './tools.js';
+import { availableTools, findTool, toolJsonSchema, type ToolCaller } from './tools.js';
+import { callTool } from './tool-gateway/gateway.js';
 
-/** A new MCP server over the registry (optionally only one executor type's tools). */
-export function createMcpServer(executor?: string): Server {
+/**
+ * A new MCP server over the registry (optionally only one executor type's tools); every call goes
+ * through the tool gateway (time and size limits, audit) on behalf of `caller`.
+ */
+export function createMcpServer(executor?: string, caller: ToolCaller = { kind: 'stdio', id: 'stdio' }): Server {
   loadToolCatalog();
   const server = new Server({ name: executor ? `switchboard-${executor}` : 'switchboard', version: '1.0.0' }, { capabilities: { tools: {} } });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: listTools(executor).map((t) => ({ name: t.name, description: t.description, inputSchema: toolJsonSchema(t) as { type: 'object' } })),
+    tools: (await availableTools(executor)).map((t) => ({ name: t.name, description: t.description, inputSchema: toolJsonSchema(t) as { type: 'object' } })),
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const tool = getTool(request.params.name);
+    const tool = await findTool(request.params.name);
     if (!tool || (executor && tool.executor !== executor)) {
       return { isError: true, content: [{ type: 'text', text: `Unknown tool ${request.params.name}.` }] };
     }
     try {
-      const result = await executeTool(tool, request.params.arguments ?? {});
+      const result = await callTool(tool, request.params.arguments ?? {}, caller);
       return { content: [{ type: 'text', text: JSON.stringify(result ?? null) }] };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
