@@ -104,3 +104,18 @@ export async function executeTool(tool: ToolDefinition, input: unknown, caller: 
   if (!parsed.success) throw new ToolInputError(tool.name, fieldErrors('input', parsed.error.issues));
   return tool.handler(parsed.data, { caller, tool: tool.name });
 }
+
+/** Domain errors name request fields (body.x); a tool caller sent tool input (input.x). */
+export function asToolInput<I, C, R>(handler: (input: I, ctx: C) => Promise<R>): (input: I, ctx: C) => Promise<R> {
+  return async (input, ctx) => {
+    try {
+      return await handler(input, ctx);
+    } catch (err) {
+      if (err instanceof ValidationError) {
+        const errors = err.errors.map((e) => ({ ...e, path: e.path.replace(/^body\./, 'input.') }));
+        throw new ValidationError(err.message, errors, err.extensions);
+      }
+      throw err;
+    }
+  };
+}
