@@ -2,6 +2,7 @@
  * The one registry of agent tools. A tool is declared once (name, description, zod input schema,
  * handler) and used by the LLM agent, the tool-gateway endpoints and the MCP servers alike.
  */
+import { createHash } from 'node:crypto';
 import { z } from './zod.js';
 import { ValidationError, fieldErrors, type FieldError } from './errors.js';
 
@@ -118,4 +119,11 @@ export function asToolInput<I, C, R>(handler: (input: I, ctx: C) => Promise<R>):
       throw err;
     }
   };
+}
+
+/** SHA-256 of a value's JSON (keys sorted, so equal inputs give equal digests). */
+export function inputDigest(input: unknown): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
+  return createHash('sha256').update(JSON.stringify(canonical(input ?? null)) ?? 'null').digest('hex');
 }

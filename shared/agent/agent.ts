@@ -5,10 +5,10 @@
  */
 import type OpenAI from 'openai';
 import { llmClient, llmModel } from '../clients/llm.js';
-import { availableTools, findTool, toolJsonSchema, type ToolCaller } from '../tools.js';
+import { availableTools, findTool, inputDigest, toolJsonSchema, type ToolCaller } from '../tools.js';
 import { loadToolCatalog } from '../tool-catalog.js';
 import { AppError } from '../errors.js';
-import { callTool, inputDigest } from '../tool-gateway/gateway.js';
+import { callTool } from '../tool-gateway/gateway.js';
 import { modelHistory, type HistoryEntry } from './history.js';
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;

@@ -98,7 +98,7 @@ export async function webChat(input: z.output<typeof webChatRequestSchema>, wait
 }
 
 /** The history before a turn: the context without the turn's own user message (already published). */
-function historyBefore(history: HistoryEntry[], message: string): HistoryEntry[] {
+export function historyBefore(history: HistoryEntry[], message: string): HistoryEntry[] {
   for (let i = history.length - 1; i >= 0; i--) {
     const h = history[i]!;
     if (h.role === 'user' && h.channel === WEB_CHANNEL && h.content === message) return [...history.slice(0, i), ...history.slice(i + 1)];

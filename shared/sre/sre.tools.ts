@@ -6,8 +6,7 @@
  * incident's timeline as an agent_action: tool, SHA-256 of the arguments, outcome.
  */
 import { z, uuid } from '../zod.js';
-import { asToolInput, defineTool, type ToolContext, type ToolDefinition } from '../tools.js';
-import { inputDigest } from '../tool-gateway/gateway.js';
+import { asToolInput, defineTool, inputDigest, type ToolContext, type ToolDefinition } from '../tools.js';
 import { logger } from '../logger.js';
 import { getAlert, listAlerts } from './alerts/alert.store.js';
 import { moveAlert } from './alerts/alerts.js';

@@ -4,20 +4,12 @@
  * (TOOL_RESULT_MAX_BYTES), and audited in tool_calls (who, tool, executor, outcome, duration, the
  * input's SHA-256 digest, never the input).
  */
-import { createHash } from 'node:crypto';
 import { config } from '../config.js';
 import { GatewayTimeoutError, NotFoundError, ToolResultTooLargeError } from '../errors.js';
 import { logger } from '../logger.js';
 import { loadToolCatalog } from '../tool-catalog.js';
-import { executeTool, findTool, ToolInputError, type ToolCaller, type ToolDefinition } from '../tools.js';
+import { executeTool, findTool, inputDigest, ToolInputError, type ToolCaller, type ToolDefinition } from '../tools.js';
 import { recordToolCall, type ToolCallOutcome } from './tool-calls.store.js';
-
-/** SHA-256 of a value's JSON (keys sorted, so equal inputs give equal digests). */
-export function inputDigest(input: unknown): string {
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
-  return createHash('sha256').update(JSON.stringify(canonical(input ?? null)) ?? 'null').digest('hex');
-}
 
 /** A tool by name from the registry or a dynamic source; a NotFoundError otherwise. */
 export async function resolveTool(name: string): Promise<ToolDefinition> {
