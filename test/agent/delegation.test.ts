@@ -10,6 +10,7 @@ import { defineTool, inputDigest, registerTools } from '../../shared/tools.js';
 import { startLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { subscribe } from '../helpers/sse.js';
+import { eventually } from '../helpers/eventually.js';
 
 // A model that calls the side-effect tool with the task once, then answers from its result.
 const llm = await startLocalLlm((req: ChatRequest) => {
@@ -61,11 +62,10 @@ describe('agent delegation', () => {
       expect(await sse.next((e) => e.event_type === 'TOOL_RESULT')).toMatchObject({ data: { tool_name: 'test_side_effect', result: { count: 1 } } });
       expect((await sse.next((e) => e.event_type === 'MESSAGE' && e.data.role === 'assistant')).data.content).toBe('Done (1): note the outage');
 
-      let status = await tool('agent_delegation_status', { run_id: started.run_id });
-      for (let i = 0; status.status !== 'completed' && i < 100; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        status = await tool('agent_delegation_status', { run_id: started.run_id });
-      }
+      const status = await eventually(async () => {
+        const s = await tool('agent_delegation_status', { run_id: started.run_id });
+        return s.status === 'completed' ? s : null;
+      }, 10_000, 'the delegated run to complete');
       expect(status).toMatchObject({ status: 'completed', answer: 'Done (1): note the outage', tool_calls: [{ tool_name: 'test_side_effect', ok: true }] });
     } finally {
       sse.close();

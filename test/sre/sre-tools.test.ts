@@ -10,7 +10,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createHash } from 'node:crypto';
 import { inputDigest } from '../../shared/tools.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
-import { json, localServer, waitFor } from './alerting-helpers.js';
+import { json, localServer } from './alerting-helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 // The runbook's workflow webhook and the escalation webhook.
 const automation = await localServer((_req, res) => json(res, 200, { ok: true }));
@@ -58,7 +59,7 @@ describe('sre tools over MCP', () => {
       json: { version: '4', status: 'firing', alerts: [{ status: 'firing', labels: { alertname: 'ApiDown', service: 'api', severity: 'critical' }, annotations: { summary: 'api is down' } }] },
     });
     expect(webhook.status).toBeLessThan(300);
-    const alerts = await waitFor(async () => {
+    const alerts = await eventually(async () => {
       const page = await (await api.request('/api/v1/alerts?label=alertname%3DApiDown')).json();
       return page.total === 1 ? page.items : null;
     });
@@ -101,11 +102,11 @@ describe('sre tools over MCP', () => {
     expect(runbooks.runbooks.map((r: { id: string }) => r.id)).toEqual([runbook.id]);
     const execution = await ok('sre_execute_runbook', { runbook_id: runbook.id, incident_id: incident.id, input: { service: 'api' } });
     expect(execution).toMatchObject({ runbook_id: runbook.id, incident_id: incident.id });
-    await waitFor(async () => (await ok('sre_get_runbook_execution', { execution_id: execution.id })).execution.status !== 'queued');
+    await eventually(async () => (await ok('sre_get_runbook_execution', { execution_id: execution.id })).execution.status !== 'queued', 10_000, 'the runbook execution to start');
     await ok('sre_add_timeline_note', { incident_id: incident.id, message: 'container shop-api-1 exited; restarted it' });
     const escalated = await ok('sre_escalate_incident', { incident_id: incident.id, reason: 'still failing after restart' });
     expect(escalated.id).toBe(incident.id);
-    await waitFor(async () => pager.requests.length > 0);
+    await eventually(() => pager.requests.length > 0, 10_000, 'the escalation webhook call');
 
     // A refused call on the incident is recorded too, with its outcome.
     const refused = await call('sre_acknowledge_incident', { incident_id: incident.id });
