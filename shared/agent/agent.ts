@@ -24,7 +24,7 @@ export interface AgentTurn {
   history: HistoryEntry[];
   /** The user's new message. */
   message: string;
-  /** Who the tool gateway audits the agent's calls as (default: the agent, id "agent"). */
+  /** Who the tool gateway audits the agent's calls as: the agent in its session (default id "agent"). */
   caller?: ToolCaller;
   /** Executor types whose tools this turn is not offered (a delegated run cannot delegate again). */
   excludeExecutors?: string[];

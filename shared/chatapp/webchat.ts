@@ -115,7 +115,7 @@ export async function answerWebChat(
   let result: { reply: string; tool_calls: ToolCallRecord[] };
   try {
     result = await runAgent(
-      { channel: WEB_CHANNEL, history: historyBefore(conversation_history, turn.message), message: turn.message },
+      { channel: WEB_CHANNEL, history: historyBefore(conversation_history, turn.message), message: turn.message, caller: { kind: 'agent', id: turn.session_id } },
       sessionEvents(turn.session_id, WEB_CHANNEL, turn.interaction_id),
     );
   } catch (err) {

@@ -51,6 +51,7 @@ process.env.AUTOMATION_URL = `http://127.0.0.1:${(n8n.address() as AddressInfo).
 process.env.AUTOMATION_API_KEY = automationKey;
 process.env.TOOL_CALL_TIMEOUT_MS = '400';
 process.env.TOOL_RESULT_MAX_BYTES = '2048';
+process.env.WORKFLOW_TOOLS_TTL = '2';
 afterAll(() => new Promise<void>((r) => n8n.close(() => r())));
 
 registerTools([
@@ -137,5 +138,19 @@ describe('workflow executor', () => {
     // The escaping webhook path was never offered, so nothing was sent outside /webhook/.
     expect(seen.some((r) => r.url.includes('steal'))).toBe(false);
     expect((await calls('executor=workflow')).items.map((c) => c.outcome)).toEqual(['ok', 'ok']);
+  });
+
+  it('the list is cached for WORKFLOW_TOOLS_TTL and then refreshed from the automation API', async () => {
+    const listings = () => seen.filter((r) => r.url.startsWith('/api/v1/workflows')).length;
+    await api.request('/api/v1/tools?executor=workflow');
+    const before = listings();
+    workflows.push({ id: 'wf6', name: 'Scale Up', active: true, tags: [{ id: 't1', name: tag }], nodes: [{ type: 'n8n-nodes-base.webhook', parameters: { path: 'scale-up', httpMethod: 'POST' } }] });
+    const cached = await (await api.request('/api/v1/tools?executor=workflow')).json();
+    expect(cached.tools.map((t: { name: string }) => t.name)).not.toContain('workflow_scale_up');
+    expect(listings()).toBe(before);
+    await new Promise((r) => setTimeout(r, 2100));
+    const refreshed = await (await api.request('/api/v1/tools?executor=workflow')).json();
+    expect(refreshed.tools.map((t: { name: string }) => t.name)).toContain('workflow_scale_up');
+    expect(listings()).toBeGreaterThan(before);
   });
 });
