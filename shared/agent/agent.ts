@@ -2,6 +2,7 @@
  * The agent: one interface over a language model with the platform's tools. With LLM_PROVIDER=openai
  * it runs a tool loop on the configured OpenAI-compatible endpoint; with none it answers a fixed text
  * saying no model is configured. Either way it emits TYPING, and TOOL_CALL / TOOL_RESULT per tool call.
+ * Tool calls go through the tool gateway (time and size limits, audit), as calls of assistants do.
  */
 import type OpenAI from 'openai';
 import { llmClient, llmModel } from '../clients/llm.js';
