@@ -108,7 +108,8 @@ async function main() {
   const children = [spawnRole('api/main', env), spawnRole('workers/main', env)];
   // Should this process die before stopping them, the roles go down with it.
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
-  const base = `http://127.0.0.1:${cfg.http.port}`;
+  // One origin for everything printed: the session cookie belongs to the host of PUBLIC_URL.
+  const base = cfg.publicUrl;
   console.log(
     [
       '',
