@@ -14,7 +14,6 @@ import { pingRedis } from '../redis.js';
 import knexFactory from 'knex';
 import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
-import { devAccounts, startDevProvider } from '../identity/dev-provider.js';
 
 const dataDir = path.resolve('.data');
 const embeddedPort = Number(process.env.DEV_POSTGRES_PORT ?? 54329);
@@ -84,6 +83,8 @@ async function main() {
   }
   let signIn = `  Sign-in        ${cfg.auth.oidc.issuerUrl}`;
   if (!cfg.auth.oidc.issuerUrl) {
+    // Loaded only here: oidc-provider is a development dependency, never part of a production start.
+    const { devAccounts, startDevProvider } = await import('../identity/dev-provider.js');
     const provider = await startDevProvider({
       port: cfg.auth.devOidcPort,
       redirectUris: [`${cfg.publicUrl}/api/global/auth/oidc/callback`],
