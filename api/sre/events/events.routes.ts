@@ -5,12 +5,12 @@
  */
 import type { Context } from 'koa';
 import client from 'prom-client';
-import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
-import { metricsRegistry } from '../../shared/metrics.js';
-import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../shared/sre/events.js';
-import { SseLifetime, startSseResponse } from '../streams.js';
-import { csv } from './alerting.schemas.js';
+import { ApiRouter } from '../../routing.js';
+import { z } from '../../../shared/zod.js';
+import { metricsRegistry } from '../../../shared/metrics.js';
+import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../../shared/sre/events.js';
+import { SseLifetime, startSseResponse } from '../../streams.js';
+import { csv } from '../common.schemas.js';
 
 /** Bytes a subscriber may have unsent before it is cut off (it reconnects and refetches). */
 const slowSubscriberBytes = 1024 * 1024;
