@@ -4,7 +4,7 @@
  * timeouts, TLS verification on and off, and who may call it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { startToolServer, type ToolServer } from '../../api/tools-server/server.
 import { identityProviderTokens, serviceTokens } from '../../api/tools-server/auth.js';
 import { createTracker, type TrackerSettings } from '../../shared/issue-tracker/tracker.js';
 import { startLocalGitLab, type LocalGitLab } from '../helpers/local-gitlab-server.js';
+import { freePort } from '../helpers/ports.js';
 
 const token = 'glpat-test-writer-token';
 const serviceToken = 'svc-token-for-tests';
@@ -340,5 +341,36 @@ describe('who may call the tool server', () => {
     expect(gitlab.requests.length).toBe(before);
     const metadata = await (await fetch(`${server.url}/.well-known/oauth-protected-resource`)).json();
     expect(metadata).toEqual({ resource: `${audience}/mcp`, authorization_servers: [issuer], bearer_methods_supported: ['header'] });
+  });
+});
+
+describe('the tools role (api/tools-server/main.ts)', () => {
+  const entry = path.resolve(import.meta.dirname, '../../api/tools-server/main.ts');
+  const role = (env: Record<string, string>) =>
+    spawn(process.execPath, ['--import', 'tsx', entry], { env: { PATH: process.env.PATH!, NODE_ENV: 'test', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+
+  it('serves the configured tracker on MCP_SERVICE_PORT to a holder of one of MCP_SERVICE_TOKENS', async () => {
+    const port = await freePort();
+    const child = role({
+      MCP_SERVICE_PORT: String(port), MCP_SERVICE_TOKENS: `other, ${serviceToken}`,
+      ISSUE_TRACKER_API_URL: gitlab.url, ISSUE_TRACKER_BASE_URL: publicBase, ISSUE_TRACKER_PROJECT_PATH: gitlab.projectPath, ISSUE_TRACKER_MCP_TOKEN: token,
+    });
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      for (let i = 0; i < 100 && !(await fetch(`${url}/healthz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+      const client = await connect({ url } as ToolServer);
+      expect((await ok(client, 'tracker_latest_pipeline', {})).link).toBe(`${publicBase}/${gitlab.projectPath}/-/pipelines/900`);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('refuses to start when nobody could call it (no MCP_SERVICE_TOKENS, no IDENTITY_BASE_URL)', async () => {
+    const child = role({ MCP_SERVICE_PORT: String(await freePort()) });
+    let stderr = '';
+    child.stderr!.on('data', (c) => (stderr += c));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain('MCP_SERVICE_TOKENS: required by the tools role when IDENTITY_BASE_URL is unset');
   });
 });
