@@ -35,9 +35,12 @@ export interface ToolServer {
 
 const log = () => logger('tools');
 
-function problem(res: http.ServerResponse, status: number, title: string, detail: string, headers: Record<string, string> = {}) {
+/** Problem type slugs of the answers this server gives itself (the same as the API's for these statuses). */
+const slugs: Record<number, string> = { 401: 'unauthorized', 404: 'not-found', 500: 'internal', 503: 'unavailable' };
+
+function problem(res: http.ServerResponse, status: 401 | 404 | 500 | 503, title: string, detail: string, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'Content-Type': 'application/problem+json', ...headers });
-  res.end(JSON.stringify({ type: `${problemTypeBase}${status === 401 ? 'unauthorized' : status === 503 ? 'unavailable' : status === 405 ? 'method-not-allowed' : 'not-found'}`, title, status, detail }));
+  res.end(JSON.stringify({ type: `${problemTypeBase}${slugs[status]}`, title, status, detail }));
 }
 
 /** WWW-Authenticate of a 401 (RFC 6750 §3: no error code when no credentials were sent). */
