@@ -113,8 +113,17 @@ export function secretReason(value: string, name?: string): string | null {
   const bearer = /\b(Bearer|Basic|token)\s+(\S+)/i.exec(rest);
   if (bearer) return `holds a ${bearer[1]} credential`;
   if (name && secretName.test(name) && value.trim() && !hasPlaceholder(value)) return `${name} holds a value, not a placeholder`;
-  for (const piece of rest.split(/[\s:=,;@/?&"']+/)) {
-    if (piece.length >= 24 && /^[A-Za-z0-9_+\-.]+$/.test(piece) && /\d/.test(piece) && /[A-Za-z]/.test(piece) && !uuid.test(piece) && !/\.(js|ts|mjs|cjs|json)$/.test(piece) && entropy(piece) >= 3.5) {
+  // A URL's host and path name things (a database, an endpoint); only its query may carry a secret.
+  let scanned = rest;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(rest)) {
+    try {
+      scanned = [...new URL(rest).searchParams.values()].join(' ');
+    } catch {
+      // not a parseable URL: scan it whole
+    }
+  }
+  for (const piece of scanned.split(/[\s:=,;@/?&"']+/)) {
+    if (piece.length >= 32 && /^[A-Za-z0-9_+\-.]+$/.test(piece) && /\d/.test(piece) && /[A-Za-z]/.test(piece) && !uuid.test(piece) && !/\.(js|ts|mjs|cjs|json)$/.test(piece) && entropy(piece) >= 3.5) {
       return 'looks like a generated secret (a long random string)';
     }
   }

@@ -121,13 +121,15 @@ describe('what counts as a real-looking secret', () => {
     ['Authorization:Bearer abc123', 'holds a Bearer credential'],
     ['postgres://app:hunter2@db/app', 'holds a password in a URL'],
     ['Zk9qL2xQ8vRt5wYb3nHs7dXe1cFa6gU4', 'looks like a generated secret'],
+    ['https://hooks.example.com/in?key=Zk9qL2xQ8vRt5wYb3nHs7dXe1cFa6gU4', 'looks like a generated secret'],
   ])('%s is refused (%s)', (value, why) => {
     expect(secretReason(value)).toContain(why);
   });
 
   it.each([
     '<ACCESS_TOKEN>', 'Bearer <API_KEY>', 'Authorization:${AUTH_HEADER}', 'https://mcp.linear.app/mcp', '/srv/switchboard/dist/shared/cli/mcp-crm.js',
-    'postgres://postgres@127.0.0.1:5432/switchboard', 'postgres://app:<PASSWORD>@db/app', '2f1c6a8e-3b7d-4e9f-a0c1-5d2e8b7f6a31', 'ghcr.io/github/github-mcp-server',
+    'postgres://postgres@127.0.0.1:5432/switchboard', 'postgres://app:<PASSWORD>@db/app', 'postgres://postgres@127.0.0.1:5432/sb_test_75da712f_b2c0da47_9c1e0f3a7d',
+    'sb_test_75da712f_b2c0da47', '2f1c6a8e-3b7d-4e9f-a0c1-5d2e8b7f6a31', 'ghcr.io/github/github-mcp-server',
   ])('%s is accepted', (value) => {
     expect(secretReason(value)).toBeNull();
   });
