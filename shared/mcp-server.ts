@@ -9,14 +9,15 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from './errors.js';
 import { loadToolCatalog } from './tool-catalog.js';
-import { availableTools, findTool, toolJsonSchema, type ToolCaller } from './tools.js';
+import { availableTools, executeTool, findTool, toolJsonSchema, type ToolCaller } from './tools.js';
 import { callTool } from './tool-gateway/gateway.js';
 
 /**
- * A new MCP server over the registry (optionally only one executor type's tools); every call goes
- * through the tool gateway (time and size limits, audit) on behalf of `caller`.
+ * A new MCP server over the registry (optionally only one executor type's tools). With a `caller`,
+ * every call goes through the tool gateway (time and size limits, audit in Postgres) on its behalf;
+ * without one (the issue-tracker server, which bounds its own calls), tools run directly.
  */
-export function createMcpServer(executor?: string, caller: ToolCaller = { kind: 'stdio', id: 'stdio' }): Server {
+export function createMcpServer(executor?: string, caller?: ToolCaller): Server {
   loadToolCatalog();
   const server = new Server({ name: executor ? `switchboard-${executor}` : 'switchboard', version: '1.0.0' }, { capabilities: { tools: {} } });
 
@@ -30,7 +31,8 @@ export function createMcpServer(executor?: string, caller: ToolCaller = { kind: 
       return { isError: true, content: [{ type: 'text', text: `Unknown tool ${request.params.name}.` }] };
     }
     try {
-      const result = await callTool(tool, request.params.arguments ?? {}, caller);
+      const args = request.params.arguments ?? {};
+      const result = caller ? await callTool(tool, args, caller) : await executeTool(tool, args);
       return { content: [{ type: 'text', text: JSON.stringify(result ?? null) }] };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
