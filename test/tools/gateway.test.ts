@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from '../../shared/zod.js';
 import { defineTool, registerTools } from '../../shared/tools.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
 
 const automationKey = 'n8n-test-key';
@@ -107,6 +109,23 @@ describe('tool gateway audit and limits', () => {
     expect(problem).toMatchObject({ limit_bytes: 2048, result_bytes: 5011 });
     expect(problem.detail).toMatch(/TOOL_RESULT_MAX_BYTES/);
     expect((await calls('tool=test_big&outcome=too_large')).items[0]).toMatchObject({ result_bytes: 5011 });
+  });
+
+  it('over MCP the same limits are tool errors (isError) the model can read, audited like the gateway routes', async () => {
+    const client = new Client({ name: 'limits-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { requestInit: { headers: { 'X-API-Key': testApiKey } } }));
+    try {
+      const slow = await client.callTool({ name: 'test_slow', arguments: { ms: 2000 } });
+      expect(slow.isError).toBe(true);
+      expect((slow.content as Array<{ text: string }>)[0]!.text).toMatch(/did not finish within 400 ms/);
+      const big = await client.callTool({ name: 'test_big', arguments: { bytes: 5000 } });
+      expect(big.isError).toBe(true);
+      expect(JSON.parse((big.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ limit_bytes: 2048, result_bytes: 5011 });
+    } finally {
+      await client.close();
+    }
+    expect((await calls('tool=test_slow&outcome=timeout')).total).toBe(2);
+    expect((await calls('tool=test_big&outcome=too_large')).items.every((c) => c.caller_id === keyId)).toBe(true);
   });
 });
 
