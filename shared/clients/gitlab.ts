@@ -1,10 +1,57 @@
 /**
- * GitLab REST API v4 (issues only), over fetch, with the PRIVATE-TOKEN header: POST /projects/:id/issues,
- * POST /projects/:id/issues/:iid/notes, PUT /projects/:id/issues/:iid (state_event close|reopen).
- * https://docs.gitlab.com/api/issues/ · https://docs.gitlab.com/api/notes/#create-new-issue-note
+ * GitLab REST API v4 through @gitbeaker/rest (https://docs.gitlab.com/api/rest/): one connection
+ * factory for the SRE incident tickets (create, comment, close/reopen; ISSUE_TRACKER_URL/TOKEN/PROJECT_ID) and the issue-tracker
+ * tool server (ISSUE_TRACKER_API_URL/MCP_TOKEN). The token goes out as PRIVATE-TOKEN.
  */
+import { Gitlab, GitbeakerRequestError, GitbeakerRetryError, GitbeakerTimeoutError } from '@gitbeaker/rest';
+import type { Agent as HttpAgent } from 'node:http';
+import { Agent } from 'undici';
 import { config } from '../config.js';
-import { ExternalHttpError, requestText } from './http.js';
+import { ExternalHttpError } from './http.js';
+
+export type GitLabApi = InstanceType<typeof Gitlab<false>>;
+
+export interface GitLabConnection {
+  /** Base address of the GitLab instance (the API is below /api/v4). */
+  url: string;
+  token: string;
+  /** false accepts any certificate of this address (a self-signed internal GitLab); default true. */
+  verifySsl?: boolean;
+  /** Longest wait for one call (paged reads included). */
+  timeoutMs?: number;
+}
+
+/**
+ * A gitbeaker client of one GitLab. Verification off is scoped to this client: gitbeaker hands `agent`
+ * to fetch as its undici dispatcher, so other outgoing requests of the process still verify.
+ */
+export function gitlabApi(conn: GitLabConnection): GitLabApi {
+  const agent = conn.verifySsl === false ? new Agent({ connect: { rejectUnauthorized: false } }) : undefined;
+  // gitbeaker types `agent` as an http.Agent but passes it to fetch as `dispatcher`, which wants an undici one.
+  return new Gitlab({ host: conn.url.replace(/\/+$/, ''), token: conn.token, queryTimeout: conn.timeoutMs ?? 10_000, ...(agent ? { agent: agent as unknown as HttpAgent } : {}) });
+}
+
+/** What went wrong in a GitLab call: the HTTP status (none when unreachable or timed out) and GitLab's own message. */
+export interface GitLabFailure {
+  status?: number;
+  message: string;
+  timedOut: boolean;
+}
+
+/** Reads a gitbeaker (or fetch) failure; anything else (a programming error) is rethrown. */
+export function gitlabFailure(err: unknown): GitLabFailure {
+  if (err instanceof GitbeakerRequestError) {
+    return { status: err.cause?.response.status, message: err.cause?.description || err.message, timedOut: false };
+  }
+  if (err instanceof GitbeakerTimeoutError) return { message: 'no answer before the timeout', timedOut: true };
+  if (err instanceof GitbeakerRetryError) return { status: 502, message: err.message, timedOut: false };
+  // fetch rejects with TypeError('fetch failed') whose cause says why (refused, DNS, TLS).
+  if (err instanceof TypeError && err.message === 'fetch failed') {
+    const cause = err.cause as { code?: string; message?: string } | undefined;
+    return { message: `unreachable: ${[cause?.code, cause?.message].filter(Boolean).join(' ') || err.message}`, timedOut: false };
+  }
+  throw err;
+}
 
 export interface GitLabIssue {
   id: number;
@@ -15,54 +62,52 @@ export interface GitLabIssue {
   state?: string;
 }
 
-export interface GitLabOptions {
-  url: string;
-  token: string;
+export interface GitLabOptions extends GitLabConnection {
   projectId: string;
-  timeoutMs?: number;
 }
 
+/** The SRE service's incident tickets. */
 export class GitLabClient {
-  constructor(private readonly opts: GitLabOptions) {}
+  private readonly api: GitLabApi;
 
-  private projectUrl(projectId = this.opts.projectId): string {
-    return `${this.opts.url.replace(/\/+$/, '')}/api/v4/projects/${encodeURIComponent(projectId)}`;
+  constructor(private readonly opts: GitLabOptions) {
+    this.api = gitlabApi(opts);
   }
 
-  /** A JSON request; an answer that is not JSON or lacks `required` fields is an ExternalHttpError. */
-  private async send<T>(method: string, url: string, body: unknown, required: string[]): Promise<T> {
-    const { status, text } = await requestText('GitLab', url, {
-      method,
-      headers: { 'PRIVATE-TOKEN': this.opts.token, 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify(body),
-      timeoutMs: this.opts.timeoutMs ?? 10_000,
-    });
-    let parsed: Record<string, unknown>;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new ExternalHttpError(`GitLab answered ${status} with a body that is not JSON`, status);
-    }
-    const missing = required.filter((f) => parsed[f] === undefined);
-    if (missing.length) throw new ExternalHttpError(`GitLab answered without ${missing.join('/')}`, status);
-    return parsed as T;
-  }
-
-  /** Creates an issue in the configured project. */
+  /**
+   * Creates an issue in the configured project (POST /projects/:id/issues). Failures are
+   * ExternalHttpError with GitLab's status, so callers can tell permanent (4xx) from transient ones.
+   */
   async createIssue(input: { title: string; description?: string; labels?: string[]; confidential?: boolean }): Promise<GitLabIssue> {
-    const issue = await this.send<GitLabIssue>('POST', `${this.projectUrl()}/issues`, { title: input.title, description: input.description, labels: input.labels?.join(','), confidential: input.confidential }, ['iid', 'web_url']);
-    if (typeof issue.iid !== 'number' || typeof issue.web_url !== 'string') throw new ExternalHttpError('GitLab answered without iid/web_url');
-    return issue;
+    const body = (await this.call('POST issues', () =>
+      this.api.Issues.create(this.opts.projectId, input.title, {
+        description: input.description,
+        labels: input.labels?.join(','),
+        confidential: input.confidential,
+      }),
+    )) as Partial<GitLabIssue>;
+    if (typeof body?.iid !== 'number' || typeof body.web_url !== 'string') throw new ExternalHttpError('GitLab answered without iid/web_url', 201);
+    return body as GitLabIssue;
   }
 
-  /** Adds a comment (note) to an issue. */
+  /** Adds a comment to an issue (POST /projects/:id/issues/:iid/notes). */
   async addNote(projectId: string, iid: number, body: string): Promise<{ id: number }> {
-    return this.send('POST', `${this.projectUrl(projectId)}/issues/${iid}/notes`, { body }, ['id']);
+    return (await this.call('POST issue notes', () => this.api.IssueNotes.create(projectId, iid, body))) as { id: number };
   }
 
-  /** Closes or reopens an issue; answers its new state. */
+  /** Closes or reopens an issue (PUT /projects/:id/issues/:iid with state_event). */
   async setIssueState(projectId: string, iid: number, event: 'close' | 'reopen'): Promise<GitLabIssue> {
-    return this.send('PUT', `${this.projectUrl(projectId)}/issues/${iid}`, { state_event: event }, ['iid', 'state']);
+    return (await this.call('PUT issue', () => this.api.Issues.edit(projectId, iid, { stateEvent: event }))) as unknown as GitLabIssue;
+  }
+
+  /** One call; failures become ExternalHttpError with GitLab's status (permanent 4xx vs transient). */
+  private async call<T>(what: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      const failure = gitlabFailure(err);
+      throw new ExternalHttpError(`GitLab ${what} ${failure.status ? `answered ${failure.status}` : 'failed'}: ${failure.message.slice(0, 300)}`, failure.status);
+    }
   }
 }
 

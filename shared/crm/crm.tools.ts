@@ -6,8 +6,7 @@
  * `next_cursor`; passing that cursor back returns the next older page.
  */
 import { z, uuid } from '../zod.js';
-import { defineTool, type ToolDefinition } from '../tools.js';
-import { ValidationError } from '../errors.js';
+import { asToolInput, defineTool, type ToolDefinition } from '../tools.js';
 import { createAccount, getAccountDetail, updateAccount } from './accounts.js';
 import { convertLead, createLead, getLead, updateLead } from './leads.js';
 import { createOpportunity, getOpportunity, updateOpportunity } from './opportunities.js';
@@ -27,21 +26,6 @@ const paging = {
 };
 const listPage = (input: { cursor?: string; limit?: number }) => ({ limit: input.limit ?? 50, sort: listSort, cursor: input.cursor });
 const str = z.string();
-
-/** Domain errors name request fields (body.x); an agent sent tool input (input.x). */
-function asToolInput<I, R>(handler: (input: I) => Promise<R>): (input: I) => Promise<R> {
-  return async (input) => {
-    try {
-      return await handler(input);
-    } catch (err) {
-      if (err instanceof ValidationError) {
-        const errors = err.errors.map((e) => ({ ...e, path: e.path.replace(/^(body|query)\./, 'input.') }));
-        throw new ValidationError(err.message, errors, err.extensions);
-      }
-      throw err;
-    }
-  };
-}
 
 const page = <T>(p: { items: T[]; next_cursor: string | null }, key: string) => ({
   [key]: p.items,
