@@ -21,13 +21,14 @@ const interval = (fallback: string) =>
 
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
-  NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production refuses unsafe defaults'],
+  NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite and benchmarks, which configure themselves)'],
+  SWITCHBOARD_DEV: [bool(false), 'set by npm run dev only: development conveniences (API key dev-key, admin/admin, unsigned alert and lead webhooks); without it (or NODE_ENV=test) every start requires real credentials'],
   PORT: [int(3000, 0), 'HTTP port of the API (web role)'],
   HOST: [z.string().default('0.0.0.0'), 'address the API binds to'],
   LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino log level'],
-  API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); dev accepts dev-key when empty'],
-  ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); dev default admin'],
-  ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; dev default admin'],
+  API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); required outside npm run dev, which accepts dev-key when empty'],
+  ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); required outside npm run dev (default admin there)'],
+  ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; required outside npm run dev (default admin there)'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
@@ -57,11 +58,11 @@ export const variables = {
   LLM_BASE_URL: [optionalUrl, 'base URL of the OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio)'],
   LLM_MODEL: [z.string().default('gpt-4o-mini'), 'model name'],
 
-  CRM_WEBHOOK_SECRET: [z.string().default(''), 'secret of the lead webhooks (HMAC-SHA256 or Standard Webhooks); empty accepts unsigned requests'],
+  CRM_WEBHOOK_SECRET: [z.string().default(''), 'secret of the lead webhooks (HMAC-SHA256 or Standard Webhooks); required outside npm run dev, where empty accepts unsigned requests'],
   CRM_BATCH_MAX: [int(1000, 1), 'most leads accepted by one batch webhook call; more gets 413'],
   CRM_BATCH_WAIT_MS: [int(15000, 0), 'how long the batch webhook waits for the queued batch to be written before answering 202 (accepted, still processing)'],
 
-  ALERT_WEBHOOK_TOKEN: [z.string().default(''), 'secret of the default alert sources (bearer token or basic-auth password); production requires it'],
+  ALERT_WEBHOOK_TOKEN: [z.string().default(''), 'secret of the default alert sources (bearer token or basic-auth password); required outside npm run dev, where empty accepts unauthenticated alerts'],
   FLAP_THRESHOLD: [int(5, 1), 'state changes within FLAP_WINDOW above which an alert is flapping'],
   FLAP_WINDOW: [int(600, 1), 'flapping window in seconds'],
   ESCALATION_AFTER: [int(900, 1), 'seconds an incident may stay unacknowledged before it is escalated'],
@@ -102,15 +103,46 @@ export function parseEnv(source: NodeJS.ProcessEnv): Env {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const env = result.data as Env;
-  if (env.NODE_ENV === 'production') {
-    const missing = (['DATABASE_URL', 'API_KEYS', 'ADMIN_PASSWORD', 'ALERT_WEBHOOK_TOKEN'] as const).filter((k) => !env[k]);
-    if (missing.length) throw new ConfigError(`Invalid configuration:\n${missing.map((k) => `  ${k}: required when NODE_ENV=production`).join('\n')}`);
-  }
+  const unsafe = startupSafetyProblems(env);
+  if (unsafe.length) throw new ConfigError(`Invalid configuration:\n${unsafe.map((p) => `  ${p}`).join('\n')}`);
   return env;
 }
 
+/** Whether development conveniences apply: `npm run dev` (SWITCHBOARD_DEV) or the test suite (NODE_ENV=test). */
+export function conveniencesAllowed(env: Pick<Env, 'SWITCHBOARD_DEV' | 'NODE_ENV'>): boolean {
+  return env.SWITCHBOARD_DEV || env.NODE_ENV === 'test';
+}
+
+/** Credentials every start needs unless development conveniences apply, with the well-known values they must not have. */
+const realCredentials = {
+  API_KEYS: (v: string) => (v.split(',').map((k) => k.trim()).includes('dev-key') ? 'must not contain the development key dev-key' : undefined),
+  ADMIN_USER: () => undefined,
+  ADMIN_PASSWORD: (v: string) => (v === 'admin' ? 'must not be the development password admin' : undefined),
+  ALERT_WEBHOOK_TOKEN: () => undefined,
+  CRM_WEBHOOK_SECRET: () => undefined,
+} as const satisfies Partial<Record<keyof Env, (value: string) => string | undefined>>;
+
+/**
+ * The one place that decides whether a configuration is safe to start with; each problem names its variable.
+ * With NODE_ENV unset (development) or production, and no SWITCHBOARD_DEV, the API refuses to run on
+ * well-known or absent credentials: a forgotten variable must not leave a route open.
+ */
+export function startupSafetyProblems(env: Env): string[] {
+  const problems: string[] = [];
+  const why = env.NODE_ENV === 'production' ? 'required when NODE_ENV=production' : 'required outside npm run dev (SWITCHBOARD_DEV) and tests (NODE_ENV=test)';
+  if (env.NODE_ENV === 'production' && !env.DATABASE_URL) problems.push(`DATABASE_URL: ${why}`);
+  if (!conveniencesAllowed(env)) {
+    for (const [name, check] of Object.entries(realCredentials) as Array<[keyof typeof realCredentials, (v: string) => string | undefined]>) {
+      const value = env[name];
+      const problem = value ? check(value) : why;
+      if (problem) problems.push(`${name}: ${problem}`);
+    }
+  }
+  return problems;
+}
+
 function nested(env: Env) {
-  const dev = env.NODE_ENV !== 'production';
+  const dev = conveniencesAllowed(env);
   return {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',

@@ -63,7 +63,9 @@ async function startLocalRedis(host: string, port: number): Promise<void> {
 }
 
 async function main() {
-  const env: NodeJS.ProcessEnv = { NODE_ENV: 'development', SERVICE_SESSION_SYSTEM: 'true', ...process.env };
+  // SWITCHBOARD_DEV turns on the development conveniences (dev-key, admin/admin, unsigned webhooks), which no
+  // other start accepts; with them on, the API listens on loopback only unless HOST says otherwise.
+  const env: NodeJS.ProcessEnv = { NODE_ENV: 'development', SERVICE_SESSION_SYSTEM: 'true', HOST: '127.0.0.1', ...process.env, SWITCHBOARD_DEV: '1' };
   let cfg;
   try {
     cfg = loadConfig(env);
