@@ -29,6 +29,7 @@ export const variables = {
   API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); required outside npm run dev, which accepts dev-key when empty'],
   ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); required outside npm run dev (default admin there)'],
   ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; required outside npm run dev (default admin there)'],
+  METRICS_TOKEN: [z.string().default(''), 'bearer token that /metrics (web and worker roles) requires; empty leaves /metrics open to whoever reaches it'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
@@ -42,6 +43,8 @@ export const variables = {
   SERVICE_SESSION_SYSTEM: [bool(false), 'feature flag enabling the session system (dev turns it on)'],
   SERVICE_SESSION_RESUME_WINDOW: [interval('24 hours'), 'default resume window of a session, interval syntax'],
   SERVICE_SESSION_MAX_HISTORY: [int(50, 1), 'messages kept in a session conversation_history'],
+  SSE_MAX_STREAMS: [int(10000, 1), 'most SSE streams one API process holds open; more get 429 with Retry-After'],
+  SSE_MAX_STREAMS_PER_KEY: [int(2000, 1), 'most SSE streams one API key holds open in one API process; more get 429 with Retry-After'],
   SESSION_SSE_KEEPALIVE_SECONDS: [int(15, 1), 'seconds between SSE keep-alive comments'],
   SESSION_PUBLISH_WAIT_MS: [int(2000, 0), 'how long POST messages waits for persist+publish before answering 202'],
   SESSION_EXPIRY_CRON: [z.string().default('* * * * *'), 'cron expression of the tick that closes expired sessions'],
@@ -148,6 +151,8 @@ function nested(env: Env) {
     isProduction: env.NODE_ENV === 'production',
     http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT },
     log: { level: env.LOG_LEVEL },
+    metrics: { token: env.METRICS_TOKEN },
+    streams: { max: env.SSE_MAX_STREAMS, maxPerKey: env.SSE_MAX_STREAMS_PER_KEY },
     auth: {
       apiKeys: env.API_KEYS ? env.API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : dev ? ['dev-key'] : [],
       admin: { user: env.ADMIN_USER || (dev ? 'admin' : ''), password: env.ADMIN_PASSWORD || (dev ? 'admin' : '') },

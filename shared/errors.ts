@@ -29,6 +29,15 @@ export class ConflictError extends AppError {}
 export class PayloadTooLargeError extends AppError {}
 export class UnsupportedMediaTypeError extends AppError {}
 export class ServiceUnavailableError extends AppError {}
+/** A client over a limit; `retryAfterSeconds` becomes the Retry-After header. */
+export class TooManyRequestsError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, [], { retry_after_seconds: retryAfterSeconds });
+  }
+}
 export class UpstreamError extends AppError {}
 
 interface ProblemKind {
@@ -47,6 +56,7 @@ export const problemKinds = new Map<Function, ProblemKind>([
   [ConflictError, { status: 409, title: 'Conflict', slug: 'conflict' }],
   [PayloadTooLargeError, { status: 413, title: 'Payload Too Large', slug: 'payload-too-large' }],
   [UnsupportedMediaTypeError, { status: 415, title: 'Unsupported Media Type', slug: 'unsupported-media-type' }],
+  [TooManyRequestsError, { status: 429, title: 'Too Many Requests', slug: 'too-many-requests' }],
   [UpstreamError, { status: 502, title: 'Bad Gateway', slug: 'upstream' }],
   [ServiceUnavailableError, { status: 503, title: 'Service Unavailable', slug: 'unavailable' }],
 ]);

@@ -1,14 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import { config } from '../../shared/config.js';
 import { UnauthorizedError } from '../../shared/errors.js';
-
-/** Constant-time string comparison. */
-export function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
+import { matchDigest, secretDigest, secretsEqual } from '../../shared/secrets.js';
 
 /** The API key a request carries: X-API-Key, or Authorization: Bearer. */
 export function presentedApiKey(ctx: Context): string | undefined {
@@ -27,12 +20,31 @@ export function basicCredentials(ctx: Context): { user: string; password: string
   return at < 0 ? undefined : { user: decoded.slice(0, at), password: decoded.slice(at + 1) };
 }
 
-/** Service routes: a key from API_KEYS (dev accepts dev-key when none is configured). */
+let keyDigests: { keys: readonly string[]; digests: Buffer[]; ids: string[] } | undefined;
+
+/** Digests of the configured keys (computed once per configuration) and a non-secret id of each: the start of its digest. */
+function configuredKeys() {
+  const keys = config().auth.apiKeys;
+  if (keyDigests?.keys !== keys) {
+    const digests = keys.map(secretDigest);
+    keyDigests = { keys, digests, ids: digests.map((d) => d.toString('hex').slice(0, 12)) };
+  }
+  return keyDigests;
+}
+
+/**
+ * Service routes: a key from API_KEYS (dev accepts dev-key when none is configured). Keys are compared
+ * as SHA-256 digests in constant time, so neither a key's content nor its length shows in the timing.
+ * The matched key's id (start of its digest, never the key) is left in ctx.state.apiKeyId for per-key limits.
+ */
 export function requireApiKey(): Middleware {
   return async (ctx, next) => {
     const key = presentedApiKey(ctx);
     if (!key) throw new UnauthorizedError('An API key is required: send it in X-API-Key or Authorization: Bearer.');
-    if (!config().auth.apiKeys.some((k) => safeEqual(k, key))) throw new UnauthorizedError('The API key is not valid.');
+    const { digests, ids } = configuredKeys();
+    const index = matchDigest(key, digests);
+    if (index < 0) throw new UnauthorizedError('The API key is not valid.');
+    ctx.state.apiKeyId = ids[index];
     await next();
   };
 }
@@ -42,7 +54,10 @@ export function requireAdmin(): Middleware {
   return async (ctx, next) => {
     const { user, password } = config().auth.admin;
     const given = basicCredentials(ctx);
-    if (!given || !user || !safeEqual(given.user, user) || !safeEqual(given.password, password)) {
+    // Both parts are always compared, so the timing does not say which one was wrong.
+    const userOk = secretsEqual(given?.user ?? '', user);
+    const passwordOk = secretsEqual(given?.password ?? '', password);
+    if (!given || !user || !password || !userOk || !passwordOk) {
       ctx.set('WWW-Authenticate', 'Basic realm="switchboard admin", charset="UTF-8"');
       throw new UnauthorizedError('Admin credentials are required (basic auth).');
     }

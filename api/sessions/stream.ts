@@ -12,7 +12,7 @@ import { config } from '../../shared/config.js';
 import { subscribeSession, type BusEvent } from '../../shared/bus.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
-import { trackStream } from '../streams.js';
+import { admitStream, trackStream } from '../streams.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -38,6 +38,8 @@ export function sseFrame(event: BusEvent): string {
 
 /** Takes over the response of `ctx` and streams the session's events to it until either side ends. */
 export async function streamSession(ctx: Context, sessionId: string, channel: string, lastEventId: number | undefined): Promise<void> {
+  // Before anything is held for it: over a cap this is a 429 (with Retry-After) and nothing else.
+  const release = admitStream(ctx.state.apiKeyId);
   const res = ctx.res;
   const socket = ctx.req.socket;
   let last = lastEventId ?? 0;
@@ -72,13 +74,20 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
     } else write(event);
   };
 
-  const unsubscribe = await subscribeSession(sessionId, onEvent);
+  let unsubscribe: () => void;
+  try {
+    unsubscribe = await subscribeSession(sessionId, onEvent);
+  } catch (err) {
+    release();
+    throw err;
+  }
   const untrack = trackStream(end);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), config().sessions.keepAliveSeconds * 1000);
   openStreams.inc();
   function cleanup() {
     clearInterval(keepAlive);
     unsubscribe();
+    release();
     untrack();
     openStreams.dec();
   }

@@ -1,9 +1,9 @@
 /** sre_alert_sources: one webhook endpoint per (kind, name), each with its own secret. */
-import { timingSafeEqual } from 'node:crypto';
 import { config } from '../../config.js';
 import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../../errors.js';
 import { paged, type Page } from '../alerting/listing.js';
+import { secretsEqual } from '../../secrets.js';
 
 export const TABLE = 'sre_alert_sources';
 export type SourceKind = 'alertmanager' | 'grafana';
@@ -81,12 +81,6 @@ export async function deleteSource(id: string): Promise<void> {
   await db()<Row>(TABLE).where({ id }).delete();
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 // Webhook requests look their source up on every call; a short cache keeps that off the hot path.
 const cacheMs = 2000;
 const cache = new Map<string, { row: Row | undefined; at: number }>();
@@ -117,7 +111,7 @@ export async function authenticateSource(kind: SourceKind, name: string, present
   const row = hit.row;
   if (!row || !row.enabled) throw new NotFoundError(`No enabled ${kind} alert source named "${name}".`);
   const secret = row.secret ?? config().sre.alertWebhookToken;
-  if (secret && (!presented || !safeEqual(presented, secret))) {
+  if (secret && (!presented || !secretsEqual(presented, secret))) {
     throw new UnauthorizedError('The webhook secret is missing or wrong: send it as a bearer token or as the basic-auth password.');
   }
   return { id: row.id, label: key };
