@@ -2,6 +2,7 @@
 import { z, uuid } from '../../shared/zod.js';
 import { labelQuery, pageQuery, pageSchema } from '../../shared/sre/alerting/listing.js';
 import { matcherSchema } from '../../shared/sre/alerting/matchers.js';
+import { sourceNamePattern } from '../../shared/sre/alerts/alert-source.store.js';
 
 const labels = z.record(z.string(), z.string());
 const ts = z.string().openapi({ format: 'date-time' });
@@ -32,7 +33,7 @@ export const alertSource = z
   .openapi('AlertSource');
 export const sourceCreate = z.object({
   kind: sourceKind,
-  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lowercase letters, digits, - or _ (max 63)'),
+  name: z.string().regex(sourceNamePattern, 'must be lowercase letters, digits, - or _ (max 63)'),
   secret: z.string().min(8).max(500).nullable().optional().openapi({ description: 'bearer token / basic-auth password; omitted or null: ALERT_WEBHOOK_TOKEN applies' }),
   enabled: z.boolean().default(true),
 });
