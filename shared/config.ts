@@ -63,6 +63,7 @@ export const variables = {
   LLM_MODEL: [z.string().default('gpt-4o-mini'), 'model name'],
 
   CRM_WEBHOOK_SECRET: [z.string().default(''), 'secret of the lead webhooks (HMAC-SHA256 or Standard Webhooks); required outside npm run dev, where empty accepts unsigned requests'],
+  CRM_WEBHOOK_REPLAY_WINDOW: [int(86400, 1), 'seconds during which a body signed with X-Webhook-Signature is not accepted again (replay protection of the untimestamped scheme)'],
   CRM_BATCH_MAX: [int(1000, 1), 'most leads accepted by one batch webhook call; more gets 413'],
   CRM_BATCH_WAIT_MS: [int(15000, 0), 'how long the batch webhook waits for the queued batch to be written before answering 202 (accepted, still processing)'],
 
@@ -182,7 +183,7 @@ function nested(env: Env) {
       ) as Record<string, string>,
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
-    crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
+    crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, replayWindowSeconds: env.CRM_WEBHOOK_REPLAY_WINDOW, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
     sre: {
       alertWebhookToken: env.ALERT_WEBHOOK_TOKEN,
       flapThreshold: env.FLAP_THRESHOLD,
