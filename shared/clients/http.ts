@@ -39,3 +39,13 @@ export async function requestText(system: string, url: string, init: RequestInit
   }
   return { status: res.status, headers: res.headers, text };
 }
+
+/** Parses an answer that should be JSON; otherwise an ExternalHttpError (the body is logged, not quoted: a parse error's message would quote it). */
+export function parseJsonAnswer<T>(system: string, path: string, text: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    logger('http-client').warn({ system, path, body: text.slice(0, 2000) }, `${system} ${path} answered a body that is not JSON`);
+    throw new ExternalHttpError(`${system} ${path} answered a body that is not JSON`);
+  }
+}
