@@ -197,6 +197,7 @@ export function sessionRoutes(): ApiRouter {
         'Resuming: send `Last-Event-ID` (or `last_event_id` in the query): every event after it is replayed from Postgres, then the live events follow with no gap and no duplicate. Without it only live events are sent.',
         'Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, never compressed. The API key may be sent as `Authorization: Bearer` or `X-API-Key`.',
         'A subscriber more than 1 MiB behind is disconnected; it reconnects with Last-Event-ID and replays.',
+        'Open streams are capped per API process (SSE_MAX_STREAMS, default 10,000) and per API key within a process (SSE_MAX_STREAMS_PER_KEY, default 2,000): over a cap the answer is 429 with `Retry-After` (seconds) and nothing is streamed.',
       ].join('\n\n'),
       auth: 'apiKey',
       request: {
@@ -205,6 +206,7 @@ export function sessionRoutes(): ApiRouter {
         headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'must be a sequence number').optional() }),
       },
       responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream', schema: z.string() } },
+      errors: { 429: 'Too many open streams in this process or for this API key (Retry-After says when to try again)' },
       handler: async ({ params, query, headers }, ctx) => {
         await getSession(params.session_id);
         const fromHeader = headers['last-event-id'] !== undefined ? Number(headers['last-event-id']) : undefined;
