@@ -99,8 +99,11 @@ const envSchema = z.object(
 
 export class ConfigError extends Error {}
 
-/** Parses an environment; throws one ConfigError naming every bad variable. */
-export function parseEnv(source: NodeJS.ProcessEnv): Env {
+/**
+ * Parses an environment; throws one ConfigError naming every bad variable. `credentials: false` is for a
+ * process that accepts no network requests (the stdio MCP server): the routes' credentials are not its concern.
+ */
+export function parseEnv(source: NodeJS.ProcessEnv, options: { credentials?: boolean } = {}): Env {
   // Empty strings mean "unset", as in most .env tooling.
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
   const result = envSchema.safeParse(cleaned);
@@ -109,7 +112,7 @@ export function parseEnv(source: NodeJS.ProcessEnv): Env {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const env = result.data as Env;
-  const unsafe = startupSafetyProblems(env);
+  const unsafe = startupSafetyProblems(env, options.credentials ?? true);
   if (unsafe.length) throw new ConfigError(`Invalid configuration:\n${unsafe.map((p) => `  ${p}`).join('\n')}`);
   return env;
 }
@@ -133,11 +136,11 @@ const realCredentials = {
  * With NODE_ENV unset (development) or production, and no SWITCHBOARD_DEV, the API refuses to run on
  * well-known or absent credentials: a forgotten variable must not leave a route open.
  */
-export function startupSafetyProblems(env: Env): string[] {
+export function startupSafetyProblems(env: Env, credentials = true): string[] {
   const problems: string[] = [];
   const why = env.NODE_ENV === 'production' ? 'required when NODE_ENV=production' : 'required outside npm run dev (SWITCHBOARD_DEV) and tests (NODE_ENV=test)';
   if (env.NODE_ENV === 'production' && !env.DATABASE_URL) problems.push(`DATABASE_URL: ${why}`);
-  if (!conveniencesAllowed(env)) {
+  if (credentials && !conveniencesAllowed(env)) {
     for (const [name, check] of Object.entries(realCredentials) as Array<[keyof typeof realCredentials, (v: string) => string | undefined]>) {
       const value = env[name];
       const problem = value ? check(value) : why;
@@ -213,6 +216,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 }
 
 let current: Config | undefined;
+
+/** The configuration of a process that accepts no network requests (see parseEnv); later config() calls return it. */
+export function configWithoutListener(): Config {
+  current ??= nested(parseEnv(process.env, { credentials: false }));
+  return current;
+}
 
 /** The process configuration, parsed from process.env on first use. */
 export function config(): Config {
