@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
+import { up as disableNonRe2Matchers } from '../../migrations/20261123002000_non_re2_matchers.js';
 
 process.env.AUTOMATION_URL = 'http://127.0.0.1:1';
 process.env.DATABASE_STATEMENT_TIMEOUT_MS = '700';
@@ -51,5 +52,18 @@ describe('matchers of incident rules and runbooks (Alertmanager semantics: RE2)'
   it('database statements have a time limit (DATABASE_STATEMENT_TIMEOUT_MS)', async () => {
     expect((await db().raw('show statement_timeout')).rows[0].statement_timeout).toBe('700ms');
     await expect(db().raw('select pg_sleep(3)')).rejects.toMatchObject({ code: '57014' });
+  });
+
+  it('rules and runbooks stored earlier with a pattern RE2 refuses are disabled by the migration', async () => {
+    const bad = JSON.stringify([{ label: 'instance', op: '=~', value: backtracking }]);
+    const good = JSON.stringify([{ label: 'instance', op: '=~', value: 'web-.*' }]);
+    const [badRule] = await db()('sre_incident_rules').insert({ name: 'legacy-bad', matchers: bad }).returning('id');
+    const [goodRule] = await db()('sre_incident_rules').insert({ name: 'legacy-good', matchers: good }).returning('id');
+    const [badRunbook] = await db()('sre_runbooks').insert({ name: 'legacy-bad', webhook_url: '/webhook/x', matchers: bad, parameters: '{}' }).returning('id');
+    await disableNonRe2Matchers(db());
+    const enabled = async (table: string, id: string) => (await db()(table).where({ id }).first()).enabled;
+    expect(await enabled('sre_incident_rules', badRule.id)).toBe(false);
+    expect(await enabled('sre_incident_rules', goodRule.id)).toBe(true);
+    expect(await enabled('sre_runbooks', badRunbook.id)).toBe(false);
   });
 });
