@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dockerApiServer, traefikApiServer, until } from '../sre/discovery-servers.js';
+import { dockerApiServer, traefikApiServer } from '../sre/discovery-servers.js';
+import { eventually } from '../helpers/eventually.js';
 
 // A configured proxy API that fails with a body of its own, and a local service an API caller would like discovery to read.
 const configuredProxy = await traefikApiServer({ routers: [], services: [], fail: true });
@@ -55,7 +56,7 @@ describe('discovery addresses set through the API', () => {
   it('a source stored earlier with an internal address is not read, and a source error does not carry the upstream body', async () => {
     await db()('sre_discovery_sources').insert({ name: 'legacy-internal', kind: 'docker', address: internalService.url, enabled: true });
     const triggered = await (await api.request('/api/v1/cmdb/discovery/trigger', { method: 'POST' })).json();
-    const run = await until(async () => {
+    const run = await eventually(async () => {
       const r = await (await api.request(`/api/v1/cmdb/discovery/runs/${triggered.run_id}`)).json();
       return r.status !== 'running' && r;
     }, 20_000, 'the discovery run');

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
-import { json, localServer, waitFor } from '../sre/alerting-helpers.js';
+import { json, localServer } from '../sre/alerting-helpers.js';
+import { eventually } from '../helpers/eventually.js';
 import { up as disableForeignRunbooks } from '../../migrations/20261123001000_runbook_foreign_targets.js';
 
 // The automation system (n8n's webhook wire format) and another host that would like its key.
@@ -26,7 +27,7 @@ const create = (webhook_url: string) => api.request('/api/v1/runbooks', { method
 const getJson = async (path: string) => (await api.request(path)).json();
 async function runToEnd(runbookId: string) {
   const queued = await (await api.request(`/api/v1/runbooks/${runbookId}/execute`, { method: 'POST', json: {} })).json();
-  return waitFor(async () => {
+  return eventually(async () => {
     const e = await getJson(`/api/v1/runbooks/executions/${queued.id}`);
     return ['success', 'failed'].includes(e.status) ? e : null;
   });

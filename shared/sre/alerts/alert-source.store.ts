@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { config } from '../../config.js';
 import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../../errors.js';
-import { paged, type Page } from '../alerting/listing.js';
+import { paged, type Page } from '../listing.js';
 import { secretsEqual } from '../../secrets.js';
 
 export const TABLE = 'sre_alert_sources';

@@ -1,10 +1,11 @@
 /** /api/v1/runbooks: remediation workflows (n8n) bound to alert matchers, and their executions. */
-import { ApiRouter } from '../routing.js';
-import { assertMatchersCompile } from '../../shared/sre/alerting/matchers.js';
-import { createRunbook, deleteRunbook, getRunbook, listRunbooks, updateRunbook } from '../../shared/sre/runbooks/runbook.store.js';
-import { executionHistory, getExecution, listExecutions } from '../../shared/sre/runbooks/execution.store.js';
-import { assertWorkflowTarget, executeRunbook } from '../../shared/sre/runbooks/runbooks.js';
-import * as s from './alerting.schemas.js';
+import { ApiRouter } from '../../routing.js';
+import { assertMatchersCompile } from '../../../shared/sre/automation/matchers.js';
+import { createRunbook, deleteRunbook, getRunbook, listRunbooks, updateRunbook } from '../../../shared/sre/runbooks/runbook.store.js';
+import { executionHistory, getExecution, listExecutions } from '../../../shared/sre/runbooks/execution.store.js';
+import { assertWorkflowTarget, executeRunbook } from '../../../shared/sre/runbooks/runbooks.js';
+import * as s from './runbooks.schemas.js';
+import { idParams } from '../common.schemas.js';
 
 const tags = ['runbooks'];
 const workflow = `**Targets.** \`webhook_url\` is a path on the automation system (\`/webhook/restart-service\`, resolved under AUTOMATION_URL) or an absolute URL under AUTOMATION_URL (same origin, below its path); anything else is a 400 naming \`body.webhook_url\`, and is checked again at each call (a runbook whose target is no longer under AUTOMATION_URL fails without a call). AUTOMATION_API_KEY is sent only there. The workflow's answer is stored as the execution's \`result\` up to 16 KiB; a larger one is stored as \`{truncated: true, bytes}\`. Error messages never carry the automation system's response body (it is logged).
@@ -34,7 +35,7 @@ export function runbookRoutes(): ApiRouter {
       summary: 'Get a runbook execution with its status history',
       description: workflow,
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 200: { description: 'the execution', schema: s.executionDetail } },
       handler: async ({ params }) => ({ ...(await getExecution(params.id)), history: await executionHistory(params.id) }),
     })
@@ -71,7 +72,7 @@ export function runbookRoutes(): ApiRouter {
       tags,
       summary: 'Get a runbook',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 200: { description: 'the runbook', schema: s.runbook } },
       handler: ({ params }) => getRunbook(params.id),
     })
@@ -82,7 +83,7 @@ export function runbookRoutes(): ApiRouter {
       summary: 'Change a runbook',
       auth: 'apiKey',
       description: workflow,
-      request: { params: s.idParams, body: s.runbookPatch },
+      request: { params: idParams, body: s.runbookPatch },
       responses: { 200: { description: 'changed', schema: s.runbook } },
       errors: { 409: 'A runbook of that name exists' },
       handler: async ({ params, body }) => {
@@ -97,7 +98,7 @@ export function runbookRoutes(): ApiRouter {
       tags,
       summary: 'Delete a runbook and its executions',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 204: { description: 'deleted' } },
       handler: async ({ params }, ctx) => {
         await deleteRunbook(params.id);
@@ -111,7 +112,7 @@ export function runbookRoutes(): ApiRouter {
       summary: 'Execute a runbook',
       description: `Queues an execution (202) and starts it through the workflow. A disabled runbook can still be executed by hand. Optional alert_id / incident_id give the workflow context (the execution then appears on the incident's timeline).\n\n${workflow}`,
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.executeBody },
+      request: { params: idParams, body: s.executeBody },
       responses: { 202: { description: 'queued', schema: s.execution } },
       handler: ({ params, body }) => executeRunbook(params.id, { alert_id: body.alert_id, incident_id: body.incident_id, input: body.input, triggered_by: body.by }),
     })
@@ -121,7 +122,7 @@ export function runbookRoutes(): ApiRouter {
       tags,
       summary: "A runbook's executions",
       auth: 'apiKey',
-      request: { params: s.idParams, query: s.executionQuery.omit({ runbook_id: true }) },
+      request: { params: idParams, query: s.executionQuery.omit({ runbook_id: true }) },
       responses: { 200: { description: 'a page of executions', schema: s.executionPage } },
       handler: async ({ params, query }) => {
         await getRunbook(params.id);
