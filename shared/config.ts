@@ -30,7 +30,20 @@ export const variables = {
   ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); required outside npm run dev (default admin there)'],
   ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; required outside npm run dev (default admin there)'],
   METRICS_TOKEN: [z.string().default(''), 'bearer token that /metrics (web and worker roles) requires; empty leaves /metrics open to whoever reaches it'],
+  PUBLIC_URL: [optionalUrl, 'address people open in the browser (scheme, host, port); the OIDC redirect is PUBLIC_URL/api/global/auth/oidc/callback; default http://localhost:PORT, https required in production'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
+
+  OIDC_ISSUER_URL: [optionalUrl, 'OpenID Connect provider (discovery at /.well-known/openid-configuration below it); unset in dev starts an embedded provider with dev accounts'],
+  OIDC_CLIENT_ID: [optionalText, 'client id registered at the provider'],
+  OIDC_CLIENT_SECRET: [optionalText, 'client secret registered at the provider'],
+  OIDC_ROLES_CLAIM: [z.string().min(1).default('roles'), 'claim of the ID token or userinfo holding the person\'s roles or groups (e.g. roles, groups)'],
+  OIDC_ROLE_MAP: [
+    z.string().regex(/^\s*[^:,\s][^:,]*:(sre|staff)\s*(,\s*[^:,\s][^:,]*:(sre|staff)\s*)*$/, 'must look like ops-team:sre,support:staff').optional(),
+    'provider group → platform role (sre or staff), comma-separated; a claim value sre or staff is that role without mapping',
+  ],
+  AUTH_SESSION_IDLE: [interval('8 hours'), 'a browser session ends after this long without a request, interval syntax'],
+  AUTH_SESSION_MAX: [interval('7 days'), 'a browser session ends this long after sign-in whatever its use, interval syntax'],
+  DEV_OIDC_PORT: [int(9410, 1), 'port of the identity provider npm run dev embeds when OIDC_ISSUER_URL is unset'],
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
   DATABASE_POOL_MAX: [int(10, 1), 'connections per process in the knex pool'],
@@ -79,6 +92,16 @@ export const variables = {
   AUTOMATION_URL: [optionalUrl, 'workflow automation (n8n) base URL'],
   AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
 
+  ISSUE_TRACKER_BASE_URL: [optionalUrl, 'issue-tracker tool server: public address of the issue tracker, used in the links its tools return (default ISSUE_TRACKER_API_URL)'],
+  ISSUE_TRACKER_API_URL: [optionalUrl, 'issue-tracker tool server: internal address of the issue tracker (GitLab) it calls'],
+  ISSUE_TRACKER_PROJECT_PATH: [z.string().regex(/^[\w.-]+(\/[\w.-]+)+$/, 'must look like group/project').optional(), 'issue-tracker tool server: path of the project it works on, e.g. group/project'],
+  ISSUE_TRACKER_VERIFY_SSL: [bool(true), 'issue-tracker tool server: verify the TLS certificate of ISSUE_TRACKER_API_URL (false for a self-signed internal tracker)'],
+  ISSUE_TRACKER_MCP_TOKEN: [z.string().default(''), 'issue-tracker tool server: access token it sends as PRIVATE-TOKEN'],
+  IDENTITY_BASE_URL: [optionalUrl, 'issue-tracker tool server: identity provider whose tokens it accepts (JWKS from /.well-known/openid-configuration, issuer and audience checked); unset: MCP_SERVICE_TOKENS'],
+  MCP_SERVICE_PORT: [int(9400, 0), 'port of the issue-tracker tool server (tools role, MCP over Streamable HTTP at /mcp)'],
+  MCP_SERVICE_URL: [optionalUrl, 'public address of the issue-tracker tool server (default http://localhost:MCP_SERVICE_PORT); the audience identity-provider tokens must carry'],
+  MCP_SERVICE_TOKENS: [z.string().default(''), 'comma-separated bearer tokens the issue-tracker tool server accepts when IDENTITY_BASE_URL is unset (npm run dev generates one)'],
+
   CONTAINER_RUNTIME_HOST: [z.string().default(''), 'container runtime: tcp://host:port of a Docker socket proxy or a unix socket path'],
   METRICS_URL: [optionalUrl, 'Prometheus base URL (targets discovery, rule reload)'],
   PROXY_API_URL: [optionalUrl, 'Traefik API base URL'],
@@ -102,7 +125,7 @@ export class ConfigError extends Error {}
 
 /**
  * Parses an environment; throws one ConfigError naming every bad variable. `credentials: false` is for a
- * process that accepts no network requests (the stdio MCP server): the routes' credentials are not its concern.
+ * process that serves none of the API's routes (see configWithoutApiCredentials).
  */
 export function parseEnv(source: NodeJS.ProcessEnv, options: { credentials?: boolean } = {}): Env {
   // Empty strings mean "unset", as in most .env tooling.
@@ -140,7 +163,11 @@ const realCredentials = {
 export function startupSafetyProblems(env: Env, credentials = true): string[] {
   const problems: string[] = [];
   const why = env.NODE_ENV === 'production' ? 'required when NODE_ENV=production' : 'required outside npm run dev (SWITCHBOARD_DEV) and tests (NODE_ENV=test)';
-  if (env.NODE_ENV === 'production' && !env.DATABASE_URL) problems.push(`DATABASE_URL: ${why}`);
+  if (env.NODE_ENV === 'production') {
+    for (const name of ['DATABASE_URL', 'PUBLIC_URL', 'OIDC_ISSUER_URL', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const) if (!env[name]) problems.push(`${name}: ${why}`);
+    // Sign-in cookies are Secure and the provider redirects back here: plain http would leak both.
+    if (env.PUBLIC_URL && !env.PUBLIC_URL.startsWith('https://')) problems.push('PUBLIC_URL: must be https when NODE_ENV=production');
+  }
   if (credentials && !conveniencesAllowed(env)) {
     for (const [name, check] of Object.entries(realCredentials) as Array<[keyof typeof realCredentials, (v: string) => string | undefined]>) {
       const value = env[name];
@@ -157,6 +184,7 @@ function nested(env: Env) {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
     http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT },
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     // Tests are silent unless a test asks for logs (LOG_LEVEL set).
     log: { level: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info') },
     metrics: { token: env.METRICS_TOKEN },
@@ -164,6 +192,20 @@ function nested(env: Env) {
     auth: {
       apiKeys: env.API_KEYS ? env.API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : dev ? ['dev-key'] : [],
       admin: { user: env.ADMIN_USER || (dev ? 'admin' : ''), password: env.ADMIN_PASSWORD || (dev ? 'admin' : '') },
+      oidc: {
+        issuerUrl: env.OIDC_ISSUER_URL,
+        clientId: env.OIDC_CLIENT_ID,
+        clientSecret: env.OIDC_CLIENT_SECRET,
+        rolesClaim: env.OIDC_ROLES_CLAIM,
+        roleMap: Object.fromEntries(
+          (env.OIDC_ROLE_MAP ?? '').split(',').filter((p) => p.includes(':')).map((p) => {
+            const at = p.lastIndexOf(':');
+            return [p.slice(0, at).trim(), p.slice(at + 1).trim()];
+          }),
+        ) as Record<string, 'sre' | 'staff'>,
+      },
+      session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX },
+      devOidcPort: env.DEV_OIDC_PORT,
     },
     db: {
       url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard',
@@ -212,21 +254,37 @@ function nested(env: Env) {
       },
       monitors: { autoApply: env.MONITORS_AUTO_APPLY, rulesDir: env.RULES_DIR },
     },
+    toolServer: {
+      port: env.MCP_SERVICE_PORT,
+      publicUrl: (env.MCP_SERVICE_URL ?? `http://localhost:${env.MCP_SERVICE_PORT}`).replace(/\/+$/, ''),
+      tokens: env.MCP_SERVICE_TOKENS.split(',').map((t) => t.trim()).filter(Boolean),
+      identityBaseUrl: env.IDENTITY_BASE_URL?.replace(/\/+$/, ''),
+      tracker: {
+        apiUrl: env.ISSUE_TRACKER_API_URL?.replace(/\/+$/, ''),
+        baseUrl: (env.ISSUE_TRACKER_BASE_URL ?? env.ISSUE_TRACKER_API_URL)?.replace(/\/+$/, ''),
+        projectPath: env.ISSUE_TRACKER_PROJECT_PATH,
+        verifySsl: env.ISSUE_TRACKER_VERIFY_SSL,
+        token: env.ISSUE_TRACKER_MCP_TOKEN,
+      },
+    },
   };
 }
 
 export type Config = ReturnType<typeof nested>;
 
-/** Builds the typed, nested configuration from an environment. */
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  return nested(parseEnv(source));
+/** Builds the typed, nested configuration from an environment (`credentials: false`: see parseEnv). */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: { credentials?: boolean } = {}): Config {
+  return nested(parseEnv(source, options));
 }
 
 let current: Config | undefined;
 
-/** The configuration of a process that accepts no network requests (see parseEnv); later config() calls return it. */
-export function configWithoutListener(): Config {
-  current ??= nested(parseEnv(process.env, { credentials: false }));
+/**
+ * The configuration of a process that serves none of the API's routes (the stdio MCP server, the tools
+ * role with its own tokens, CLI helpers): the routes' credentials are not its concern. Later config() calls return it.
+ */
+export function configWithoutApiCredentials(): Config {
+  current ??= loadConfig(process.env, { credentials: false });
   return current;
 }
 

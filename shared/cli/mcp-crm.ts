@@ -5,7 +5,7 @@
  * stdout carries the protocol only: logs go to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { configWithoutListener, ConfigError } from '../config.js';
+import { configWithoutApiCredentials, ConfigError } from '../config.js';
 import { closeDb } from '../db/index.js';
 import { logToStderr, logger } from '../logger.js';
 import { createMcpServer } from '../mcp-server.js';
@@ -13,7 +13,7 @@ import { createMcpServer } from '../mcp-server.js';
 logToStderr();
 try {
   // Spoken to over stdio only: no route, so none of the routes' credentials is required.
-  configWithoutListener();
+  configWithoutApiCredentials();
 } catch (err) {
   process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
   process.exit(1);

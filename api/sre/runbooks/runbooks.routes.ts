@@ -6,6 +6,7 @@ import { executionHistory, getExecution, listExecutions } from '../../../shared/
 import { assertWorkflowTarget, executeRunbook } from '../../../shared/sre/runbooks/runbooks.js';
 import * as s from './runbooks.schemas.js';
 import { idParams } from '../common.schemas.js';
+import { actorOf } from '../../auth/browser-session.js';
 
 const tags = ['runbooks'];
 const workflow = `**Targets.** \`webhook_url\` is a path on the automation system (\`/webhook/restart-service\`, resolved under AUTOMATION_URL) or an absolute URL under AUTOMATION_URL (same origin, below its path); anything else is a 400 naming \`body.webhook_url\`, and is checked again at each call (a runbook whose target is no longer under AUTOMATION_URL fails without a call). AUTOMATION_API_KEY is sent only there. The workflow's answer is stored as the execution's \`result\` up to 16 KiB; a larger one is stored as \`{truncated: true, bytes}\`. Error messages never carry the automation system's response body (it is logged).
@@ -114,7 +115,7 @@ export function runbookRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: idParams, body: s.executeBody },
       responses: { 202: { description: 'queued', schema: s.execution } },
-      handler: ({ params, body }) => executeRunbook(params.id, { alert_id: body.alert_id, incident_id: body.incident_id, input: body.input, triggered_by: body.by }),
+      handler: ({ params, body }, ctx) => executeRunbook(params.id, { alert_id: body.alert_id, incident_id: body.incident_id, input: body.input, triggered_by: actorOf(ctx, body.by) }),
     })
     .route({
       method: 'get',

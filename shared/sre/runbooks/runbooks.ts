@@ -17,6 +17,7 @@ import {
   type Execution,
   type ExecutionStatus,
 } from './execution.store.js';
+import { publishSreEvent } from '../events.js';
 
 /** Refuses (400 naming the field) a workflow target that is not on the configured automation system. */
 export function assertWorkflowTarget(target: string, path = 'body.webhook_url'): void {
@@ -34,6 +35,7 @@ export async function executeRunbook(runbookId: string, input: { alert_id?: stri
   if (input.alert_id) await getAlert(input.alert_id);
   if (input.incident_id) await getIncident(input.incident_id);
   const id = await insertManualExecution({ runbook_id: runbookId, ...input });
+  publishSreEvent('runbook_execution.changed', { id, runbook_id: runbookId, status: 'queued', by: input.triggered_by });
   await enqueue('sre.runbook-execute', { execution_id: id });
   return getExecution(id);
 }
