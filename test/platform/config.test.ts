@@ -46,7 +46,7 @@ describe('configuration', () => {
 
   it('the well-known development credentials are refused outside npm run dev', () => {
     const base = { API_KEYS: 'k1', ADMIN_USER: 'ops', ADMIN_PASSWORD: 'secret', ALERT_WEBHOOK_TOKEN: 't', CRM_WEBHOOK_SECRET: 's' };
-    expect(loadConfig(base).auth).toEqual({ apiKeys: ['k1'], admin: { user: 'ops', password: 'secret' } });
+    expect(loadConfig(base).auth).toMatchObject({ apiKeys: ['k1'], admin: { user: 'ops', password: 'secret' } });
     expect(() => parseEnv({ ...base, API_KEYS: 'k1,dev-key' })).toThrow(/API_KEYS: must not contain the development key/);
     expect(() => parseEnv({ ...base, ADMIN_PASSWORD: 'admin' })).toThrow(/ADMIN_PASSWORD: must not be the development password/);
   });
