@@ -13,7 +13,7 @@ const retryAfterSeconds = 5;
 /** Who holds a stream, for the per-caller cap: the API key's id (never the key), else the signed-in person. */
 export function streamCaller(ctx: Context): string {
   const person = ctx.state.person as { subject?: string } | undefined;
-  return ctx.state.apiKeyId ? `key:${ctx.state.apiKeyId}` : `person:${person?.subject ?? ''}`;
+  return ctx.state.apiKeyId ?? `person:${person?.subject ?? ''}`;
 }
 
 /**

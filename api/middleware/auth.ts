@@ -13,6 +13,10 @@ export function presentedApiKey(ctx: Context): string | undefined {
   return m?.[1]?.trim();
 }
 
+/** A stable, non-secret id of an API key (for audit rows): the first 16 hex digits of its SHA-256. */
+const idOfDigest = (digest: Buffer) => `key:${digest.toString('hex').slice(0, 16)}`;
+export const apiKeyId = (key: string) => idOfDigest(secretDigest(key));
+
 /** Basic-auth user and password of a request, if any. */
 export function basicCredentials(ctx: Context): { user: string; password: string } | undefined {
   const m = /^Basic\s+(.+)$/i.exec(ctx.get('Authorization'));
@@ -24,12 +28,12 @@ export function basicCredentials(ctx: Context): { user: string; password: string
 
 let keyDigests: { keys: readonly string[]; digests: Buffer[]; ids: string[] } | undefined;
 
-/** Digests of the configured keys (computed once per configuration) and a non-secret id of each: the start of its digest. */
+/** Digests of the configured keys (computed once per configuration) and the non-secret id of each (apiKeyId). */
 function configuredKeys() {
   const keys = config().auth.apiKeys;
   if (keyDigests?.keys !== keys) {
     const digests = keys.map(secretDigest);
-    keyDigests = { keys, digests, ids: digests.map((d) => d.toString('hex').slice(0, 12)) };
+    keyDigests = { keys, digests, ids: digests.map(idOfDigest) };
   }
   return keyDigests;
 }
