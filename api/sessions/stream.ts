@@ -8,11 +8,10 @@
  */
 import type { Context } from 'koa';
 import client from 'prom-client';
-import { config } from '../../shared/config.js';
 import { subscribeSession, type BusEvent } from '../../shared/bus.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
-import { trackStream } from '../streams.js';
+import { SseLifetime, startSseResponse } from '../streams.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -39,30 +38,20 @@ export function sseFrame(event: BusEvent): string {
 /** Takes over the response of `ctx` and streams the session's events to it until either side ends. */
 export async function streamSession(ctx: Context, sessionId: string, channel: string, lastEventId: number | undefined): Promise<void> {
   const res = ctx.res;
-  const socket = ctx.req.socket;
   let last = lastEventId ?? 0;
   // Events are held until the headers are out (and any replay is done): one arriving earlier
   // would otherwise be written with Koa's default status.
   let held: BusEvent[] | null = [];
-  let ended = false;
-
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    cleanup();
-    res.end();
-  };
+  const stream = new SseLifetime(res, openStreams);
+  const end = () => stream.end();
   const write = (event: BusEvent) => {
-    if (ended || event.sequence <= last) return;
+    if (stream.ended || event.sequence <= last) return;
     last = event.sequence;
     if (event.channel === channel) return;
     res.write(sseFrame(event));
     if (res.writableLength > slowSubscriberBytes) {
       slowDisconnects.inc();
-      // Dropping the connection (not a graceful end) frees what is buffered for it at once.
-      ended = true;
-      cleanup();
-      res.destroy();
+      stream.drop();
     }
   };
   const onEvent = (event: BusEvent) => {
@@ -72,34 +61,9 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
     } else write(event);
   };
 
-  const unsubscribe = await subscribeSession(sessionId, onEvent);
-  const untrack = trackStream(end);
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), config().sessions.keepAliveSeconds * 1000);
-  openStreams.inc();
-  function cleanup() {
-    clearInterval(keepAlive);
-    unsubscribe();
-    untrack();
-    openStreams.dec();
-  }
-  res.on('close', () => {
-    if (!ended) {
-      ended = true;
-      cleanup();
-    }
-  });
+  stream.onEnd(await subscribeSession(sessionId, onEvent));
 
-  ctx.respond = false;
-  socket.setNoDelay(true);
-  socket.setTimeout(0);
-  res.writeHead(200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-    'Content-Encoding': 'identity',
-    'X-Request-Id': String(ctx.state.requestId ?? ''),
-  });
+  startSseResponse(ctx);
   // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
   res.write('retry: 1000\n\n');
 
@@ -108,7 +72,7 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
       for (;;) {
         const page = await streamEventsAfter(sessionId, last, replayPage);
         for (const event of page) write(event);
-        if (page.length < replayPage || ended) break;
+        if (page.length < replayPage || stream.ended) break;
       }
     } catch (err) {
       ctx.state.log?.error({ err, session_id: sessionId }, 'SSE replay failed');

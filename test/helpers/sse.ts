@@ -113,3 +113,36 @@ export async function sendMarker(api: Platform, sessionId: string, channel = 'em
 
 /** What a marker looks like in a list of events, to compare lists with `toEqual`. */
 export const markerEvent = (marker: string) => ({ event_type: 'TYPING', data: { is_typing: false, marker } });
+
+/** Opens an SSE stream at `url` with extra request headers (API key, Cookie); resolves once it is open. */
+export async function subscribeUrl<T>(url: string, headers: Record<string, string>, describe: (e: T) => unknown = (e) => e) {
+  const events: T[] = [];
+  const received: number[] = [];
+  const source = new EventSource(url, {
+    fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }),
+  });
+  source.addEventListener('message', (e) => {
+    events.push(JSON.parse(e.data) as T);
+    received.push(Date.now());
+  });
+  await new Promise<void>((resolve, reject) => {
+    source.addEventListener('open', () => resolve(), { once: true });
+    source.addEventListener('error', (e) => reject(new Error(`SSE failed: ${String((e as { message?: string }).message)}`)), { once: true });
+  });
+  return {
+    events,
+    /** Date.now() at which each of `events` arrived. */
+    received,
+    /** Waits until a message matches. */
+    async next(match: (e: T) => boolean, ms = 15_000): Promise<T> {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const found = events.find(match);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`no matching event; got ${JSON.stringify(events.map(describe))}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+    close: () => source.close(),
+  };
+}
