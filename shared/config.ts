@@ -86,6 +86,10 @@ export const variables = {
   AUTOMATION_URL: [optionalUrl, 'workflow automation (n8n) base URL'],
   AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
 
+  DOCUMENT_MAX_BYTES: [int(20 * 1024 * 1024, 1), 'largest portal document upload in bytes (larger → 413, nothing stored)'],
+  AGENT_API_URL: [optionalUrl, 'agent API the portal reads conversation history from (GET /sessions…); default this platform (PUBLIC_URL)'],
+  AGENT_API_KEY: [z.string().default(''), 'X-API-Key the portal sends to AGENT_API_URL; default the first of API_KEYS'],
+
   CONTAINER_RUNTIME_HOST: [z.string().default(''), 'container runtime: tcp://host:port of a Docker socket proxy or a unix socket path'],
   METRICS_URL: [optionalUrl, 'Prometheus base URL (targets discovery, rule reload)'],
   PROXY_API_URL: [optionalUrl, 'Traefik API base URL'],
@@ -178,6 +182,11 @@ function nested(env: Env) {
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
     crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
+    portal: {
+      documentMaxBytes: env.DOCUMENT_MAX_BYTES,
+      agentApiUrl: env.AGENT_API_URL,
+      agentApiKey: env.AGENT_API_KEY,
+    },
     sre: {
       alertWebhookToken: env.ALERT_WEBHOOK_TOKEN,
       flapThreshold: env.FLAP_THRESHOLD,

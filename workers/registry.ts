@@ -19,6 +19,7 @@ import { incidentEscalationNotify } from './sre/incident-escalation-notify.job.j
 import { incidentsTick } from './sre/incidents-tick.job.js';
 import { runbookExecute } from './sre/runbook-execute.job.js';
 import { runbooksTick } from './sre/runbooks-tick.job.js';
+import { indexDocumentJob } from './portal/index-document.job.js';
 
 export const handlers: { [N in JobName]: JobHandler<N> } = {
   // --- sessions
@@ -41,6 +42,9 @@ export const handlers: { [N in JobName]: JobHandler<N> } = {
   'sre.incidents-tick': incidentsTick,
   'sre.runbook-execute': runbookExecute,
   'sre.runbooks-tick': runbooksTick,
+
+  // --- portal
+  'portal.index-document': indexDocumentJob,
 
   // --- discovery
   'discovery.run': runDiscovery,
