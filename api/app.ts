@@ -18,6 +18,7 @@ import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
 import { sreRouters } from './sre/index.js';
 import { authRoutes } from './auth/auth.routes.js';
+import { portalRoutes } from './portal/portal.routes.js';
 
 /** Every domain's routes, in one list. */
 function domainRouters(): ApiRouter[] {
@@ -30,6 +31,7 @@ function domainRouters(): ApiRouter[] {
     userRoutes(),
     chatappRoutes(),
     ...sreRouters(),
+    portalRoutes(),
   ];
 }
 

@@ -1,6 +1,7 @@
 /** Puts every domain's tools into the one registry (shared/tools.ts). Idempotent; call before listing tools. */
 import { registerTools } from './tools.js';
 import { crmTools } from './crm/crm.tools.js';
+import { portalTools } from './portal/portal.tools.js';
 
 let loaded = false;
 
@@ -10,5 +11,7 @@ export function loadToolCatalog(): void {
   registerTools([
     // crm
     ...crmTools,
+    // portal
+    ...portalTools,
   ]);
 }

@@ -5,6 +5,12 @@
 import { z } from './zod.js';
 import { ValidationError, fieldErrors, type FieldError } from './errors.js';
 
+/** Who a tool call is for: set by the agent from its session (the gateway and MCP servers have none). */
+export interface ToolContext {
+  user_id?: string;
+  session_id?: string;
+}
+
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Exact tool name, e.g. crm_create_lead: a public contract. */
   name: string;
@@ -12,7 +18,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Executor type in the tool gateway (e.g. "crm"). */
   executor: string;
   input: S;
-  handler: (input: z.output<S>) => Promise<unknown>;
+  handler: (input: z.output<S>, context: ToolContext) => Promise<unknown>;
 }
 
 /** Declares a tool with its input type inferred from the schema. */
@@ -51,8 +57,8 @@ export class ToolInputError extends ValidationError {
 }
 
 /** Validates input with the tool's schema and runs it. Throws NotFoundError-free: unknown names are the caller's concern. */
-export async function executeTool(tool: ToolDefinition, input: unknown): Promise<unknown> {
+export async function executeTool(tool: ToolDefinition, input: unknown, context: ToolContext = {}): Promise<unknown> {
   const parsed = tool.input.safeParse(input ?? {});
   if (!parsed.success) throw new ToolInputError(tool.name, fieldErrors('input', parsed.error.issues));
-  return tool.handler(parsed.data);
+  return tool.handler(parsed.data, context);
 }

@@ -5,7 +5,7 @@
  */
 import type OpenAI from 'openai';
 import { llmClient, llmModel } from '../clients/llm.js';
-import { executeTool, getTool, listTools, toolJsonSchema } from '../tools.js';
+import { executeTool, getTool, listTools, toolJsonSchema, type ToolContext } from '../tools.js';
 import { loadToolCatalog } from '../tool-catalog.js';
 import { AppError } from '../errors.js';
 import { modelHistory, type HistoryEntry } from './history.js';
@@ -23,6 +23,8 @@ export interface AgentTurn {
   history: HistoryEntry[];
   /** The user's new message. */
   message: string;
+  /** The session's user and session, handed to tools that act for the user (search_documents). */
+  context?: ToolContext;
 }
 
 export interface ToolCallRecord {
@@ -62,7 +64,7 @@ function toolSpecs(): OpenAI.Chat.Completions.ChatCompletionTool[] {
 }
 
 /** Runs one tool call; an unknown tool, bad arguments or a failure come back as an error result for the model. */
-async function runTool(name: string, rawArguments: string): Promise<ToolCallRecord> {
+async function runTool(name: string, rawArguments: string, context: ToolContext): Promise<ToolCallRecord> {
   let args: unknown;
   try {
     args = rawArguments.trim() ? JSON.parse(rawArguments) : {};
@@ -72,7 +74,7 @@ async function runTool(name: string, rawArguments: string): Promise<ToolCallReco
   const tool = getTool(name);
   if (!tool) return { tool_name: name, arguments: args, ok: false, result: { error: `unknown tool "${name}"` } };
   try {
-    return { tool_name: name, arguments: args, ok: true, result: (await executeTool(tool, args)) ?? null };
+    return { tool_name: name, arguments: args, ok: true, result: (await executeTool(tool, args, context)) ?? null };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
     const fields = err instanceof AppError && err.errors.length ? { fields: err.errors } : {};
@@ -106,7 +108,7 @@ async function toolLoop(client: OpenAI, turn: AgentTurn, emit: AgentEvents): Pro
         // Shown as the raw text; runTool reports the error to the model.
       }
       await emit('TOOL_CALL', { tool_name: name, arguments: shownArgs });
-      const record = await runTool(name, call.function.arguments);
+      const record = await runTool(name, call.function.arguments, turn.context ?? {});
       calls.push(record);
       await emit('TOOL_RESULT', { tool_name: name, result: record.result });
       messages.push({ role: 'tool', tool_call_id: call.id, content: resultText(record.result) });
