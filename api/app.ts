@@ -19,6 +19,7 @@ import type { ApiRouter } from './routing.js';
 import { sreRouters } from './sre/index.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { portalRoutes } from './portal/portal.routes.js';
+import { portalRemoteRoutes } from './portal/remote.routes.js';
 
 /** Every domain's routes, in one list. */
 function domainRouters(): ApiRouter[] {
@@ -32,6 +33,7 @@ function domainRouters(): ApiRouter[] {
     chatappRoutes(),
     ...sreRouters(),
     portalRoutes(),
+    portalRemoteRoutes(),
   ];
 }
 

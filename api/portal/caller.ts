@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 import { db } from '../../shared/db/index.js';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../../shared/errors.js';
 import { personOf } from '../auth/browser-session.js';
+import { z, uuid } from '../../shared/zod.js';
 
 export interface PortalCaller {
   userId: string;
@@ -33,3 +34,6 @@ export async function portalCaller(ctx: Context): Promise<PortalCaller> {
   if (!row) throw new NotFoundError(`No user ${given}.`);
   return { userId: row.user_id, staff: row.roles.includes('staff') };
 }
+
+/** The header API-key callers name the acting user in (documented on every portal route). */
+export const userHeader = z.object({ 'x-user-id': uuid().optional().openapi({ description: 'API-key callers: the user to act for' }) });

@@ -17,9 +17,8 @@ import {
   caseSchema, casePriorities, caseStatuses, commentSchema, contactInput, contactSchema, contactUpdate, documentSchema, profileSchema,
   profileUpdateSchema, ragStatuses, searchHitSchema,
 } from '../../shared/portal/schemas.js';
-import { actingUserNote, portalCaller } from './caller.js';
+import { actingUserNote, portalCaller, userHeader } from './caller.js';
 
-const userHeader = z.object({ 'x-user-id': uuid().optional().openapi({ description: 'API-key callers: the user to act for' }) });
 const list = <S extends z.ZodType<unknown, string[] | undefined>>(s: S) => z.union([z.string(), z.array(z.string())]).optional().transform((v) => (v === undefined ? undefined : [v].flat().flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean))).pipe(s);
 const flag = z.enum(['true', 'false']).optional().transform((v) => (v === undefined ? undefined : v === 'true'));
 const publicDocument = <T extends { owner_id: string }>({ owner_id: _o, ...d }: T) => d;

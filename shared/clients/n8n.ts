@@ -56,6 +56,23 @@ export class N8nClient {
     return { status, executionId: id === undefined || id === null ? null : String(id), body };
   }
 
+  private apiUrl(path: string): string {
+    if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');
+    return `${this.opts.url.replace(/\/+$/, '')}${path}`;
+  }
+
+  /** GET /api/v1/executions?limit=… (newest first): one page. */
+  async listExecutions(limit: number): Promise<N8nExecution[]> {
+    const { body } = await this.send(this.apiUrl(`/api/v1/executions?limit=${limit}`), { method: 'GET' });
+    return ((body as { data?: N8nExecution[] } | null)?.data ?? []) as N8nExecution[];
+  }
+
+  /** GET /api/v1/workflows: one page of workflows (also the connectivity test). */
+  async listWorkflows(): Promise<Array<{ id: string | number; name: string; active?: boolean }>> {
+    const { body } = await this.send(this.apiUrl('/api/v1/workflows?limit=250'), { method: 'GET' });
+    return ((body as { data?: unknown[] } | null)?.data ?? []) as Array<{ id: string | number; name: string; active?: boolean }>;
+  }
+
   /** GET /api/v1/executions/{id} of the automation API. */
   async getExecution(id: string): Promise<N8nExecution> {
     if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');

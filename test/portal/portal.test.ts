@@ -50,7 +50,7 @@ const json = async <T = any>(res: Response, status: number): Promise<T> => {
 function upload(who: SignedIn, filename: string, content: Buffer, type: string, fields: Record<string, string> = {}) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  form.append('file', new Blob([content], { type }), filename);
+  form.append('file', new Blob([new Uint8Array(content)], { type }), filename);
   return who.request('/api/portal/documents', { method: 'POST', body: form });
 }
 
