@@ -115,6 +115,13 @@ export const jobDefinitions = {
     partition: { lanes: sessionLanes, key: (p) => p.session_id },
     jobId: (p) => (p.kind === 'message' ? p.message_id : p.event_id),
   }),
+  // The model's one-line summary of a session that went idle or closed (portal history). One job per
+  // session and request moment: a session idle again later gets a fresh summary.
+  'sessions.summarize': define({
+    queue: 'agent',
+    schema: z.object({ session_id: z.guid(), requested_at: z.iso.datetime() }),
+    jobId: (p) => `summarize-${p.session_id}-${Date.parse(p.requested_at)}`,
+  }),
   // Close every live session past its resume window (one run per scheduler slot).
   'sessions.expire': define({ queue: 'sessions', schema: z.object({ slot: z.string() }), jobId: (p) => slotJobId('sessions.expire', p.slot) }),
 

@@ -8,6 +8,7 @@ import type { JobHandler } from './runner.js';
 import { ingestLeadBatchJob } from './crm/ingest-lead-batch.job.js';
 import { deliverJob } from './sessions/deliver.job.js';
 import { expireJob } from './sessions/expire.job.js';
+import { summarizeJob } from './sessions/summarize.job.js';
 import { sendMessage } from './chatapp/send.job.js';
 import { processInboundMessage } from './chatapp/inbound.job.js';
 import { answerWebChatTurn } from './chatapp/webchat.job.js';
@@ -25,6 +26,7 @@ export const handlers: { [N in JobName]: JobHandler<N> } = {
   // --- sessions
   'sessions.deliver': deliverJob,
   'sessions.expire': expireJob,
+  'sessions.summarize': summarizeJob,
 
   // --- chatapp
   'chatapp.send': sendMessage,

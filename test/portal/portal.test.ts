@@ -10,9 +10,11 @@ import { eventually } from '../helpers/eventually.js';
 import { startLocalLlm } from '../helpers/local-llm-server.js';
 import { makeDocx, makePdf } from '../helpers/documents.js';
 import { db } from '../../shared/db/index.js';
+import { summaryPrompt } from '../../shared/sessions/summary.js';
 
 // A model that searches the user's documents for the question, then answers with the file name it got.
 const llm = await startLocalLlm((req) => {
+  if (req.body.messages[0]?.content === summaryPrompt) return { content: 'Asked how many llamas the census counted.' };
   const tool = req.body.messages.find((m) => m.role === 'tool');
   if (!tool) return { tool_calls: [{ id: 'call_1', name: 'search_documents', arguments: JSON.stringify({ query: 'llama census' }) }] };
   const hits = (JSON.parse(tool.content!) as { hits: Array<{ filename: string; snippet: string }> }).hits;
@@ -237,5 +239,15 @@ describe('agent', () => {
     expect(answer.tool_calls).toMatchObject([{ tool_name: 'search_documents', ok: true }]);
     const other = await json(await app.request('/api/chat', { method: 'POST', json: { user_id: quinnId, message: 'How many llamas were counted?' } }), 200);
     expect(other.reply).toBe('I found nothing in your documents.');
+
+    // With a model configured, the history summary of a closed session is the model's sentence.
+    await json(await app.request(`/api/sessions/${answer.session_id}/close`, { method: 'POST', json: {} }), 200);
+    const row = await eventually(async () => {
+      const { sessions } = await json(await pat.request('/api/portal/history'), 200);
+      return sessions.find((s: { session_id: string; summary: string }) => s.session_id === answer.session_id && s.summary === 'Asked how many llamas the census counted.');
+    }, 10_000, 'the model summary');
+    expect(row).toMatchObject({ channel: 'chat', message_count: 2 });
+    const asked = llm.requests.find((r) => r.body.messages[0]?.content === summaryPrompt)!;
+    expect(asked.body.messages[1]!.content).toContain('user (chat): How many llamas were counted?');
   });
 });
