@@ -64,13 +64,12 @@ export async function updateDocumentMeta(ownerId: string, documentId: string, ch
   return row && toDomain(row);
 }
 
-/** Sets the indexing state; `from` makes it a compare-and-set (false when the document was elsewhere). */
-export async function setRagStatus(documentId: string, to: RagStatus, opts: { from?: RagStatus[]; failure_reason?: string | null; k?: Knex } = {}): Promise<boolean> {
+/** Sets the indexing state (failure_reason only with failed; indexed_at when indexed); false for an unknown document. */
+export async function setRagStatus(documentId: string, to: RagStatus, opts: { failure_reason?: string | null; k?: Knex } = {}): Promise<boolean> {
   const k = opts.k ?? db();
   const q = k(TABLE)
     .where({ document_id: documentId })
     .update({ rag_status: to, failure_reason: to === 'failed' ? (opts.failure_reason ?? 'unknown') : null, ...(to === 'indexed' ? { indexed_at: k.fn.now() } : {}) });
-  if (opts.from) q.whereIn('rag_status', opts.from);
   return (await q) > 0;
 }
 
