@@ -1,7 +1,10 @@
 /** Puts every domain's tools into the one registry (shared/tools.ts). Idempotent; call before listing tools. */
-import { registerTools } from './tools.js';
+import { registerToolSource, registerTools } from './tools.js';
+import { workflowToolSource } from './tool-gateway/workflow.tools.js';
 import { crmTools } from './crm/crm.tools.js';
 import { portalTools } from './portal/portal.tools.js';
+import { sreTools } from './sre/sre.tools.js';
+import { delegationTools } from './agent/delegation.tools.js';
 import { issueTrackerTools } from './issue-tracker/issue-tracker.tools.js';
 
 let loaded = false;
@@ -15,7 +18,13 @@ export function loadToolCatalog(): void {
     ...crmTools,
     // portal
     ...portalTools,
+    // sre
+    ...sreTools,
+    // agent delegation
+    ...delegationTools,
   ]);
+  // workflow: tagged automation workflows, listed on demand
+  registerToolSource(workflowToolSource);
 }
 
 let trackerLoaded = false;

@@ -12,6 +12,7 @@ import { summarizeJob } from './sessions/summarize.job.js';
 import { sendMessage } from './chatapp/send.job.js';
 import { processInboundMessage } from './chatapp/inbound.job.js';
 import { answerWebChatTurn } from './chatapp/webchat.job.js';
+import { delegateJob } from './agent/delegate.job.js';
 import { ingestAlerts } from './sre/alerts-ingest.job.js';
 import { runDiscovery } from './sre/discovery-run.job.js';
 import { alertsTick } from './sre/alerts-tick.job.js';
@@ -32,6 +33,9 @@ export const handlers: { [N in JobName]: JobHandler<N> } = {
   'chatapp.send': sendMessage,
   'chatapp.inbound': processInboundMessage,
   'chatapp.webchat': answerWebChatTurn,
+
+  // --- agent
+  'agent.delegate': delegateJob,
 
   // --- crm
   'crm.ingest-lead-batch': ingestLeadBatchJob,

@@ -111,7 +111,7 @@ export function portalRemoteRoutes(): ApiRouter {
         if (!config().sre.automation.url) return { connection: { state: 'not_configured' as const, error: 'AUTOMATION_URL is not set' }, executions: [] };
         const client = automation();
         try {
-          const workflows = await client.listWorkflows();
+          const { data: workflows } = await client.listWorkflows({ limit: 250 });
           const names = new Map(workflows.map((w) => [String(w.id), w.name]));
           const executions = await client.listExecutions(portalRows);
           return {

@@ -14,10 +14,10 @@ export const portalTools = [
       query: z.string().trim().min(1).max(500).describe('words or a "quoted phrase" to look for'),
       limit: z.number().int().min(1).max(10).default(5).describe('how many passages to return'),
     }),
-    handler: async (input, context) => {
+    handler: async (input, { caller }) => {
       // Scoped to the session's user: without one (gateway, MCP) there is nobody whose documents to search.
-      if (!context.user_id) throw new ValidationError('search_documents needs the user of a session; it is only available to the agent within a session.');
-      const hits = await searchDocuments(context.user_id, input.query, input.limit);
+      if (!caller.user_id) throw new ValidationError('search_documents needs the user of a session; it is only available to the agent within a session.');
+      const hits = await searchDocuments(caller.user_id, input.query, input.limit);
       return { hits: hits.map((h) => ({ filename: h.filename, document_id: h.document_id, snippet: h.snippet, rank: Number(h.rank.toFixed(4)) })) };
     },
   }),
