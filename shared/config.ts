@@ -92,6 +92,9 @@ export const variables = {
   AUTOMATION_URL: [optionalUrl, 'workflow automation (n8n) base URL'],
   AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
 
+  DOCUMENT_MAX_BYTES: [int(20 * 1024 * 1024, 1), 'largest portal document upload in bytes (larger → 413, nothing stored)'],
+  AGENT_API_URL: [optionalUrl, 'agent API the portal reads conversation history from (GET /sessions…); default this platform (PUBLIC_URL)'],
+  AGENT_API_KEY: [z.string().default(''), 'X-API-Key the portal sends to AGENT_API_URL; default the first of API_KEYS'],
   TOOL_CALL_TIMEOUT_MS: [int(30000, 100), 'time limit of one tool-gateway call (gateway routes, /mcp, agent); over it the call is a tool error'],
   TOOL_RESULT_MAX_BYTES: [int(262144, 256), 'largest tool result (JSON bytes) the gateway hands back; over it the call is a tool error'],
   WORKFLOW_TOOL_TAG: [z.string().min(1).default('switchboard-tool'), 'tag that offers an active automation workflow as a tool (workflow executor)'],
@@ -250,6 +253,11 @@ function nested(env: Env) {
       serviceUserPhone: env.AGENT_SERVICE_USER_PHONE,
     },
     crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, replayWindowSeconds: env.CRM_WEBHOOK_REPLAY_WINDOW, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
+    portal: {
+      documentMaxBytes: env.DOCUMENT_MAX_BYTES,
+      agentApiUrl: env.AGENT_API_URL,
+      agentApiKey: env.AGENT_API_KEY,
+    },
     sre: {
       alertWebhookToken: env.ALERT_WEBHOOK_TOKEN,
       flapThreshold: env.FLAP_THRESHOLD,

@@ -103,6 +103,17 @@ export class N8nClient {
     return { status, executionId: id === undefined || id === null ? null : String(id), body };
   }
 
+  private apiUrl(path: string): string {
+    if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');
+    return `${this.opts.url.replace(/\/+$/, '')}${path}`;
+  }
+
+  /** GET /api/v1/executions?limit=… (newest first): one page. */
+  async listExecutions(limit: number): Promise<N8nExecution[]> {
+    const { body } = await this.send(this.apiUrl(`/api/v1/executions?limit=${limit}`), { method: 'GET' });
+    return ((body as { data?: N8nExecution[] } | null)?.data ?? []) as N8nExecution[];
+  }
+
   /** One page of GET /api/v1/workflows (filtered by active and tag names). */
   async listWorkflows(q: { active?: boolean; tags?: string; limit?: number; cursor?: string }): Promise<{ data: N8nWorkflow[]; nextCursor: string | null }> {
     if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');
