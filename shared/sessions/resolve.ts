@@ -16,6 +16,7 @@ import { endActiveInteractions } from './interactions.store.js';
 import { lockUser } from './users.store.js';
 import { acceptEvent, publishSessionClosed } from './publish.js';
 import { channelSchema, type Channel } from './schemas.js';
+import { queueSummaries } from './summary.js';
 
 export interface Resolution {
   session: Session;
@@ -39,7 +40,7 @@ export async function assertInterval(k: Knex, interval: string, field = 'body.re
 export async function resolveSession(userId: string, resumeWindow?: string): Promise<Resolution> {
   if (resumeWindow !== undefined) await assertInterval(db(), resumeWindow);
   const window = resumeWindow ?? config().sessions.resumeWindow;
-  const { sessionId, resumed } = await db().transaction(async (trx) => {
+  const { sessionId, resumed, replaced } = await db().transaction<{ sessionId: string; resumed: boolean; replaced?: string }>(async (trx) => {
     if (!(await lockUser(trx, userId))) throw new NotFoundError(`No user ${userId}.`);
     const live = await lockLiveSession(trx, userId, resumeWindow ?? null);
     if (live?.inside) {
@@ -57,8 +58,9 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
       event_type: auditTypes.sessionCreated,
       payload: { resume_window: window, ...(live ? { replaces_session_id: live.session_id } : {}) },
     });
-    return { sessionId: created, resumed: false };
+    return { sessionId: created, resumed: false, replaced: live?.session_id };
   });
+  if (replaced) await queueSummaries([replaced]);
   return { session: await getSession(sessionId), resumed };
 }
 
@@ -105,5 +107,6 @@ export async function closeSession(sessionId: string, reason?: string): Promise<
     await acceptEvent(sessionId, { event_type: 'CHANNEL_LEFT', channel: i.channel as Channel, data: { interaction_id: i.interaction_id, reason: 'session_closed' } }, { interactionId: i.interaction_id, allowClosed: true });
   }
   await publishSessionClosed(sessionId, await lastChannel(sessionId), reason ?? 'closed');
+  await queueSummaries([sessionId]);
   return getSession(sessionId);
 }
