@@ -13,6 +13,8 @@ const dockerApi = await dockerApiServer(docker);
 const extraDocker = await dockerApiServer({ containers: [container('edge-1')], delayMs: 0, fail: false });
 process.env.CONTAINER_RUNTIME_HOST = `tcp://127.0.0.1:${dockerApi.port}`;
 process.env.DISCOVERY_ENABLED = 'false';
+// The second runtime is local: allowed explicitly, as an API-added source must be.
+process.env.DISCOVERY_ALLOWED_TARGETS = `127.0.0.1:${extraDocker.port}`;
 
 const { startPlatform } = await import('../helpers/platform.js');
 const api = await startPlatform();
