@@ -28,6 +28,7 @@ export class NotFoundError extends AppError {}
 export class ConflictError extends AppError {}
 export class PayloadTooLargeError extends AppError {}
 export class UnsupportedMediaTypeError extends AppError {}
+/** A dependency (Redis, PostgreSQL) is unavailable: 503 with Retry-After, logged once per outage rather than per request. */
 export class ServiceUnavailableError extends AppError {}
 export class UpstreamError extends AppError {}
 
@@ -36,6 +37,8 @@ interface ProblemKind {
   title: string;
   /** Last segment of the problem type URI. */
   slug: string;
+  /** Seconds after which the client may retry (sent as Retry-After). */
+  retryAfterSeconds?: number;
 }
 
 /** The one table from error class to HTTP status and problem type. */
@@ -48,7 +51,7 @@ export const problemKinds = new Map<Function, ProblemKind>([
   [PayloadTooLargeError, { status: 413, title: 'Payload Too Large', slug: 'payload-too-large' }],
   [UnsupportedMediaTypeError, { status: 415, title: 'Unsupported Media Type', slug: 'unsupported-media-type' }],
   [UpstreamError, { status: 502, title: 'Bad Gateway', slug: 'upstream' }],
-  [ServiceUnavailableError, { status: 503, title: 'Service Unavailable', slug: 'unavailable' }],
+  [ServiceUnavailableError, { status: 503, title: 'Service Unavailable', slug: 'unavailable', retryAfterSeconds: 2 }],
 ]);
 
 const internal: ProblemKind = { status: 500, title: 'Internal Server Error', slug: 'internal' };

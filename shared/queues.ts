@@ -9,7 +9,7 @@ import { deliverJobSchema } from './sessions/schemas.js';
 import { config } from './config.js';
 import { normalizedAlerts } from './sre/alerts/payloads.js';
 import { bullConnection } from './redis.js';
-import { logger } from './logger.js';
+import { reportRedisError } from './outages.js';
 import { createHash } from 'node:crypto';
 import { leadBatchJob } from './crm/schemas.js';
 
@@ -20,6 +20,8 @@ export interface QueueDefinition {
   jobOptions: JobsOptions;
   /** Jobs of this queue running at once across all worker processes (BullMQ global concurrency). */
   globalConcurrency?: number;
+  /** BullMQ worker lock and stall-check settings (defaults: 30 s lock, 30 s check, 1 stall allowed). */
+  locks?: { lockDuration: number; stalledInterval: number; maxStalledCount: number };
 }
 
 export interface JobDefinition<S extends z.ZodType = z.ZodType> {
@@ -60,6 +62,11 @@ export const sessionLanes = laneNames('sessions-lane', 16);
 const sessionLane: QueueDefinition = {
   concurrency: 1,
   globalConcurrency: 1,
+  // A lane is blocked while its job is active: when a worker dies holding it, the job must return
+  // to the lane within seconds, not BullMQ's 30-60 s. The lock is renewed every 1.5 s; another worker
+  // takes the job back within 3 s + 1.5 s. A job stalled more than once is not failed (that would
+  // lose the message): its handler is idempotent, so running it again is safe.
+  locks: { lockDuration: 3_000, stalledInterval: 1_500, maxStalledCount: 50 },
   jobOptions: { attempts: 8, backoff: { type: 'exponential', delay: 50 }, removeOnComplete: true, removeOnFail: retention.removeOnFail },
 };
 
@@ -203,7 +210,7 @@ export function queue(name: string, reg: Registry = registry): Queue {
     if (!def) throw new Error(`unknown queue "${name}"`);
     q = new Queue(name, { connection: bullConnection(), prefix: config().queues.prefix, defaultJobOptions: def.jobOptions });
     // Connection errors are retried by ioredis; log them instead of letting them surface as unhandled events.
-    q.on('error', (err) => logger('queues').warn({ queue: name, err: err.message }, 'queue connection error'));
+    q.on('error', (err) => reportRedisError(`queue ${name}`, err));
     // Each request waiting on a job (Job.waitUntilFinished) listens for the queue closing until its job
     // ends; many at once is normal load, not a leak.
     q.setMaxListeners(0);

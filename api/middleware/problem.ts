@@ -1,5 +1,6 @@
 import type { Middleware, Context } from 'koa';
-import { AppError, problemKindOf, problemTypeBase, type FieldError } from '../../shared/errors.js';
+import { AppError, ServiceUnavailableError, problemKindOf, problemTypeBase, type FieldError } from '../../shared/errors.js';
+import { dependencyFailed, unavailableDependency } from '../../shared/outages.js';
 
 /** Writes an RFC 9457 problem document. */
 export function sendProblem(
@@ -56,9 +57,16 @@ export function problems(): Middleware {
         sendProblem(ctx, 404, 'Not Found', 'not-found', `No route ${ctx.method} ${ctx.path}.`);
       }
     } catch (err) {
+      const dependency = unavailableDependency(err);
+      if (dependency) {
+        // One log line per outage (shared/outages.ts), not a stack trace per request.
+        dependencyFailed(dependency, err);
+        err = new ServiceUnavailableError(`The service cannot reach its ${dependency === 'redis' ? 'message bus' : 'database'} right now; retry shortly.`);
+      }
       if (err instanceof AppError) {
         const kind = problemKindOf(err);
-        if (kind.status >= 500) ctx.state.log?.error({ err }, 'request failed');
+        if (kind.status >= 500 && !(err instanceof ServiceUnavailableError)) ctx.state.log?.error({ err }, 'request failed');
+        if (kind.retryAfterSeconds) ctx.set('Retry-After', String(kind.retryAfterSeconds));
         sendProblem(ctx, kind.status, kind.title, kind.slug, err.message, err.errors, err.extensions);
         return;
       }

@@ -9,8 +9,8 @@
 import type { Context } from 'koa';
 import client from 'prom-client';
 import { config } from '../../shared/config.js';
-import { subscribeSession, type BusEvent } from '../../shared/bus.js';
-import { streamEventsAfter } from '../../shared/sessions/events.store.js';
+import { onBusReconnect, subscribeSession, type BusEvent } from '../../shared/bus.js';
+import { streamEventsAfter, streamHead } from '../../shared/sessions/events.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
 import { trackStream } from '../streams.js';
 
@@ -36,15 +36,23 @@ export function sseFrame(event: BusEvent): string {
   return frame;
 }
 
-/** Takes over the response of `ctx` and streams the session's events to it until either side ends. */
+/**
+ * Takes over the response of `ctx` and streams the session's events to it until either side ends.
+ * Sequences of a session are contiguous, so a live event beyond the next one means the bus lost
+ * some (Redis restarted, a publish failed): the stream fills the gap from Postgres before going on,
+ * and does the same whenever the bus connection comes back. Either way the client misses nothing.
+ */
 export async function streamSession(ctx: Context, sessionId: string, channel: string, lastEventId: number | undefined): Promise<void> {
   const res = ctx.res;
   const socket = ctx.req.socket;
-  let last = lastEventId ?? 0;
-  // Events are held until the headers are out (and any replay is done): one arriving earlier
-  // would otherwise be written with Koa's default status.
+  // A live-only stream starts at the session's head, read before subscribing: anything after it is
+  // delivered live or filled; nothing before it is replayed.
+  let last = lastEventId ?? (await streamHead(sessionId));
+  // Events are held until the headers are out (and while a fill runs): one arriving earlier would
+  // otherwise be written with Koa's default status, or ahead of the events the fill brings.
   let held: BusEvent[] | null = [];
   let ended = false;
+  let filling: Promise<void> = Promise.resolve();
 
   const end = () => {
     if (ended) return;
@@ -65,21 +73,50 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
       res.destroy();
     }
   };
+  /** Writes what Postgres has after `last`, then the live events held meanwhile (in order, once). */
+  const fill = async () => {
+    if (ended) return;
+    held ??= [];
+    try {
+      for (;;) {
+        const page = await streamEventsAfter(sessionId, last, replayPage);
+        for (const event of page) write(event);
+        if (page.length < replayPage || ended) break;
+      }
+    } catch (err) {
+      // Postgres unavailable: end the stream, the client reconnects with its last id and replays.
+      ctx.state.log?.warn({ err: (err as Error).message, session_id: sessionId }, 'SSE fill failed; stream ended');
+      end();
+      return;
+    }
+    const pending = held ?? [];
+    held = null;
+    for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
+  };
+  const refill = () => {
+    filling = filling.then(fill);
+    return filling;
+  };
   const onEvent = (event: BusEvent) => {
     if (held) {
       held.push(event);
       if (held.length > maxHeldEvents) end();
+    } else if (event.sequence > last + 1) {
+      held = [event];
+      void refill();
     } else write(event);
   };
 
   const unsubscribe = await subscribeSession(sessionId, onEvent);
   const untrack = trackStream(end);
+  const unhook = onBusReconnect(() => void refill());
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), config().sessions.keepAliveSeconds * 1000);
   openStreams.inc();
   function cleanup() {
     clearInterval(keepAlive);
     unsubscribe();
     untrack();
+    unhook();
     openStreams.dec();
   }
   res.on('close', () => {
@@ -102,21 +139,5 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
   });
   // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
   res.write('retry: 1000\n\n');
-
-  if (lastEventId !== undefined) {
-    try {
-      for (;;) {
-        const page = await streamEventsAfter(sessionId, last, replayPage);
-        for (const event of page) write(event);
-        if (page.length < replayPage || ended) break;
-      }
-    } catch (err) {
-      ctx.state.log?.error({ err, session_id: sessionId }, 'SSE replay failed');
-      end();
-      return;
-    }
-  }
-  const pending = held ?? [];
-  held = null;
-  for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
+  await refill();
 }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { QueueEvents } from 'bullmq';
 import { config } from '../config.js';
 import { enqueue } from '../queues.js';
-import { bullConnection } from '../redis.js';
+import { blockingConnection } from '../redis.js';
 import { onShutdown } from '../lifecycle.js';
 import type { BatchResult } from './schemas.js';
 
@@ -17,7 +17,7 @@ let events: Promise<QueueEvents> | undefined;
 /** One QueueEvents listener of the crm queue per process, opened on first use. */
 function crmQueueEvents(): Promise<QueueEvents> {
   events ??= (async () => {
-    const qe = new QueueEvents('crm', { connection: bullConnection(), prefix: config().queues.prefix });
+    const qe = new QueueEvents('crm', { connection: blockingConnection(), prefix: config().queues.prefix });
     onShutdown('crm-queue-events', async () => {
       events = undefined;
       await qe.close();

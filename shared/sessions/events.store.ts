@@ -70,3 +70,9 @@ export async function streamEventsAfter(sessionId: string, afterSequence: number
     sequence: Number(r.sequence),
   }));
 }
+
+/** The last sequence of a session's stream (0 when empty or unknown): where a live-only stream starts. */
+export async function streamHead(sessionId: string): Promise<number> {
+  const row = await db()('sessions').select('last_seq').where({ session_id: sessionId }).first();
+  return Number(row?.last_seq ?? 0);
+}

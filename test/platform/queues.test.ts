@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import { z } from '../../shared/zod.js';
 import { enqueueIn, registry, queue, type Registry } from '../../shared/queues.js';
-import { bullConnection } from '../../shared/redis.js';
+import { blockingConnection, bullConnection } from '../../shared/redis.js';
 import { config } from '../../shared/config.js';
 import { assertEveryJobHandled, handlerGaps, startWorkers, type Handlers } from '../../workers/runner.js';
 import { handlers } from '../../workers/registry.js';
@@ -32,7 +32,7 @@ const testHandlers: Handlers = {
 };
 
 const workers = startWorkers(testRegistry, testHandlers);
-const events = new QueueEvents('probe', { connection: bullConnection(), prefix: config().queues.prefix });
+const events = new QueueEvents('probe', { connection: blockingConnection(), prefix: config().queues.prefix });
 await events.waitUntilReady();
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.close()));
