@@ -10,7 +10,8 @@ import type { Context } from 'koa';
 import client from 'prom-client';
 import { config } from '../../shared/config.js';
 import { onBusReconnect, subscribeSession, type BusEvent } from '../../shared/bus.js';
-import { streamEventsAfter, streamHead } from '../../shared/sessions/events.store.js';
+import { streamEventsAfter } from '../../shared/sessions/events.store.js';
+import { streamHead } from '../../shared/sessions/sessions.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
 import { trackStream } from '../streams.js';
 
