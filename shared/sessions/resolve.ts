@@ -13,6 +13,7 @@ import {
   activateSession, closeExpiredSessions, closeSessionRow, closedSessionConflict, getSession, insertSession, lockLiveSession, lockSession, type Session,
 } from './sessions.store.js';
 import { endActiveInteractions } from './interactions.store.js';
+import { announceLeft, endedAudit } from './interactions.js';
 import { lockUser } from './users.store.js';
 
 export interface Resolution {
@@ -37,17 +38,22 @@ export async function assertInterval(k: Knex, interval: string, field = 'body.re
 export async function resolveSession(userId: string, resumeWindow?: string): Promise<Resolution> {
   if (resumeWindow !== undefined) await assertInterval(db(), resumeWindow);
   const window = resumeWindow ?? config().sessions.resumeWindow;
-  const { sessionId, resumed } = await db().transaction(async (trx) => {
+  const { sessionId, resumed, ended } = await db().transaction(async (trx) => {
     if (!(await lockUser(trx, userId))) throw new NotFoundError(`No user ${userId}.`);
     const live = await lockLiveSession(trx, userId, resumeWindow ?? null);
     if (live?.inside) {
       if (live.status !== 'active') await activateSession(trx, live.session_id);
       await recordAudit(trx, { session_id: live.session_id, event_type: auditTypes.sessionResumed, payload: { previous_status: live.status, resume_window: window } });
-      return { sessionId: live.session_id, resumed: true };
+      return { sessionId: live.session_id, resumed: true, ended: [] };
     }
+    const ended = live ? (await endActiveInteractions(trx, live.session_id)).map((i) => ({ ...i, session_id: live.session_id })) : [];
     if (live) {
       await closeSessionRow(trx, live.session_id);
-      await recordAudit(trx, { session_id: live.session_id, event_type: auditTypes.sessionExpired, payload: { reason: 'resume_window_exceeded', resume_window: window } });
+      await recordAudit(
+        trx,
+        ...endedAudit(ended, 'session_expired'),
+        { session_id: live.session_id, event_type: auditTypes.sessionExpired, payload: { reason: 'resume_window_exceeded', resume_window: window } },
+      );
     }
     const created = await insertSession(trx, userId, window);
     await recordAudit(trx, {
@@ -55,8 +61,10 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
       event_type: auditTypes.sessionCreated,
       payload: { resume_window: window, ...(live ? { replaces_session_id: live.session_id } : {}) },
     });
-    return { sessionId: created, resumed: false };
+    return { sessionId: created, resumed: false, ended };
   });
+  // The replaced session's interactions end like any other: their channels see CHANNEL_LEFT.
+  await announceLeft(ended);
   return { session: await getSession(sessionId), resumed };
 }
 
@@ -65,7 +73,9 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
  * spec's expiry rule), writing a session_expired audit row for each. Returns the ids closed.
  */
 export async function expireSessions(): Promise<string[]> {
-  return closeExpiredSessions(auditTypes.sessionExpired);
+  const { sessionIds, ended } = await closeExpiredSessions(auditTypes.sessionExpired, auditTypes.interactionEnded);
+  await announceLeft(ended);
+  return sessionIds;
 }
 
 /**
@@ -73,7 +83,7 @@ export async function expireSessions(): Promise<string[]> {
  * closed): closed_at is set, its active interactions end, and a session_closed audit row is written.
  */
 export async function closeSession(sessionId: string, reason?: string): Promise<Session> {
-  await db().transaction(async (trx) => {
+  const ended = await db().transaction(async (trx) => {
     const session = await lockSession(trx, sessionId);
     if (session.status === 'closed') throw closedSessionConflict(sessionId);
     const ended = await endActiveInteractions(trx, sessionId);
@@ -88,6 +98,8 @@ export async function closeSession(sessionId: string, reason?: string): Promise<
       })),
       { session_id: sessionId, event_type: auditTypes.sessionClosed, payload: { previous_status: session.status, reason: reason ?? null } },
     );
+    return ended.map((i) => ({ ...i, session_id: sessionId }));
   });
+  await announceLeft(ended);
   return getSession(sessionId);
 }
