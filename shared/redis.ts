@@ -16,11 +16,13 @@ export function redisOptions(extra: RedisOptions = {}): RedisOptions {
 
 /**
  * Limits of connections whose commands someone waits for (an HTTP request, a job's step): while
- * Redis is away a command fails at once instead of queueing until it is back (and being run after
- * the client gave up), and one that gets no answer (a frozen server) fails after the timeout.
+ * Redis is away a command is dropped with an error at the next reconnection attempt (at most 1 s
+ * later) instead of waiting until Redis is back (and running after the client gave up); one that
+ * gets no answer (a frozen server) fails after the command timeout. The offline queue stays on so
+ * commands issued before the first connection, and a QUIT during an outage, still work.
  */
 function bounded(): RedisOptions {
-  return { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: config().redis.commandTimeoutMs };
+  return { maxRetriesPerRequest: 0, commandTimeout: config().redis.commandTimeoutMs };
 }
 
 /** Reports connection errors and recoveries as Redis outages (one log line each, not one per retry). */
@@ -30,14 +32,9 @@ function watch(conn: Redis, name: string): Redis {
   return conn;
 }
 
-/**
- * A new bounded Redis connection; `name` shows in CLIENT LIST. Commands issued before its first
- * connection wait for it (the offline queue is on until then, then off: see bounded()).
- */
+/** A new bounded Redis connection (see bounded()); `name` shows in CLIENT LIST. */
 export function createRedis(name: string, extra: RedisOptions = {}): Redis {
-  const conn = watch(new Redis(redisOptions({ connectionName: `switchboard:${name}`, ...bounded(), enableOfflineQueue: true, ...extra })), name);
-  if (extra.enableOfflineQueue === undefined) conn.once('ready', () => (conn.options.enableOfflineQueue = false));
-  return conn;
+  return watch(new Redis(redisOptions({ connectionName: `switchboard:${name}`, ...bounded(), ...extra })), name);
 }
 
 /** Answers whether Redis replies to PING within the timeout. */
@@ -54,7 +51,7 @@ export async function pingRedis(timeoutMs = 1000): Promise<boolean> {
   }
 }
 
-/** Connection options of BullMQ queues (producers): bounded like createRedis (BullMQ waits for the first connection itself). */
+/** Connection options of BullMQ queues (producers): bounded like createRedis. */
 export function bullConnection(extra: RedisOptions = {}): ConnectionOptions {
   return redisOptions({ ...bounded(), ...extra }) as ConnectionOptions;
 }
