@@ -6,7 +6,7 @@ import { logger } from '../shared/logger.js';
 import { httpDuration, registerQueueGauges } from '../shared/metrics.js';
 import { allQueues } from '../shared/queues.js';
 import { requestId } from './middleware/request-id.js';
-import { problems } from './middleware/problem.js';
+import { outageDeadline, problems } from './middleware/problem.js';
 import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
 import { healthRoutes } from './platform/health.routes.js';
@@ -54,6 +54,7 @@ export function createApp(extra: ApiRouter[] = []): Koa {
     }
   });
   app.use(problems());
+  app.use(outageDeadline(cfg.http.outageDeadlineMs));
   app.use(
     bodyParser({
       enableTypes: ['json', 'form', 'text'],

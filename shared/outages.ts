@@ -24,6 +24,12 @@ export function dependencyFailed(dep: Dependency, err: unknown): void {
   logger('outages').error({ dependency: dep, err: errorMessage(err) }, `${dep} unavailable: answering 503 until it is back`);
 }
 
+/** Whether some dependency failed within the last few seconds (an outage may be under way). */
+export function outageInProgress(now = Date.now()): boolean {
+  for (const s of state.values()) if (now - s.lastError < sameOutageMs) return true;
+  return false;
+}
+
 /** Records that a dependency answers again; logs the end of an outage once. */
 export function dependencyRecovered(dep: Dependency): void {
   const current = state.get(dep);

@@ -156,6 +156,8 @@ export const jobDefinitions = {
   'sre.incident-ticket': define({
     queue: 'sre',
     schema: z.object({ incident_id: z.uuid() }),
+    // One job per incident: the tick's re-enqueue of a missing issue adds nothing while it still retries.
+    jobId: (p) => `incident-ticket-${p.incident_id}`,
     options: { attempts: 10, backoff: { type: 'exponential', delay: 500 } },
   }),
   // POSTs one escalation of an incident to the notification webhook.

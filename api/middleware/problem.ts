@@ -1,6 +1,6 @@
 import type { Middleware, Context } from 'koa';
 import { AppError, ServiceUnavailableError, problemKindOf, problemTypeBase, type FieldError } from '../../shared/errors.js';
-import { dependencyFailed, unavailableDependency } from '../../shared/outages.js';
+import { dependencyFailed, outageInProgress, unavailableDependency } from '../../shared/outages.js';
 
 /** Writes an RFC 9457 problem document. */
 export function sendProblem(
@@ -84,3 +84,30 @@ export function problems(): Middleware {
     }
   };
 }
+
+/**
+ * While a dependency is failing (shared/outages.ts), a request still unanswered after `ms` is
+ * answered 503 with Retry-After: a request that found a pooled connection late, or queued behind
+ * others, would otherwise add one bounded wait to the next and keep its client waiting past 2 s.
+ * Outside outages nothing changes (routes that wait by design, such as the lead batch webhook,
+ * keep their own limits). A stream already under way is left alone.
+ */
+export function outageDeadline(ms: number): Middleware {
+  return async (ctx, next) => {
+    let timer: NodeJS.Timeout | undefined;
+    const work = next();
+    const late = new Promise<typeof lateMark>((resolve) => {
+      const check = () => (outageInProgress() ? resolve(lateMark) : (timer = setTimeout(check, 200)));
+      timer = setTimeout(check, ms);
+    });
+    try {
+      if ((await Promise.race([work, late])) !== lateMark || ctx.res.headersSent || ctx.respond === false) return await work;
+      // The abandoned work may still fail; its outcome no longer has a client.
+      work.catch(() => undefined);
+      throw new ServiceUnavailableError('A dependency of the service is failing; retry shortly.');
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+const lateMark = Symbol('late');

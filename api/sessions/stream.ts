@@ -127,6 +127,12 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
     }
   });
 
+  // Answered meanwhile (a 503 during an outage, see outageDeadline): nothing to stream to.
+  if (res.headersSent) {
+    ended = true;
+    cleanup();
+    return;
+  }
   ctx.respond = false;
   socket.setNoDelay(true);
   socket.setTimeout(0);
