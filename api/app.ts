@@ -12,12 +12,11 @@ import { mountQueueDashboard } from './platform/queue-dashboard.js';
 import { healthRoutes } from './platform/health.routes.js';
 import { toolRoutes } from './platform/tools.routes.js';
 import { crmRouters } from './crm/index.js';
-import { cmdbRoutes } from './sre/cmdb.routes.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { userRoutes } from './sessions/users.routes.js';
 import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
-import { alertingRouters } from './sre/alerting.router.js';
+import { sreRouters } from './sre/index.js';
 
 /** Every domain's routes, in one list. */
 function domainRouters(): ApiRouter[] {
@@ -25,11 +24,10 @@ function domainRouters(): ApiRouter[] {
     healthRoutes(),
     toolRoutes(),
     ...crmRouters(),
-    cmdbRoutes(),
     sessionRoutes(),
     userRoutes(),
     chatappRoutes(),
-    ...alertingRouters(),
+    ...sreRouters(),
   ];
 }
 

@@ -24,7 +24,7 @@ export const variables = {
   NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production refuses unsafe defaults'],
   PORT: [int(3000, 0), 'HTTP port of the API (web role)'],
   HOST: [z.string().default('0.0.0.0'), 'address the API binds to'],
-  LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino log level'],
+  LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(), 'pino log level; default info, silent when NODE_ENV=test'],
   API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); dev accepts dev-key when empty'],
   ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); dev default admin'],
   ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; dev default admin'],
@@ -37,6 +37,7 @@ export const variables = {
   DATABASE_STATEMENT_TIMEOUT_MS: [int(30000, 0), 'PostgreSQL statement_timeout of every connection (0 = none)'],
   API_OUTAGE_DEADLINE_MS: [int(1700, 100), 'web role: while Redis or PostgreSQL is failing, a request not answered by then gets 503 with Retry-After (its work may still finish)'],
   API_QUERY_TIMEOUT_MS: [int(1500, 0), 'web role: longest wait for the answer to one query, so a frozen PostgreSQL gives 503 within 2 s (0 = none)'],
+  DEV_POSTGRES_PORT: [int(54329, 1), 'port of the embedded PostgreSQL that npm run dev starts when DATABASE_URL is unset'],
   BUS_HOST: [z.string().default('localhost'), 'Redis host (message bus and queues)'],
   BUS_PORT: [int(6379, 1), 'Redis port'],
   BUS_PASSWORD: [z.string().default(''), 'Redis password, empty for none'],
@@ -122,7 +123,8 @@ function nested(env: Env) {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
     http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS },
-    log: { level: env.LOG_LEVEL },
+    // Tests are silent unless a test asks for logs (LOG_LEVEL set).
+    log: { level: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info') },
     auth: {
       apiKeys: env.API_KEYS ? env.API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : dev ? ['dev-key'] : [],
       admin: { user: env.ADMIN_USER || (dev ? 'admin' : ''), password: env.ADMIN_PASSWORD || (dev ? 'admin' : '') },
@@ -130,6 +132,7 @@ function nested(env: Env) {
     db: {
       url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard',
       poolMax: env.DATABASE_POOL_MAX,
+      devEmbeddedPort: env.DEV_POSTGRES_PORT,
       connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
       acquireTimeoutMs: env.DATABASE_ACQUIRE_TIMEOUT_MS,
       statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,

