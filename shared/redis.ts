@@ -99,7 +99,10 @@ export async function readRedisDurability(conn: Redis): Promise<RedisDurability>
  * REDIS_ALLOW_VOLATILE=true says the loss is accepted); elsewhere it is a warning. Returns the
  * problems found; throws a one-line Error to refuse.
  */
-export async function checkRedisDurability(warn: (message: string) => void): Promise<string[]> {
+export async function checkRedisDurability(
+  warn: (message: string) => void,
+  policy: { production: boolean; allowVolatile: boolean } = { production: config().isProduction, allowVolatile: config().redis.allowVolatile },
+): Promise<string[]> {
   const cfg = config();
   const conn = new Redis(redisOptions({ connectionName: 'switchboard:startup-check', maxRetriesPerRequest: 0, enableOfflineQueue: true, retryStrategy: () => null, lazyConnect: true }));
   conn.on('error', () => undefined);
@@ -114,7 +117,7 @@ export async function checkRedisDurability(warn: (message: string) => void): Pro
   }
   if (!durability.problems.length) return [];
   const text = `Redis at ${cfg.redis.host}:${cfg.redis.port}: ${durability.problems.join('; ')}`;
-  if (cfg.isProduction && !cfg.redis.allowVolatile) throw new Error(`${text}. Refusing to start in production; fix Redis or set REDIS_ALLOW_VOLATILE=true to accept the loss.`);
+  if (policy.production && !policy.allowVolatile) throw new Error(`${text}. Refusing to start in production; fix Redis or set REDIS_ALLOW_VOLATILE=true to accept the loss.`);
   warn(text);
   return durability.problems;
 }
