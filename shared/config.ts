@@ -34,7 +34,7 @@ export const variables = {
   DATABASE_POOL_MAX: [int(10, 1), 'connections per process in the knex pool'],
   DATABASE_CONNECT_TIMEOUT_MS: [int(1000, 1), 'longest wait for a new PostgreSQL connection'],
   DATABASE_ACQUIRE_TIMEOUT_MS: [int(1500, 1), 'longest wait for a connection of the pool before the request is answered 503'],
-  DATABASE_STATEMENT_TIMEOUT_MS: [int(30000, 0), 'PostgreSQL statement_timeout of every connection (0 = none)'],
+  DATABASE_STATEMENT_TIMEOUT_MS: [int(15000, 0), 'PostgreSQL statement_timeout of every connection (0 = none)'],
   API_OUTAGE_DEADLINE_MS: [int(1700, 100), 'web role: while Redis or PostgreSQL is failing, a request not answered by then gets 503 with Retry-After (its work may still finish)'],
   API_QUERY_TIMEOUT_MS: [int(1500, 0), 'web role: longest wait for the answer to one query, so a frozen PostgreSQL gives 503 within 2 s (0 = none)'],
   DEV_POSTGRES_PORT: [int(54329, 1), 'port of the embedded PostgreSQL that npm run dev starts when DATABASE_URL is unset'],
