@@ -107,14 +107,17 @@ export async function holdRunLocks(client: pg.Client, template: string, runId: s
   await client.query('select pg_advisory_lock($1, hashtext($2))', [runLocks, runId]);
 }
 
-/** Names of the databases `dropUnused` may consider (the test ones only), with their age checks. */
+/**
+ * Names of the databases `dropUnused` may consider (the test ones only), with their age checks. A
+ * database another run drops meanwhile has no files left: missing_ok makes it "not old", not an error.
+ */
 const testDatabases = async (admin: pg.Client, templateGrace: string) =>
   (await admin.query<{ datname: string; legacy_stale: boolean; past_grace: boolean }>(
     `select datname,
             datname ~ '^sb_test_[0-9a-f]{12}$'
-              and (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - $1::interval
+              and coalesce((pg_stat_file('base/' || oid || '/PG_VERSION', true)).modification < now() - $1::interval, false)
               and not exists (select 1 from pg_stat_activity a where a.datname = d.datname) as legacy_stale,
-            (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - $2::interval as past_grace
+            coalesce((pg_stat_file('base/' || oid || '/PG_VERSION', true)).modification < now() - $2::interval, false) as past_grace
        from pg_database d where datname like 'sb\\_tpl\\_%' or datname like 'sb\\_test\\_%'`,
     [legacyCloneMaxAge, templateGrace],
   )).rows;
