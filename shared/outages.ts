@@ -43,8 +43,9 @@ export function reportRedisError(_connection: string, err: unknown): void {
   dependencyFailed('redis', err);
 }
 
+/** The first line of an error's message (some carry a stack trace in it). */
 function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
 }
 
 const postgresCodes = new Set([

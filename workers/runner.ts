@@ -90,7 +90,12 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
       if (dependency && !exhausted) return dependencyFailed(dependency, err);
       log[exhausted ? 'error' : 'warn']({ queue: queueName, job: job?.name, id: job?.id, attempt: job?.attemptsMade, err: err.message }, exhausted ? 'job failed for good' : 'job failed; will retry');
     });
-    worker.on('error', (err) => (unavailableDependency(err) || /ECONNREFUSED|ECONNRESET|Connection is closed/.test(err.message) ? reportRedisError(`worker ${queueName}`, err) : log.error({ queue: queueName, err }, 'worker error')));
+    worker.on('error', (err) => {
+      if (unavailableDependency(err) || /ECONNREFUSED|ECONNRESET|Connection is closed/.test(err.message)) return reportRedisError(`worker ${queueName}`, err);
+      // After an outage a job's lock may have expired (another worker runs it again; handlers are idempotent).
+      if (/could not renew lock|Missing lock/.test(err.message)) return log.warn({ queue: queueName, err: err.message }, 'job lock lost');
+      log.error({ queue: queueName, err }, 'worker error');
+    });
     return worker;
   });
 }

@@ -49,7 +49,8 @@ export function knexOptions(url: string, poolMax = 10, timeouts: DbTimeouts = {}
       debug: () => undefined,
       deprecate: (method: string, alternative: string) => logger('db').warn({ method, alternative }, 'knex deprecation'),
     },
-    pool: { min: 0, max: poolMax },
+    // A new connection means PostgreSQL answers again: the end of an outage is logged once.
+    pool: { min: 0, max: poolMax, afterCreate: (conn: unknown, done: (err: Error | null, conn: unknown) => void) => (dependencyRecovered('postgres'), done(null, conn)) },
     migrations: { tableName: 'knex_migrations', migrationSource: new MigrationFiles() },
   };
 }
@@ -77,7 +78,7 @@ class MigrationFiles implements Knex.MigrationSource<string> {
 function reportDbLog(level: 'warn' | 'error', message: unknown): void {
   const err = message instanceof Error ? message : new Error(String(message));
   const text = String((message as Error)?.message ?? message);
-  if (unavailableDependency(err) || /Acquire connection error|timeout expired|ECONNREFUSED|Connection terminated/.test(text)) dependencyFailed('postgres', err);
+  if (unavailableDependency(err) || /Acquire connection error|timeout expired|ECONNREFUSED|Connection terminated|Connection ended unexpectedly/.test(text)) dependencyFailed('postgres', err);
   else logger('db')[level]({ err: text }, 'knex');
 }
 
@@ -98,8 +99,6 @@ export function db(): Knex {
   if (!instance) {
     const c = config().db;
     instance = knexFactory(knexOptions(c.url, c.poolMax, { connectMs: c.connectTimeoutMs, acquireMs: c.acquireTimeoutMs, statementMs: c.statementTimeoutMs, queryMs: queryTimeoutMs }));
-    // A pooled connection the server dropped (restart, outage) reports here; the pool replaces it.
-    (instance.client as { pool?: { on(e: string, f: (...a: unknown[]) => void): void } }).pool?.on('createSuccess', () => dependencyRecovered('postgres'));
   }
   return instance;
 }

@@ -5,7 +5,7 @@
  * when anything accepted was lost or doubled, or a client waited more than 2 s.
  *
  *   npm run test:faults                    every scenario
- *   npm run test:faults -- redis-restart   only the named ones
+ *   npm run test:faults -- redis-restart   only the named ones (--keep-logs keeps the processes' logs)
  */
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -328,7 +328,7 @@ async function main() {
   console.log();
   printTable(rows);
   console.log(`\n${rows.filter((r) => r.ok).length}/${rows.length} scenarios passed in ${((Date.now() - started) / 1000).toFixed(0)} s (limit per client wait ${waitLimitMs} ms)`);
-  if (rows.every((r) => r.ok)) rmSync(infra.dir, { recursive: true, force: true });
+  if (rows.every((r) => r.ok) && !process.argv.includes('--keep-logs')) rmSync(infra.dir, { recursive: true, force: true });
   else console.log(`logs kept in ${infra.dir}`);
   process.exit(rows.every((r) => r.ok) ? 0 : 1);
 }
