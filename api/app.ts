@@ -17,11 +17,13 @@ import { userRoutes } from './sessions/users.routes.js';
 import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
 import { sreRouters } from './sre/index.js';
+import { authRoutes } from './auth/auth.routes.js';
 
 /** Every domain's routes, in one list. */
 function domainRouters(): ApiRouter[] {
   return [
     healthRoutes(),
+    authRoutes(),
     toolRoutes(),
     ...crmRouters(),
     sessionRoutes(),

@@ -28,7 +28,20 @@ export const variables = {
   API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); dev accepts dev-key when empty'],
   ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); dev default admin'],
   ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; dev default admin'],
+  PUBLIC_URL: [optionalUrl, 'address people open in the browser (scheme, host, port); the OIDC redirect is PUBLIC_URL/api/global/auth/oidc/callback; default http://localhost:PORT, https required in production'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
+
+  OIDC_ISSUER_URL: [optionalUrl, 'OpenID Connect provider (discovery at /.well-known/openid-configuration below it); unset in dev starts an embedded provider with dev accounts'],
+  OIDC_CLIENT_ID: [optionalText, 'client id registered at the provider'],
+  OIDC_CLIENT_SECRET: [optionalText, 'client secret registered at the provider'],
+  OIDC_ROLES_CLAIM: [z.string().min(1).default('roles'), 'claim of the ID token or userinfo holding the person\'s roles or groups (e.g. roles, groups)'],
+  OIDC_ROLE_MAP: [
+    z.string().regex(/^\s*[^:,\s][^:,]*:(sre|staff)\s*(,\s*[^:,\s][^:,]*:(sre|staff)\s*)*$/, 'must look like ops-team:sre,support:staff').optional(),
+    'provider group → platform role (sre or staff), comma-separated; a claim value sre or staff is that role without mapping',
+  ],
+  AUTH_SESSION_IDLE: [interval('8 hours'), 'a browser session ends after this long without a request, interval syntax'],
+  AUTH_SESSION_MAX: [interval('7 days'), 'a browser session ends this long after sign-in whatever its use, interval syntax'],
+  DEV_OIDC_PORT: [int(9410, 1), 'port of the identity provider npm run dev embeds when OIDC_ISSUER_URL is unset'],
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
   DATABASE_POOL_MAX: [int(10, 1), 'connections per process in the knex pool'],
@@ -80,6 +93,22 @@ export const variables = {
   AUTOMATION_URL: [optionalUrl, 'workflow automation (n8n) base URL'],
   AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
 
+  TOOL_CALL_TIMEOUT_MS: [int(30000, 100), 'time limit of one tool-gateway call (gateway routes, /mcp, agent); over it the call is a tool error'],
+  TOOL_RESULT_MAX_BYTES: [int(262144, 256), 'largest tool result (JSON bytes) the gateway hands back; over it the call is a tool error'],
+  WORKFLOW_TOOL_TAG: [z.string().min(1).default('switchboard-tool'), 'tag that offers an active automation workflow as a tool (workflow executor)'],
+  WORKFLOW_TOOLS_TTL: [int(60, 1), 'seconds the list of workflow tools is cached before GET /api/v1/workflows is asked again'],
+  AGENT_DELEGATION_WAIT_MS: [int(20000, 0), 'how long agent_delegate waits for the answer before returning the run id (capped below TOOL_CALL_TIMEOUT_MS)'],
+  AGENT_SERVICE_USER_PHONE: [z.string().regex(/^\+[1-9][0-9]{1,14}$/, 'must be an E.164 number').default('+19990000000'), 'phone number of the service user created on demand for agent delegations without a user'],
+  ISSUE_TRACKER_BASE_URL: [optionalUrl, 'issue-tracker tool server: public address of the issue tracker, used in the links its tools return (default ISSUE_TRACKER_API_URL)'],
+  ISSUE_TRACKER_API_URL: [optionalUrl, 'issue-tracker tool server: internal address of the issue tracker (GitLab) it calls'],
+  ISSUE_TRACKER_PROJECT_PATH: [z.string().regex(/^[\w.-]+(\/[\w.-]+)+$/, 'must look like group/project').optional(), 'issue-tracker tool server: path of the project it works on, e.g. group/project'],
+  ISSUE_TRACKER_VERIFY_SSL: [bool(true), 'issue-tracker tool server: verify the TLS certificate of ISSUE_TRACKER_API_URL (false for a self-signed internal tracker)'],
+  ISSUE_TRACKER_MCP_TOKEN: [z.string().default(''), 'issue-tracker tool server: access token it sends as PRIVATE-TOKEN'],
+  IDENTITY_BASE_URL: [optionalUrl, 'issue-tracker tool server: identity provider whose tokens it accepts (JWKS from /.well-known/openid-configuration, issuer and audience checked); unset: MCP_SERVICE_TOKENS'],
+  MCP_SERVICE_PORT: [int(9400, 0), 'port of the issue-tracker tool server (tools role, MCP over Streamable HTTP at /mcp)'],
+  MCP_SERVICE_URL: [optionalUrl, 'public address of the issue-tracker tool server (default http://localhost:MCP_SERVICE_PORT); the audience identity-provider tokens must carry'],
+  MCP_SERVICE_TOKENS: [z.string().default(''), 'comma-separated bearer tokens the issue-tracker tool server accepts when IDENTITY_BASE_URL is unset (npm run dev generates one)'],
+
   CONTAINER_RUNTIME_HOST: [z.string().default(''), 'container runtime: tcp://host:port of a Docker socket proxy or a unix socket path'],
   METRICS_URL: [optionalUrl, 'Prometheus base URL (targets discovery, rule reload)'],
   PROXY_API_URL: [optionalUrl, 'Traefik API base URL'],
@@ -111,8 +140,12 @@ export function parseEnv(source: NodeJS.ProcessEnv): Env {
   }
   const env = result.data as Env;
   if (env.NODE_ENV === 'production') {
-    const missing = (['DATABASE_URL', 'API_KEYS', 'ADMIN_PASSWORD', 'ALERT_WEBHOOK_TOKEN'] as const).filter((k) => !env[k]);
-    if (missing.length) throw new ConfigError(`Invalid configuration:\n${missing.map((k) => `  ${k}: required when NODE_ENV=production`).join('\n')}`);
+    const problems = (['DATABASE_URL', 'API_KEYS', 'ADMIN_PASSWORD', 'ALERT_WEBHOOK_TOKEN', 'PUBLIC_URL', 'OIDC_ISSUER_URL', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const)
+      .filter((k) => !env[k])
+      .map((k) => `  ${k}: required when NODE_ENV=production`);
+    // Sign-in cookies are Secure and the provider redirects back here: plain http would leak both.
+    if (env.PUBLIC_URL && !env.PUBLIC_URL.startsWith('https://')) problems.push('  PUBLIC_URL: must be https when NODE_ENV=production');
+    if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   }
   return env;
 }
@@ -123,11 +156,26 @@ function nested(env: Env) {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
     http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS },
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     // Tests are silent unless a test asks for logs (LOG_LEVEL set).
     log: { level: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info') },
     auth: {
       apiKeys: env.API_KEYS ? env.API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : dev ? ['dev-key'] : [],
       admin: { user: env.ADMIN_USER || (dev ? 'admin' : ''), password: env.ADMIN_PASSWORD || (dev ? 'admin' : '') },
+      oidc: {
+        issuerUrl: env.OIDC_ISSUER_URL,
+        clientId: env.OIDC_CLIENT_ID,
+        clientSecret: env.OIDC_CLIENT_SECRET,
+        rolesClaim: env.OIDC_ROLES_CLAIM,
+        roleMap: Object.fromEntries(
+          (env.OIDC_ROLE_MAP ?? '').split(',').filter((p) => p.includes(':')).map((p) => {
+            const at = p.lastIndexOf(':');
+            return [p.slice(0, at).trim(), p.slice(at + 1).trim()];
+          }),
+        ) as Record<string, 'sre' | 'staff'>,
+      },
+      session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX },
+      devOidcPort: env.DEV_OIDC_PORT,
     },
     db: {
       url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard',
@@ -160,6 +208,14 @@ function nested(env: Env) {
       ) as Record<string, string>,
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
+    tools: {
+      callTimeoutMs: env.TOOL_CALL_TIMEOUT_MS,
+      resultMaxBytes: env.TOOL_RESULT_MAX_BYTES,
+      workflowTag: env.WORKFLOW_TOOL_TAG,
+      workflowTtlSeconds: env.WORKFLOW_TOOLS_TTL,
+      delegationWaitMs: env.AGENT_DELEGATION_WAIT_MS,
+      serviceUserPhone: env.AGENT_SERVICE_USER_PHONE,
+    },
     crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
     sre: {
       alertWebhookToken: env.ALERT_WEBHOOK_TOKEN,
@@ -177,6 +233,19 @@ function nested(env: Env) {
         proxyApiUrl: env.PROXY_API_URL,
       },
       monitors: { autoApply: env.MONITORS_AUTO_APPLY, rulesDir: env.RULES_DIR },
+    },
+    toolServer: {
+      port: env.MCP_SERVICE_PORT,
+      publicUrl: (env.MCP_SERVICE_URL ?? `http://localhost:${env.MCP_SERVICE_PORT}`).replace(/\/+$/, ''),
+      tokens: env.MCP_SERVICE_TOKENS.split(',').map((t) => t.trim()).filter(Boolean),
+      identityBaseUrl: env.IDENTITY_BASE_URL?.replace(/\/+$/, ''),
+      tracker: {
+        apiUrl: env.ISSUE_TRACKER_API_URL?.replace(/\/+$/, ''),
+        baseUrl: (env.ISSUE_TRACKER_BASE_URL ?? env.ISSUE_TRACKER_API_URL)?.replace(/\/+$/, ''),
+        projectPath: env.ISSUE_TRACKER_PROJECT_PATH,
+        verifySsl: env.ISSUE_TRACKER_VERIFY_SSL,
+        token: env.ISSUE_TRACKER_MCP_TOKEN,
+      },
     },
   };
 }

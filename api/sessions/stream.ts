@@ -8,12 +8,11 @@
  */
 import type { Context } from 'koa';
 import client from 'prom-client';
-import { config } from '../../shared/config.js';
 import { onBusReconnect, subscribeSession, type BusEvent } from '../../shared/bus.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { streamHead } from '../../shared/sessions/sessions.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
-import { trackStream } from '../streams.js';
+import { SseLifetime, startSseResponse } from '../streams.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -45,44 +44,34 @@ export function sseFrame(event: BusEvent): string {
  */
 export async function streamSession(ctx: Context, sessionId: string, channel: string, lastEventId: number | undefined): Promise<void> {
   const res = ctx.res;
-  const socket = ctx.req.socket;
   // A live-only stream starts at the session's head, read before subscribing: anything after it is
   // delivered live or filled; nothing before it is replayed.
   let last = lastEventId ?? (await streamHead(sessionId));
   // Events are held until the headers are out (and while a fill runs): one arriving earlier would
   // otherwise be written with Koa's default status, or ahead of the events the fill brings.
   let held: BusEvent[] | null = [];
-  let ended = false;
   let filling: Promise<void> = Promise.resolve();
-
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    cleanup();
-    res.end();
-  };
+  const stream = new SseLifetime(res, openStreams);
+  const end = () => stream.end();
   const write = (event: BusEvent) => {
-    if (ended || event.sequence <= last) return;
+    if (stream.ended || event.sequence <= last) return;
     last = event.sequence;
     if (event.channel === channel) return;
     res.write(sseFrame(event));
     if (res.writableLength > slowSubscriberBytes) {
       slowDisconnects.inc();
-      // Dropping the connection (not a graceful end) frees what is buffered for it at once.
-      ended = true;
-      cleanup();
-      res.destroy();
+      stream.drop();
     }
   };
   /** Writes what Postgres has after `last`, then the live events held meanwhile (in order, once). */
   const fill = async () => {
-    if (ended) return;
+    if (stream.ended) return;
     held ??= [];
     try {
       for (;;) {
         const page = await streamEventsAfter(sessionId, last, replayPage);
         for (const event of page) write(event);
-        if (page.length < replayPage || ended) break;
+        if (page.length < replayPage || stream.ended) break;
       }
     } catch (err) {
       // Postgres unavailable: end the stream, the client reconnects with its last id and replays.
@@ -94,10 +83,7 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
     held = null;
     for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
   };
-  const refill = () => {
-    filling = filling.then(fill);
-    return filling;
-  };
+  const refill = () => (filling = filling.then(fill));
   const onEvent = (event: BusEvent) => {
     if (held) {
       held.push(event);
@@ -108,42 +94,15 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
     } else write(event);
   };
 
-  const unsubscribe = await subscribeSession(sessionId, onEvent);
-  const untrack = trackStream(end);
-  const unhook = onBusReconnect(() => void refill());
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), config().sessions.keepAliveSeconds * 1000);
-  openStreams.inc();
-  function cleanup() {
-    clearInterval(keepAlive);
-    unsubscribe();
-    untrack();
-    unhook();
-    openStreams.dec();
-  }
-  res.on('close', () => {
-    if (!ended) {
-      ended = true;
-      cleanup();
-    }
-  });
-
+  stream.onEnd(await subscribeSession(sessionId, onEvent));
+  stream.onEnd(onBusReconnect(() => void refill()));
   // Answered meanwhile (a 503 during an outage, see outageDeadline): nothing to stream to.
   if (res.headersSent) {
-    ended = true;
-    cleanup();
+    end();
     return;
   }
-  ctx.respond = false;
-  socket.setNoDelay(true);
-  socket.setTimeout(0);
-  res.writeHead(200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-    'Content-Encoding': 'identity',
-    'X-Request-Id': String(ctx.state.requestId ?? ''),
-  });
+
+  startSseResponse(ctx);
   // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
   res.write('retry: 1000\n\n');
   await refill();

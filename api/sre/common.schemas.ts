@@ -19,6 +19,6 @@ export const bool = z.enum(['true', 'false']).transform((v) => v === 'true').opt
 
 export const idParams = z.object({ id: uuid() });
 export const actorBody = z.object({
-  by: z.string().min(1).max(200).default('api').openapi({ description: 'who or what makes the move (user, agent, tool); default "api"' }),
+  by: z.string().min(1).max(200).default('api').openapi({ description: 'who or what makes the move (user, agent, tool); default "api". A browser session records the signed-in person instead' }),
   note: z.string().max(2000).optional(),
 });

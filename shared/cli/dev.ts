@@ -2,9 +2,12 @@
  * npm run dev: the whole platform in one command on a machine with nothing configured.
  * PostgreSQL: DATABASE_URL, else an embedded server with its data under .data/postgres (kept between runs).
  * Redis: BUS_HOST:BUS_PORT when it answers, else a redis-server from PATH started on that port.
+ * Then migrations, the web, worker and tools roles, and the URLs to open. Ctrl-C stops all it started.
+ * Sign-in: OIDC_ISSUER_URL, else an embedded identity provider with two dev accounts (shared/identity/).
  * Then migrations, the web and worker roles, and the URLs to open. Ctrl-C stops all it started.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -97,6 +100,8 @@ async function main() {
   } catch (err) {
     fail(err instanceof ConfigError ? err.message : String(err));
   }
+  // The issue-tracker tool server accepts only bearer tokens: a fresh one per run unless configured.
+  if (!env.MCP_SERVICE_TOKENS && !env.IDENTITY_BASE_URL) env.MCP_SERVICE_TOKENS = `dev-mcp-${randomBytes(12).toString('hex')}`;
   Object.assign(process.env, env);
   // Redis first: when it cannot be had, say so before starting anything else.
   if (!(await pingRedis(1000))) {
@@ -106,15 +111,36 @@ async function main() {
   if (!env.DATABASE_URL) {
     env.DATABASE_URL = await startEmbeddedPostgres(cfg.db.devEmbeddedPort);
   }
+  let signIn = `  Sign-in        ${cfg.auth.oidc.issuerUrl}`;
+  if (!cfg.auth.oidc.issuerUrl) {
+    // Loaded only here: oidc-provider is a development dependency, never part of a production start.
+    const { devAccounts, startDevProvider } = await import('../identity/dev-provider.js');
+    const provider = await startDevProvider({
+      port: cfg.auth.devOidcPort,
+      redirectUris: [`${cfg.publicUrl}/api/global/auth/oidc/callback`],
+      postLogoutRedirectUris: [`${cfg.publicUrl}/`],
+      clientId: 'switchboard-dev',
+      rolesClaim: cfg.auth.oidc.rolesClaim,
+    }).catch((err: Error) => fail(`The embedded identity provider could not listen on port ${cfg.auth.devOidcPort} (${err.message}): set DEV_OIDC_PORT, or OIDC_ISSUER_URL to a provider of yours.`));
+    cleanups.push(provider.close);
+    Object.assign(env, { OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: provider.clientId, OIDC_CLIENT_SECRET: provider.clientSecret });
+    const { sre, user } = devAccounts;
+    signIn = [
+      `  Sign-in        ${cfg.publicUrl}/api/global/auth/login   (embedded identity provider ${provider.issuer})`,
+      `                 SRE:         user ${sre.login}, password ${sre.password}   (${sre.name}; roles ${sre.roles.join(', ')})`,
+      `                 portal user: user ${user.login}, password ${user.password}   (${user.name}; no special role)`,
+    ].join('\n');
+  }
   const migrator = knexFactory(knexOptions(env.DATABASE_URL!));
   const applied = await migrateLatest(migrator);
   await migrator.destroy();
   console.log(applied.length ? `applied ${applied.length} migration(s)` : 'migrations current');
 
-  const children = [spawnRole('api/main', env), spawnRole('workers/main', env)];
+  const children = [spawnRole('api/main', env), spawnRole('workers/main', env), spawnRole('api/tools-server/main', env)];
   // Should this process die before stopping them, the roles go down with it.
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
-  const base = `http://127.0.0.1:${cfg.http.port}`;
+  // One origin for everything printed: the session cookie belongs to the host of PUBLIC_URL.
+  const base = cfg.publicUrl;
   console.log(
     [
       '',
@@ -123,6 +149,8 @@ async function main() {
       `  API reference  ${base}/api/docs`,
       `  Queues         ${base}/admin/queues   (user ${cfg.auth.admin.user}, password ${cfg.auth.admin.password})`,
       `  API key        ${cfg.auth.apiKeys[0]}   (X-API-Key or Authorization: Bearer)`,
+      `  Tracker MCP    http://127.0.0.1:${cfg.toolServer.port}/mcp   (${env.IDENTITY_BASE_URL ? `tokens of ${env.IDENTITY_BASE_URL}` : `Authorization: Bearer ${env.MCP_SERVICE_TOKENS!.split(',')[0]}`})`,
+      signIn,
       '  Ctrl-C stops everything',
       '',
     ].join('\n'),

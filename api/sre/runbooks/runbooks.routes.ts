@@ -6,6 +6,7 @@ import { executionHistory, getExecution, listExecutions } from '../../../shared/
 import { executeRunbook } from '../../../shared/sre/runbooks/runbooks.js';
 import * as s from './runbooks.schemas.js';
 import { idParams } from '../common.schemas.js';
+import { actorOf } from '../../auth/browser-session.js';
 
 const tags = ['runbooks'];
 const workflow = `A runbook starts its n8n workflow by POSTing JSON to the workflow's Webhook trigger URL (\`webhook_url\`) with headers \`x-automation-api-key\` and \`X-N8N-API-KEY\` (AUTOMATION_API_KEY). The body: execution_id, runbook {id, name, workflow_id}, trigger, triggered_by, parameters (runbook parameters merged with the execution input), alert {id, fingerprint, status, labels, annotations} or null, incident_id.
@@ -109,7 +110,7 @@ export function runbookRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: idParams, body: s.executeBody },
       responses: { 202: { description: 'queued', schema: s.execution } },
-      handler: ({ params, body }) => executeRunbook(params.id, { alert_id: body.alert_id, incident_id: body.incident_id, input: body.input, triggered_by: body.by }),
+      handler: ({ params, body }, ctx) => executeRunbook(params.id, { alert_id: body.alert_id, incident_id: body.incident_id, input: body.input, triggered_by: actorOf(ctx, body.by) }),
     })
     .route({
       method: 'get',
