@@ -30,7 +30,8 @@ const gitlab = await localServer((req, res) => {
   issues.push(issue);
   if (loseAnswers > 0) {
     loseAnswers -= 1;
-    return json(res, 502, { message: '502 Bad Gateway' });
+    // 500, not 502: gitbeaker retries a 502 itself, which would POST the issue twice.
+    return json(res, 500, { message: '500 Internal Server Error' });
   }
   json(res, 201, issue);
 });
