@@ -128,7 +128,8 @@ export function publishEvent(event: BusEvent): Promise<number> {
 /** Waits (bounded) for a connection still making its first connection; a lost one fails at once. */
 async function whenReady(conn: Redis, ms: number): Promise<void> {
   if (conn.status === 'ready') return;
-  if (conn.status !== 'connecting' && conn.status !== 'wait') throw new ServiceUnavailableError('The message bus is unavailable; retry shortly.');
+  // wait/connecting/connect: the connection is still being made (connect: TCP up, handshake under way).
+  if (!['wait', 'connecting', 'connect'].includes(conn.status)) throw new ServiceUnavailableError('The message bus is unavailable; retry shortly.');
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => done(new ServiceUnavailableError('The message bus is unavailable; retry shortly.')), ms);
     const onReady = () => done();
