@@ -18,6 +18,8 @@ import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
 import { sreRouters } from './sre/index.js';
 import { authRoutes } from './auth/auth.routes.js';
+import { portalRoutes } from './portal/portal.routes.js';
+import { portalRemoteRoutes } from './portal/remote.routes.js';
 
 /** Every domain's routes, in one list. */
 function domainRouters(): ApiRouter[] {
@@ -30,6 +32,8 @@ function domainRouters(): ApiRouter[] {
     userRoutes(),
     chatappRoutes(),
     ...sreRouters(),
+    portalRoutes(),
+    portalRemoteRoutes(),
   ];
 }
 

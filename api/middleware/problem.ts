@@ -1,5 +1,5 @@
 import type { Middleware, Context } from 'koa';
-import { AppError, NotFoundError, ServiceUnavailableError, problemKindOf, problemKindOfStatus, problemTypeBase, type FieldError } from '../../shared/errors.js';
+import { AppError, NotFoundError, ServiceUnavailableError, TooManyRequestsError, problemKindOf, problemKindOfStatus, problemTypeBase, type FieldError } from '../../shared/errors.js';
 import { dependencyFailed, outageInProgress, unavailableDependency } from '../../shared/outages.js';
 
 /** Writes an RFC 9457 problem document. */
@@ -58,7 +58,8 @@ export function problems(): Middleware {
       if (err instanceof AppError) {
         const kind = problemKindOf(err);
         if (kind.status >= 500 && !(err instanceof ServiceUnavailableError)) ctx.state.log?.error({ err }, 'request failed');
-        if (kind.retryAfterSeconds) ctx.set('Retry-After', String(kind.retryAfterSeconds));
+        if (err instanceof TooManyRequestsError) ctx.set('Retry-After', String(err.retryAfterSeconds));
+        else if (kind.retryAfterSeconds) ctx.set('Retry-After', String(kind.retryAfterSeconds));
         sendProblem(ctx, kind.status, kind.title, kind.slug, err.message, err.errors, err.extensions);
         return;
       }

@@ -12,7 +12,7 @@ import { onBusReconnect, subscribeSession, type BusEvent } from '../../shared/bu
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { streamHead } from '../../shared/sessions/sessions.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
-import { SseLifetime, startSseResponse } from '../streams.js';
+import { SseLifetime, startSseResponse, streamCaller } from '../streams.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -51,7 +51,7 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
   // otherwise be written with Koa's default status, or ahead of the events the fill brings.
   let held: BusEvent[] | null = [];
   let filling: Promise<void> = Promise.resolve();
-  const stream = new SseLifetime(res, openStreams);
+  const stream = new SseLifetime(res, openStreams, streamCaller(ctx));
   const end = () => stream.end();
   const write = (event: BusEvent) => {
     if (stream.ended || event.sequence <= last) return;

@@ -32,7 +32,9 @@ export interface DbTimeouts {
  * With timeouts, a PostgreSQL that is down or frozen fails a query within them (the API answers
  * 503) instead of holding it for knex's 60 s acquire wait or forever.
  */
-export function knexOptions(url: string, poolMax = 10, timeouts: DbTimeouts = {}): Knex.Config {
+export function knexOptions(url: string, poolMax = 10, limits: DbTimeouts | number = {}): Knex.Config {
+  // A number is the statement timeout alone (callers that bound nothing else).
+  const timeouts: DbTimeouts = typeof limits === 'number' ? { statementMs: limits } : limits;
   return {
     client: 'pg',
     connection: {
@@ -111,9 +113,16 @@ export async function closeDb(): Promise<void> {
 }
 
 /** Applies every pending migration; returns the names applied. */
-export async function migrateLatest(k: Knex = db()): Promise<string[]> {
-  const [, applied] = (await k.migrate.latest()) as [number, string[]];
-  return applied;
+export async function migrateLatest(k?: Knex): Promise<string[]> {
+  // Without a knex of the caller's: a connection of its own, free of the pool's statement timeout
+  // (a migration rewriting a large table may rightly take longer).
+  const migrator = k ?? knexFactory(knexOptions(config().db.url, 1));
+  try {
+    const [, applied] = (await migrator.migrate.latest()) as [number, string[]];
+    return applied;
+  } finally {
+    if (!k) await migrator.destroy();
+  }
 }
 
 /** Pending migration names (empty when the schema is current). */

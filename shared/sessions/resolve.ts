@@ -12,9 +12,11 @@ import { auditTypes, recordAudit } from './events.store.js';
 import {
   activateSession, closeExpiredSessions, closeSessionRow, closedSessionConflict, getSession, insertSession, lockLiveSession, lockSession, type Session,
 } from './sessions.store.js';
+import type { EndedInteraction } from './sessions.store.js';
 import { endActiveInteractions } from './interactions.store.js';
 import { announceLeft, endedAudit } from './interactions.js';
 import { lockUser } from './users.store.js';
+import { queueSummaries } from './summary.js';
 
 export interface Resolution {
   session: Session;
@@ -38,7 +40,7 @@ export async function assertInterval(k: Knex, interval: string, field = 'body.re
 export async function resolveSession(userId: string, resumeWindow?: string): Promise<Resolution> {
   if (resumeWindow !== undefined) await assertInterval(db(), resumeWindow);
   const window = resumeWindow ?? config().sessions.resumeWindow;
-  const { sessionId, resumed, ended } = await db().transaction(async (trx) => {
+  const { sessionId, resumed, ended, replaced } = await db().transaction<{ sessionId: string; resumed: boolean; ended: EndedInteraction[]; replaced?: string }>(async (trx) => {
     if (!(await lockUser(trx, userId))) throw new NotFoundError(`No user ${userId}.`);
     const live = await lockLiveSession(trx, userId, resumeWindow ?? null);
     if (live?.inside) {
@@ -61,10 +63,11 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
       event_type: auditTypes.sessionCreated,
       payload: { resume_window: window, ...(live ? { replaces_session_id: live.session_id } : {}) },
     });
-    return { sessionId: created, resumed: false, ended };
+    return { sessionId: created, resumed: false, ended, replaced: live?.session_id };
   });
   // The replaced session's interactions end like any other: their channels see CHANNEL_LEFT.
   await announceLeft(ended);
+  if (replaced) await queueSummaries([replaced]);
   return { session: await getSession(sessionId), resumed };
 }
 
@@ -101,5 +104,6 @@ export async function closeSession(sessionId: string, reason?: string): Promise<
     return ended.map((i) => ({ ...i, session_id: sessionId }));
   });
   await announceLeft(ended);
+  await queueSummaries([sessionId]);
   return getSession(sessionId);
 }
