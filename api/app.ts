@@ -20,7 +20,7 @@ import type { ApiRouter } from './routing.js';
 import { alertingRouters } from './sre/alerting.router.js';
 
 /** Every domain's routes, in one list. */
-function domainRouters(): ApiRouter[] {
+export function domainRouters(): ApiRouter[] {
   return [
     healthRoutes(),
     toolRoutes(),
