@@ -12,6 +12,12 @@ export default defineConfig({
     outDir: fileURLToPath(new URL('../../dist/web', import.meta.url)),
     emptyOutDir: true,
     chunkSizeWarningLimit: 1500,
+    rollupOptions: {
+      // Libraries mark their modules "use client" for server components; meaningless in a browser-only build.
+      onwarn(warning, warn) {
+        if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
+      },
+    },
   },
   server: { fs: { allow: [fileURLToPath(new URL('../..', import.meta.url))] } },
   logLevel: 'warn',
