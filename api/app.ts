@@ -20,11 +20,13 @@ import { userRoutes } from './sessions/users.routes.js';
 import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
 import { alertingRouters } from './sre/alerting.router.js';
+import { authRoutes } from './auth/auth.routes.js';
 
 /** Every domain's routes, in one list. */
 export function domainRouters(): ApiRouter[] {
   return [
     healthRoutes(),
+    authRoutes(),
     toolRoutes(),
     ...crmRouters(),
     cmdbRoutes(),

@@ -8,9 +8,20 @@ import type { Context, Middleware } from 'koa';
 import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from '../shared/zod.js';
 import { ValidationError, fieldErrors, type FieldError } from '../shared/errors.js';
-import { requireAdmin, requireApiKey } from './middleware/auth.js';
+import { requireAdmin, requireCaller } from './middleware/auth.js';
+import { csrfHeader, sessionCookie } from './auth/browser-session.js';
 
-export type Auth = 'apiKey' | 'admin' | 'public';
+/**
+ * Who may call a route.
+ * - `apiKey`: an API key, or a browser session with role `sre` (the operators' role: the SRE API and
+ *   the platform's service routes).
+ * - `staff`: an API key, or a session with role `staff`.
+ * - `user`: an API key, or any signed-in person.
+ * - `session`: a signed-in person only (their own account: /me).
+ * - `admin`: basic auth (the queue dashboard). `public`: anyone.
+ * Browser sessions send unsafe methods with the X-CSRF-Token header.
+ */
+export type Auth = 'apiKey' | 'staff' | 'user' | 'session' | 'admin' | 'public';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -60,6 +71,7 @@ export const problemSchema = z
 const defaultErrorMeaning: Record<number, string> = {
   400: 'Invalid input; `errors` names each bad field',
   401: 'Missing or invalid credentials',
+  403: 'The signed-in person lacks the role, or a browser request failed the CSRF check',
   404: 'Unknown resource',
   413: 'Request body too large',
 };
@@ -70,14 +82,27 @@ openapi.register('Problem', problemSchema);
 openapi.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
 openapi.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' });
 openapi.registerComponent('securitySchemes', 'Admin', { type: 'http', scheme: 'basic' });
+openapi.registerComponent('securitySchemes', 'Session', {
+  type: 'apiKey',
+  in: 'cookie',
+  name: sessionCookie,
+  description: `Browser session after OpenID Connect sign-in (GET /api/global/auth/login). Routes need a role: the SRE API and service routes \`sre\`. POST, PUT, PATCH and DELETE also need the header ${csrfHeader} with the csrf_token of GET /api/global/auth/me; cross-site requests are refused (403).`,
+});
 
+const keyOrSession: RouteConfig['security'] = [{ ApiKey: [] }, { Bearer: [] }, { Session: [] }];
 const security: Record<Auth, RouteConfig['security']> = {
-  apiKey: [{ ApiKey: [] }, { Bearer: [] }],
+  apiKey: keyOrSession,
+  staff: keyOrSession,
+  user: keyOrSession,
+  session: [{ Session: [] }],
   admin: [{ Admin: [] }],
   public: [],
 };
 const authMiddleware: Record<Auth, Middleware | undefined> = {
-  apiKey: requireApiKey(),
+  apiKey: requireCaller({ apiKey: true, role: 'sre' }),
+  staff: requireCaller({ apiKey: true, role: 'staff' }),
+  user: requireCaller({ apiKey: true }),
+  session: requireCaller({ apiKey: false }),
   admin: requireAdmin(),
   public: undefined,
 };
@@ -103,6 +128,7 @@ function documentRoute(spec: RouteSpec<any, any, any, any>) {
   const hasInput = spec.request && Object.values(spec.request).some((v) => v && typeof v === 'object');
   if (hasInput) errors[400] ??= defaultErrorMeaning[400]!;
   if (spec.auth !== 'public') errors[401] ??= defaultErrorMeaning[401]!;
+  if (spec.auth !== 'public' && spec.auth !== 'admin') errors[403] ??= defaultErrorMeaning[403]!;
   if (spec.request?.params) errors[404] ??= defaultErrorMeaning[404]!;
   if (spec.request?.body) errors[413] ??= defaultErrorMeaning[413]!;
   for (const [status, description] of Object.entries(errors)) {

@@ -28,7 +28,20 @@ export const variables = {
   API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); dev accepts dev-key when empty'],
   ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); dev default admin'],
   ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; dev default admin'],
+  PUBLIC_URL: [optionalUrl, 'address people open in the browser (scheme, host, port); the OIDC redirect is PUBLIC_URL/api/global/auth/oidc/callback; default http://localhost:PORT, https required in production'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
+
+  OIDC_ISSUER_URL: [optionalUrl, 'OpenID Connect provider (discovery at /.well-known/openid-configuration below it); unset in dev starts an embedded provider with dev accounts'],
+  OIDC_CLIENT_ID: [optionalText, 'client id registered at the provider'],
+  OIDC_CLIENT_SECRET: [optionalText, 'client secret registered at the provider'],
+  OIDC_ROLES_CLAIM: [z.string().min(1).default('roles'), 'claim of the ID token or userinfo holding the person\'s roles or groups (e.g. roles, groups)'],
+  OIDC_ROLE_MAP: [
+    z.string().regex(/^\s*[^:,\s][^:,]*:(sre|staff)\s*(,\s*[^:,\s][^:,]*:(sre|staff)\s*)*$/, 'must look like ops-team:sre,support:staff').optional(),
+    'provider group → platform role (sre or staff), comma-separated; a claim value sre or staff is that role without mapping',
+  ],
+  AUTH_SESSION_IDLE: [interval('8 hours'), 'a browser session ends after this long without a request, interval syntax'],
+  AUTH_SESSION_MAX: [interval('7 days'), 'a browser session ends this long after sign-in whatever its use, interval syntax'],
+  DEV_OIDC_PORT: [int(9410, 1), 'port of the identity provider npm run dev embeds when OIDC_ISSUER_URL is unset'],
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
   DATABASE_POOL_MAX: [int(10, 1), 'connections per process in the knex pool'],
@@ -103,8 +116,12 @@ export function parseEnv(source: NodeJS.ProcessEnv): Env {
   }
   const env = result.data as Env;
   if (env.NODE_ENV === 'production') {
-    const missing = (['DATABASE_URL', 'API_KEYS', 'ADMIN_PASSWORD', 'ALERT_WEBHOOK_TOKEN'] as const).filter((k) => !env[k]);
-    if (missing.length) throw new ConfigError(`Invalid configuration:\n${missing.map((k) => `  ${k}: required when NODE_ENV=production`).join('\n')}`);
+    const problems = (['DATABASE_URL', 'API_KEYS', 'ADMIN_PASSWORD', 'ALERT_WEBHOOK_TOKEN', 'PUBLIC_URL', 'OIDC_ISSUER_URL', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const)
+      .filter((k) => !env[k])
+      .map((k) => `  ${k}: required when NODE_ENV=production`);
+    // Sign-in cookies are Secure and the provider redirects back here: plain http would leak both.
+    if (env.PUBLIC_URL && !env.PUBLIC_URL.startsWith('https://')) problems.push('  PUBLIC_URL: must be https when NODE_ENV=production');
+    if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   }
   return env;
 }
@@ -115,10 +132,25 @@ function nested(env: Env) {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
     http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT },
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     log: { level: env.LOG_LEVEL },
     auth: {
       apiKeys: env.API_KEYS ? env.API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : dev ? ['dev-key'] : [],
       admin: { user: env.ADMIN_USER || (dev ? 'admin' : ''), password: env.ADMIN_PASSWORD || (dev ? 'admin' : '') },
+      oidc: {
+        issuerUrl: env.OIDC_ISSUER_URL,
+        clientId: env.OIDC_CLIENT_ID,
+        clientSecret: env.OIDC_CLIENT_SECRET,
+        rolesClaim: env.OIDC_ROLES_CLAIM,
+        roleMap: Object.fromEntries(
+          (env.OIDC_ROLE_MAP ?? '').split(',').filter((p) => p.includes(':')).map((p) => {
+            const at = p.lastIndexOf(':');
+            return [p.slice(0, at).trim(), p.slice(at + 1).trim()];
+          }),
+        ) as Record<string, 'sre' | 'staff'>,
+      },
+      session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX },
+      devOidcPort: env.DEV_OIDC_PORT,
     },
     db: { url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard', poolMax: env.DATABASE_POOL_MAX },
     redis: { host: env.BUS_HOST, port: env.BUS_PORT, password: env.BUS_PASSWORD || undefined },

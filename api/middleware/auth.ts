@@ -1,7 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import { config } from '../../shared/config.js';
-import { UnauthorizedError } from '../../shared/errors.js';
+import { ForbiddenError, UnauthorizedError } from '../../shared/errors.js';
+import type { Role } from '../../shared/auth/roles.js';
+import { browserSession, csrfHeader } from '../auth/browser-session.js';
 
 /** Constant-time string comparison. */
 export function safeEqual(a: string, b: string): boolean {
@@ -27,12 +29,66 @@ export function basicCredentials(ctx: Context): { user: string; password: string
   return at < 0 ? undefined : { user: decoded.slice(0, at), password: decoded.slice(at + 1) };
 }
 
+function checkApiKey(key: string): void {
+  if (!config().auth.apiKeys.some((k) => safeEqual(k, key))) throw new UnauthorizedError('The API key is not valid.');
+}
+
 /** Service routes: a key from API_KEYS (dev accepts dev-key when none is configured). */
 export function requireApiKey(): Middleware {
   return async (ctx, next) => {
     const key = presentedApiKey(ctx);
     if (!key) throw new UnauthorizedError('An API key is required: send it in X-API-Key or Authorization: Bearer.');
-    if (!config().auth.apiKeys.some((k) => safeEqual(k, key))) throw new UnauthorizedError('The API key is not valid.');
+    checkApiKey(key);
+    await next();
+  };
+}
+
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * CSRF defence for a cookie-authenticated unsafe request: a cross-site origin is refused outright,
+ * and the session's CSRF token must come back in X-CSRF-Token (a cross-site form cannot set headers).
+ */
+export function checkCsrf(ctx: Context, csrfToken: string): void {
+  const site = ctx.get('Sec-Fetch-Site');
+  const origin = ctx.get('Origin');
+  if (site === 'cross-site' || (origin && origin !== new URL(config().publicUrl).origin)) {
+    throw new ForbiddenError('Cross-site requests with the session cookie are refused.');
+  }
+  const given = ctx.get(csrfHeader);
+  if (!given || !safeEqual(given, csrfToken)) {
+    throw new ForbiddenError(`A ${csrfHeader} header with the session's CSRF token (GET /api/global/auth/me) is required for ${ctx.method} requests.`);
+  }
+}
+
+export interface CallerRule {
+  /** Whether an API key is accepted instead of a session. */
+  apiKey: boolean;
+  /** Role a browser session needs; undefined: any signed-in person. */
+  role?: Role;
+}
+
+/**
+ * Routes open to an API key or a browser session: a presented API key is checked as by
+ * requireApiKey; otherwise the session cookie must name a live session with the role (403 without
+ * it), and unsafe methods must pass the CSRF check. The person is left in ctx.state.person.
+ */
+export function requireCaller(rule: CallerRule): Middleware {
+  return async (ctx, next) => {
+    const key = rule.apiKey ? presentedApiKey(ctx) : undefined;
+    if (key) {
+      checkApiKey(key);
+      return next();
+    }
+    const session = await browserSession(ctx);
+    if (!session) {
+      throw new UnauthorizedError(rule.apiKey ? 'Sign in, or send an API key in X-API-Key or Authorization: Bearer.' : 'Sign in first: GET /api/global/auth/login.');
+    }
+    if (rule.role && !session.roles.includes(rule.role)) {
+      throw new ForbiddenError(`This needs the ${rule.role} role; ${session.name} has ${session.roles.join(', ')}.`);
+    }
+    if (!safeMethods.has(ctx.method)) checkCsrf(ctx, session.csrf_token);
+    ctx.state.person = session;
     await next();
   };
 }

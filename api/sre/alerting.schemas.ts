@@ -21,7 +21,7 @@ const bool = z.enum(['true', 'false']).transform((v) => v === 'true').optional()
 
 export const idParams = z.object({ id: uuid() });
 export const actorBody = z.object({
-  by: z.string().min(1).max(200).default('api').openapi({ description: 'who or what makes the move (user, agent, tool); default "api"' }),
+  by: z.string().min(1).max(200).default('api').openapi({ description: 'who or what makes the move (user, agent, tool); default "api". A browser session records the signed-in person instead' }),
   note: z.string().max(2000).optional(),
 });
 
@@ -149,7 +149,7 @@ export const timelinePage = pageSchema(timelineItem, 'IncidentTimelinePage');
 export const timelineQuery = z.object({ ...pageQuery, kind: csv(['created', 'alert_attached', 'status_changed', 'comment', 'agent_action', 'runbook_execution', 'escalation', 'ticket']) });
 export const timelinePost = z.object({
   kind: z.enum(['comment', 'agent_action']).default('comment'),
-  actor: z.string().min(1).max(200),
+  actor: z.string().min(1).max(200).optional().openapi({ description: 'who writes it; required with an API key, a browser session records the signed-in person' }),
   message: z.string().min(1).max(20_000),
   data: z.record(z.string(), z.unknown()).optional(),
 });

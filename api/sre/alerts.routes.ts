@@ -4,6 +4,7 @@ import { alertCounts, alertHistory, getAlert, listAlerts } from '../../shared/sr
 import { moveAlert } from '../../shared/sre/alerts/alerts.js';
 import { createSource, deleteSource, forgetSources, getSource, listSources, updateSource } from '../../shared/sre/alerts/alert-source.store.js';
 import * as s from './alerting.schemas.js';
+import { actorOf } from '../auth/browser-session.js';
 
 const tags = ['alerts'];
 const lifecycle = 'Lifecycle: firing → acknowledged → resolved (firing → resolved directly too). A move not allowed from the current state is a 409 naming `allowed_next_states`. Every move writes a state-history row (from, to, by, when) and re-evaluates flapping. A firing notification after resolution opens a new instance.';
@@ -135,7 +136,7 @@ export function alertRoutes(): ApiRouter {
       request: { params: s.idParams, body: s.actorBody },
       responses: { 200: { description: `the alert, now ${to}`, schema: s.alertInstance } },
       errors: { 409: 'The alert cannot make this move from its current state' },
-      handler: ({ params, body }) => moveAlert(params.id, to, body.by, body.note),
+      handler: ({ params, body }, ctx) => moveAlert(params.id, to, actorOf(ctx, body.by), body.note),
     });
   }
   return router;

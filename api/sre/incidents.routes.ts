@@ -7,6 +7,8 @@ import { createRule, deleteRule, getRule, listRules, updateRule } from '../../sh
 import { assertMatchersCompile } from '../../shared/sre/alerting/matchers.js';
 import { listAlerts } from '../../shared/sre/alerts/alert.store.js';
 import * as s from './alerting.schemas.js';
+import { actorOf } from '../auth/browser-session.js';
+import { ValidationError } from '../../shared/errors.js';
 
 const tags = ['incidents'];
 const lifecycle = 'Statuses: open → acknowledged → resolved → closed (open → resolved directly too). Not allowed from the current status → 409 naming `allowed_next_states`. Each move is a `status_changed` timeline entry.';
@@ -98,7 +100,7 @@ export function incidentRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { body: s.incidentCreate },
       responses: { 201: { description: 'created', schema: s.incident } },
-      handler: ({ body }) => createIncident({ ...body, created_by: body.by }),
+      handler: ({ body }, ctx) => createIncident({ ...body, created_by: actorOf(ctx, body.by) }),
     })
     .route({
       method: 'get',
@@ -132,7 +134,7 @@ export function incidentRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: s.idParams, body: s.attachBody },
       responses: { 200: { description: 'the incident', schema: s.incident } },
-      handler: ({ params, body }) => attachAlertsByApi(params.id, body.alert_ids, body.by),
+      handler: ({ params, body }, ctx) => attachAlertsByApi(params.id, body.alert_ids, actorOf(ctx, body.by)),
     })
     .route({
       method: 'get',
@@ -153,8 +155,10 @@ export function incidentRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: s.idParams, body: s.timelinePost },
       responses: { 201: { description: 'recorded', schema: z.object({ recorded: z.literal(true) }) } },
-      handler: async ({ params, body }) => {
-        await postTimeline(params.id, body);
+      handler: async ({ params, body }, ctx) => {
+        const actor = actorOf(ctx, body.actor);
+        if (!actor) throw new ValidationError('The request is invalid: body.actor.', [{ path: 'body.actor', message: 'required with an API key (a browser session records the signed-in person)' }]);
+        await postTimeline(params.id, { ...body, actor });
         return { recorded: true as const };
       },
     })
@@ -167,7 +171,7 @@ export function incidentRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: s.idParams, body: s.escalateBody },
       responses: { 200: { description: 'the incident', schema: s.incident } },
-      handler: ({ params, body }) => escalateIncident(params.id, body.by, body.reason),
+      handler: ({ params, body }, ctx) => escalateIncident(params.id, actorOf(ctx, body.by), body.reason),
     });
   for (const [action, to] of [
     ['acknowledge', 'acknowledged'],
@@ -184,7 +188,7 @@ export function incidentRoutes(): ApiRouter {
       request: { params: s.idParams, body: s.actorBody },
       responses: { 200: { description: `the incident, now ${to}`, schema: s.incident } },
       errors: { 409: 'The incident cannot make this move from its current status' },
-      handler: ({ params, body }) => moveIncident(params.id, to, body.by, body.note),
+      handler: ({ params, body }, ctx) => moveIncident(params.id, to, actorOf(ctx, body.by), body.note),
     });
   }
   return router;

@@ -5,6 +5,7 @@ import { createRunbook, deleteRunbook, getRunbook, listRunbooks, updateRunbook }
 import { executionHistory, getExecution, listExecutions } from '../../shared/sre/runbooks/execution.store.js';
 import { executeRunbook } from '../../shared/sre/runbooks/runbooks.js';
 import * as s from './alerting.schemas.js';
+import { actorOf } from '../auth/browser-session.js';
 
 const tags = ['runbooks'];
 const workflow = `A runbook starts its n8n workflow by POSTing JSON to the workflow's Webhook trigger URL (\`webhook_url\`) with headers \`x-automation-api-key\` and \`X-N8N-API-KEY\` (AUTOMATION_API_KEY). The body: execution_id, runbook {id, name, workflow_id}, trigger, triggered_by, parameters (runbook parameters merged with the execution input), alert {id, fingerprint, status, labels, annotations} or null, incident_id.
@@ -108,7 +109,7 @@ export function runbookRoutes(): ApiRouter {
       auth: 'apiKey',
       request: { params: s.idParams, body: s.executeBody },
       responses: { 202: { description: 'queued', schema: s.execution } },
-      handler: ({ params, body }) => executeRunbook(params.id, { alert_id: body.alert_id, incident_id: body.incident_id, input: body.input, triggered_by: body.by }),
+      handler: ({ params, body }, ctx) => executeRunbook(params.id, { alert_id: body.alert_id, incident_id: body.incident_id, input: body.input, triggered_by: actorOf(ctx, body.by) }),
     })
     .route({
       method: 'get',

@@ -2,6 +2,7 @@
  * npm run dev: the whole platform in one command on a machine with nothing configured.
  * PostgreSQL: DATABASE_URL, else an embedded server with its data under .data/postgres (kept between runs).
  * Redis: BUS_HOST:BUS_PORT when it answers, else a redis-server from PATH started on that port.
+ * Sign-in: OIDC_ISSUER_URL, else an embedded identity provider with two dev accounts (shared/identity/).
  * Then migrations, the web and worker roles, and the URLs to open. Ctrl-C stops all it started.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -13,6 +14,7 @@ import { pingRedis } from '../redis.js';
 import knexFactory from 'knex';
 import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
+import { devAccounts, startDevProvider } from '../identity/dev-provider.js';
 
 const dataDir = path.resolve('.data');
 const embeddedPort = Number(process.env.DEV_POSTGRES_PORT ?? 54329);
@@ -80,6 +82,24 @@ async function main() {
     console.log(`starting embedded PostgreSQL (data in .data/postgres, port ${embeddedPort})…`);
     env.DATABASE_URL = await startEmbeddedPostgres();
   }
+  let signIn = `  Sign-in        ${cfg.auth.oidc.issuerUrl}`;
+  if (!cfg.auth.oidc.issuerUrl) {
+    const provider = await startDevProvider({
+      port: cfg.auth.devOidcPort,
+      redirectUris: [`${cfg.publicUrl}/api/global/auth/oidc/callback`],
+      postLogoutRedirectUris: [`${cfg.publicUrl}/`],
+      clientId: 'switchboard-dev',
+      rolesClaim: cfg.auth.oidc.rolesClaim,
+    }).catch((err: Error) => fail(`The embedded identity provider could not listen on port ${cfg.auth.devOidcPort} (${err.message}): set DEV_OIDC_PORT, or OIDC_ISSUER_URL to a provider of yours.`));
+    cleanups.push(provider.close);
+    Object.assign(env, { OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: provider.clientId, OIDC_CLIENT_SECRET: provider.clientSecret });
+    const { sre, user } = devAccounts;
+    signIn = [
+      `  Sign-in        ${cfg.publicUrl}/api/global/auth/login   (embedded identity provider ${provider.issuer})`,
+      `                 SRE:         user ${sre.login}, password ${sre.password}   (${sre.name}; roles ${sre.roles.join(', ')})`,
+      `                 portal user: user ${user.login}, password ${user.password}   (${user.name}; no special role)`,
+    ].join('\n');
+  }
   const migrator = knexFactory(knexOptions(env.DATABASE_URL!));
   const applied = await migrateLatest(migrator);
   await migrator.destroy();
@@ -97,6 +117,7 @@ async function main() {
       `  API reference  ${base}/api/docs`,
       `  Queues         ${base}/admin/queues   (user ${cfg.auth.admin.user}, password ${cfg.auth.admin.password})`,
       `  API key        ${cfg.auth.apiKeys[0]}   (X-API-Key or Authorization: Bearer)`,
+      signIn,
       '  Ctrl-C stops everything',
       '',
     ].join('\n'),

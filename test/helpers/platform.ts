@@ -20,14 +20,15 @@ export const testApiKey = 'test-key';
 let started: Promise<Platform> | undefined;
 
 /** Starts (once per file) the API and, unless `workers: false`, every worker. */
-export function startPlatform(options: { workers?: boolean; routers?: ApiRouter[] } = {}): Promise<Platform> {
+/** `port`: listen there (the port PUBLIC_URL names when a test signs in, see identity.ts); default any free one. */
+export function startPlatform(options: { workers?: boolean; routers?: ApiRouter[]; port?: number } = {}): Promise<Platform> {
   process.env.API_KEYS ??= testApiKey;
   started ??= (async () => {
     if (options.workers !== false) {
       const workers = startWorkers(registry, handlers);
       onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
     }
-    const { url } = await startServer(0, '127.0.0.1', options.routers);
+    const { url } = await startServer(options.port ?? 0, '127.0.0.1', options.routers);
     const request: Platform['request'] = (path, init = {}) => {
       const { json, auth = true, ...rest } = init;
       const headers = new Headers(rest.headers);

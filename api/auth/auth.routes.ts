@@ -1,0 +1,149 @@
+/** Sign-in with OpenID Connect, sign-out, and who is signed in. */
+import { ApiRouter } from '../routing.js';
+import { z } from '../../shared/zod.js';
+import { ValidationError } from '../../shared/errors.js';
+import { completeAuthorization, endSessionUrl, startAuthorization } from '../../shared/auth/oidc.js';
+import { createAuthSession, deleteAuthSession, savePendingLogin, takePendingLogin } from '../../shared/auth/auth-sessions.store.js';
+import { browserSession, csrfHeader, loginCookie, personOf, sessionCookie, setCookie } from './browser-session.js';
+import { checkCsrf } from '../middleware/auth.js';
+import { sendSignInErrorPage } from './error-page.js';
+
+const tags = ['Sign-in'];
+
+/** A path on this site: one leading slash, not `//host` or `/\host` (which browsers treat as another site). */
+export function isLocalPath(value: string): boolean {
+  return /^\/(?![/\\])/.test(value) && !/[\u0000-\u001f]/.test(value);
+}
+
+const returnTo = z
+  .string()
+  .max(2000)
+  .refine(isLocalPath, 'must be a path on this site starting with a single /')
+  .default('/')
+  .openapi({ description: 'where to go after sign-in: a path on this site (e.g. /admin/alerts?status=firing)' });
+
+const me = z
+  .object({
+    subject: z.string().openapi({ description: "the provider's subject identifier" }),
+    name: z.string(),
+    email: z.string().nullable(),
+    roles: z.array(z.enum(['sre', 'staff', 'user'])).openapi({ description: 'sre opens the console, staff works support cases, user: every signed-in person' }),
+    csrf_token: z.string().openapi({ description: `send it in ${csrfHeader} with POST, PUT, PATCH and DELETE` }),
+    signed_in_at: z.string(),
+    expires_at: z.string().openapi({ description: 'absolute end of the session (it also ends after AUTH_SESSION_IDLE without requests)' }),
+  })
+  .openapi('SignedInPerson');
+
+const signInNote =
+  'Authorization code flow with PKCE (S256), `state` and `nonce`, against the provider discovered from OIDC_ISSUER_URL; the redirect URI is exactly PUBLIC_URL + /api/global/auth/oidc/callback. A sign-in must complete within 10 minutes.';
+
+export function authRoutes(): ApiRouter {
+  return new ApiRouter()
+    .route({
+      method: 'get',
+      path: '/api/global/auth/login',
+      tags,
+      summary: 'Start signing in',
+      description: `Redirects to the identity provider. ${signInNote}`,
+      auth: 'public',
+      request: { query: z.object({ return_to: returnTo }) },
+      responses: { 302: { description: 'to the identity provider' } },
+      errors: { 502: 'The identity provider could not be discovered', 503: 'Sign-in is not configured' },
+      handler: async ({ query }, ctx) => {
+        try {
+          const start = await startAuthorization();
+          await savePendingLogin({ state: start.state, nonce: start.nonce, code_verifier: start.codeVerifier, return_to: query.return_to });
+          setCookie(ctx, loginCookie, start.state, new Date(Date.now() + 10 * 60_000));
+          ctx.set('Cache-Control', 'no-store');
+          ctx.redirect(start.url);
+        } catch (err) {
+          sendSignInErrorPage(ctx, err);
+        }
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/global/auth/oidc/callback',
+      tags,
+      summary: 'Sign-in callback of the identity provider',
+      description: `Checks \`state\` against the sign-in this browser started (used once), exchanges the code with the PKCE verifier, checks the ID token's nonce, reads name, email and roles (OIDC_ROLES_CLAIM of the ID token or userinfo, mapped by OIDC_ROLE_MAP), creates the server-side session and sets its httpOnly cookie \`${sessionCookie}\`. Failures end on an HTML page (400 for a tampered state or a refused/replayed code).`,
+      auth: 'public',
+      request: {
+        query: z.object({
+          code: z.string().optional(),
+          state: z.string().optional(),
+          error: z.string().optional(),
+          error_description: z.string().optional(),
+          iss: z.string().optional(),
+        }),
+      },
+      responses: { 302: { description: 'signed in: to the return_to path' } },
+      errors: { 400: 'The sign-in failed (HTML page): state does not match, expired or used, or the code was refused', 502: 'The identity provider could not be reached' },
+      handler: async ({ query }, ctx) => {
+        try {
+          const expected = ctx.cookies.get(loginCookie);
+          setCookie(ctx, loginCookie, null);
+          if (query.error) {
+            throw new ValidationError(`The identity provider ended the sign-in: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}.`);
+          }
+          if (!query.state || !expected || query.state !== expected) {
+            throw new ValidationError('This sign-in response does not belong to a sign-in started in this browser (its state does not match). Start again.');
+          }
+          const login = await takePendingLogin(query.state);
+          if (!login) throw new ValidationError('This sign-in has expired or was already completed. Start again.');
+          const person = await completeAuthorization(ctx.search, { state: login.state, nonce: login.nonce, codeVerifier: login.code_verifier });
+          const { token, session } = await createAuthSession({ subject: person.subject, name: person.name, email: person.email, roles: person.roles, id_token: person.idToken });
+          setCookie(ctx, sessionCookie, token, session.expires_at);
+          ctx.set('Cache-Control', 'no-store');
+          ctx.redirect(login.return_to);
+        } catch (err) {
+          sendSignInErrorPage(ctx, err);
+        }
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/api/global/auth/logout',
+      tags,
+      summary: 'Sign out',
+      description: `Ends the server-side session and clears its cookie (also when there is none: signing out twice is fine). With a session, the request needs ${csrfHeader}. \`end_session_url\` is the provider's end-session address (RP-initiated logout) to send the browser to, or null when the provider has none.`,
+      auth: 'public',
+      responses: {
+        200: {
+          description: 'signed out',
+          schema: z.object({ signed_out: z.boolean().openapi({ description: 'false when there was no live session' }), end_session_url: z.string().nullable() }),
+        },
+      },
+      errors: { 403: `A session cookie without a valid ${csrfHeader}, or a cross-site request` },
+      handler: async (_input, ctx) => {
+        const session = await browserSession(ctx);
+        if (session) checkCsrf(ctx, session.csrf_token);
+        const token = ctx.cookies.get(sessionCookie);
+        const signedOut = token ? await deleteAuthSession(token) : false;
+        setCookie(ctx, sessionCookie, null);
+        return { signed_out: signedOut, end_session_url: session ? await endSessionUrl(session.id_token) : null };
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/global/auth/me',
+      tags,
+      summary: 'Who is signed in',
+      description: `The signed-in person with their roles, and the CSRF token the app sends in ${csrfHeader}.`,
+      auth: 'session',
+      responses: { 200: { description: 'the person', schema: me } },
+      handler: (_input, ctx) => {
+        const s = personOf(ctx)!;
+        ctx.set('Cache-Control', 'no-store');
+        return {
+          subject: s.subject,
+          name: s.name,
+          email: s.email,
+          roles: s.roles,
+          csrf_token: s.csrf_token,
+          signed_in_at: s.created_at.toISOString(),
+          expires_at: s.expires_at.toISOString(),
+        };
+      },
+    });
+}

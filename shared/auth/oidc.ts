@@ -1,0 +1,137 @@
+/**
+ * The OpenID Connect relying party (openid-client v6): authorization code with PKCE, state and
+ * nonce. The provider's metadata is discovered once per process from OIDC_ISSUER_URL.
+ */
+import * as oidc from 'openid-client';
+import { config } from '../config.js';
+import { ServiceUnavailableError, UpstreamError, ValidationError } from '../errors.js';
+import { rolesFromClaims, type Role } from './roles.js';
+
+export const callbackPath = '/api/global/auth/oidc/callback';
+export const scope = 'openid profile email';
+
+let discovered: Promise<oidc.Configuration> | undefined;
+
+/** The redirect URI registered at the provider: exactly PUBLIC_URL + the callback path. */
+export function redirectUri(): string {
+  return config().publicUrl + callbackPath;
+}
+
+/** The provider's configuration, discovered on first use (a failed discovery is retried next time). */
+export function providerConfig(): Promise<oidc.Configuration> {
+  const { issuerUrl, clientId, clientSecret } = config().auth.oidc;
+  if (!issuerUrl || !clientId || !clientSecret) {
+    throw new ServiceUnavailableError('Sign-in is not configured: set OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET.');
+  }
+  discovered ??= oidc
+    .discovery(new URL(issuerUrl), clientId, clientSecret, undefined, {
+      // Plain http only for a provider on this machine (dev, tests); production requires https URLs.
+      execute: issuerUrl.startsWith('http://') && !config().isProduction ? [oidc.allowInsecureRequests] : [],
+      timeout: 10,
+    })
+    .catch((err: unknown) => {
+      discovered = undefined;
+      throw new UpstreamError(`The identity provider at ${issuerUrl} could not be discovered: ${(err as Error).message}`);
+    });
+  return discovered;
+}
+
+/** Forgets the discovered provider (tests that start another provider). */
+export function forgetProvider(): void {
+  discovered = undefined;
+}
+
+export interface AuthorizationStart {
+  url: string;
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+}
+
+/** The provider URL that starts a sign-in, with the values the callback must check. */
+export async function startAuthorization(): Promise<AuthorizationStart> {
+  const cfg = await providerConfig();
+  const codeVerifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const url = oidc.buildAuthorizationUrl(cfg, {
+    redirect_uri: redirectUri(),
+    scope,
+    response_type: 'code',
+    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
+  });
+  return { url: url.href, state, nonce, codeVerifier };
+}
+
+export interface SignedInPerson {
+  subject: string;
+  name: string;
+  email: string | null;
+  roles: Role[];
+  idToken: string | null;
+}
+
+/**
+ * Completes a sign-in from the callback's query string: exchanges the code (PKCE verifier, state and
+ * nonce checked) and reads the person from the ID token claims, completed by userinfo. A refused or
+ * replayed code, or a mismatched state, is a ValidationError; an unreachable provider an UpstreamError.
+ */
+export async function completeAuthorization(search: string, expected: { state: string; nonce: string; codeVerifier: string }): Promise<SignedInPerson> {
+  const cfg = await providerConfig();
+  const current = new URL(redirectUri() + search);
+  let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+  try {
+    tokens = await oidc.authorizationCodeGrant(cfg, current, {
+      pkceCodeVerifier: expected.codeVerifier,
+      expectedState: expected.state,
+      expectedNonce: expected.nonce,
+      idTokenExpected: true,
+    });
+  } catch (err) {
+    throw signInError(err);
+  }
+  const idClaims = (tokens.claims() ?? {}) as Record<string, unknown>;
+  let claims: Record<string, unknown> = { ...idClaims };
+  const { rolesClaim, roleMap } = config().auth.oidc;
+  if (cfg.serverMetadata().userinfo_endpoint) {
+    try {
+      const info = await oidc.fetchUserInfo(cfg, tokens.access_token, String(idClaims.sub));
+      // The ID token wins for the roles claim when both carry one; userinfo fills what it lacks.
+      claims = { ...info, ...idClaims, [rolesClaim]: idClaims[rolesClaim] ?? info[rolesClaim] };
+    } catch (err) {
+      throw new UpstreamError(`The identity provider's userinfo failed: ${(err as Error).message}`);
+    }
+  }
+  const email = typeof claims.email === 'string' ? claims.email : null;
+  const name = [claims.name, claims.preferred_username, email, claims.sub].find((v): v is string => typeof v === 'string' && v.length > 0)!;
+  return {
+    subject: String(claims.sub),
+    name,
+    email,
+    roles: rolesFromClaims(claims, rolesClaim, roleMap),
+    idToken: tokens.id_token ?? null,
+  };
+}
+
+function signInError(err: unknown): Error {
+  if (err instanceof oidc.ResponseBodyError) {
+    return new ValidationError(`The identity provider refused the sign-in code (${err.error}${err.error_description ? `: ${err.error_description}` : ''}). It may have been used already or expired.`);
+  }
+  if (err instanceof oidc.AuthorizationResponseError) {
+    return new ValidationError(`The identity provider ended the sign-in: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}.`);
+  }
+  if (err instanceof oidc.ClientError) return new ValidationError(`The sign-in response failed a check: ${err.message}.`);
+  return new UpstreamError(`The identity provider could not be reached: ${(err as Error).message}`);
+}
+
+/** The provider's end-session URL for a person's ID token, when the provider has one. */
+export async function endSessionUrl(idToken: string | null): Promise<string | null> {
+  const cfg = await providerConfig().catch(() => undefined);
+  if (!cfg?.serverMetadata().end_session_endpoint) return null;
+  const params: Record<string, string> = { post_logout_redirect_uri: config().publicUrl + '/' };
+  if (idToken) params.id_token_hint = idToken;
+  return oidc.buildEndSessionUrl(cfg, params).href;
+}
