@@ -19,6 +19,9 @@ export default defineConfig({
       },
     },
   },
+  // Every screen is scanned up front, so opening a lazy screen in dev never discovers a new
+  // dependency and reloads the page mid-test.
+  optimizeDeps: { entries: ['index.html', 'src/**/*.tsx'] },
   server: { fs: { allow: [fileURLToPath(new URL('../..', import.meta.url))] } },
   logLevel: 'warn',
 });

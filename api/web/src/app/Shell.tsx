@@ -4,8 +4,7 @@ import { useDisclosure } from '@mantine/hooks';
 import { IconAlertTriangle, IconBook, IconFlame, IconLogout, IconNetwork, IconRadar, IconListDetails } from '@tabler/icons-react';
 import { Suspense, type ReactNode } from 'react';
 import { NavLink as RouterLink, useLocation } from 'react-router';
-import { mainRole, signOutPath, useMe } from '../shared/auth';
-import { fetchClient } from '../api/client';
+import { mainRole, signOut, useMe } from '../shared/auth';
 import { Loading } from '../shared/states';
 
 const adminNav = [
@@ -15,13 +14,6 @@ const adminNav = [
   { to: '/admin/discovery', label: 'Discovery', icon: IconRadar },
   { to: '/admin/runbooks', label: 'Runbooks', icon: IconBook },
 ];
-
-async function signOut() {
-  // POST, so a cross-site link cannot sign anyone out; the server answers where to go next.
-  const { response } = await fetchClient.POST(signOutPath as never, {} as never);
-  const target = response.redirected ? response.url : (response.headers.get('Location') ?? '/');
-  location.assign(target);
-}
 
 export function Shell({ children }: { children: ReactNode }) {
   const me = useMe();

@@ -1,26 +1,28 @@
-/** The signed-in person (from /api/global/auth/me) for the whole app; no session sends the browser to sign-in. */
+/** The signed-in person (GET /api/global/auth/me) for the whole app; no session sends the browser to sign-in. */
 import { createContext, useContext, useEffect, type ReactNode } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { setCsrfToken } from '../api/client';
+import { fetchClient, setCsrfToken, type Schemas } from '../api/client';
+import { ProblemAlert } from './problem';
 import { Loading } from './states';
 
-export interface Me {
-  name: string;
-  email?: string | null;
-  roles: string[];
-  csrf_token?: string;
-}
+export type Me = Schemas['SignedInPerson'];
 
 const MeContext = createContext<Me | null>(null);
 
 export const signInUrl = () => `/api/global/auth/login?return_to=${encodeURIComponent(location.pathname + location.search)}`;
-export const signOutPath = '/api/global/auth/logout';
 
 async function fetchMe(): Promise<Me | null> {
-  const res = await fetch('/api/global/auth/me', { credentials: 'same-origin' });
-  if (res.status === 401) return null;
-  if (!res.ok) throw new Error(`Could not read the session (${res.status})`);
-  return (await res.json()) as Me;
+  const { data, error, response } = await fetchClient.GET('/api/global/auth/me');
+  if (response.status === 401) return null;
+  if (error) throw error;
+  return data;
+}
+
+/** Ends the session on the server, then at the provider when it has an end-session address. */
+export async function signOut(): Promise<void> {
+  const { data } = await fetchClient.POST('/api/global/auth/logout');
+  setCsrfToken(undefined);
+  location.assign(data?.end_session_url ?? '/');
 }
 
 export function AuthProvider({ children }: { children: ReactNode }) {
@@ -29,8 +31,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     if (me.data === null) location.assign(signInUrl());
     setCsrfToken(me.data?.csrf_token);
   }, [me.data]);
-  if (me.isPending || me.data === null) return <Loading label="Checking your session…" />;
-  if (me.isError) return <Loading label={me.error.message} />;
+  if (me.isError) return <ProblemAlert error={me.error} />;
+  if (!me.data) return <Loading label="Checking your session…" />;
   return <MeContext.Provider value={me.data}>{children}</MeContext.Provider>;
 }
 

@@ -2,7 +2,6 @@
 import { Badge, Button, Card, Code, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
-import { useMe } from '../../shared/auth';
 import { ConfirmButton } from '../../shared/confirm';
 import { statusColor, when } from '../../shared/format';
 import { ProblemAlert } from '../../shared/problem';
@@ -36,7 +35,6 @@ function Pairs({ title, pairs }: { title: string; pairs: Record<string, string> 
 
 export default function AlertDetail() {
   const { id = '' } = useParams();
-  const me = useMe();
   const path = { params: { path: { id } } };
   const alert = $api.useQuery('get', '/api/v1/alerts/{id}', path);
   const history = $api.useQuery('get', '/api/v1/alerts/{id}/history', { params: { path: { id }, query: { limit: 200 } } });
@@ -58,12 +56,12 @@ export default function AlertDetail() {
         </Group>
         <Group gap="sm">
           {a.status === 'firing' && (
-            <Button loading={ack.isPending} onClick={() => ack.mutate({ ...path, body: { by: me.name } })}>
+            <Button loading={ack.isPending} onClick={() => ack.mutate({ ...path, body: {} })}>
               Acknowledge
             </Button>
           )}
           {a.status !== 'resolved' && (
-            <ConfirmButton color="green" question="Resolve this alert?" confirmLabel="Resolve" onConfirm={() => resolve.mutate({ ...path, body: { by: me.name } })}>
+            <ConfirmButton color="green" question="Resolve this alert?" confirmLabel="Resolve" onConfirm={() => resolve.mutate({ ...path, body: {} })}>
               Resolve
             </ConfirmButton>
           )}

@@ -21,7 +21,7 @@ function DeployAll() {
         Deploy all monitors
       </Button>
       {deploy.data && (
-        <Alert color="green" role="status" title="Deployed">
+        <Alert color="green" title="Deployed">
           {deploy.data.deployed} monitor(s) deployed; {deploy.data.total} in {deploy.data.rule_file}
           {deploy.data.checker ? ` (checked by ${deploy.data.checker})` : ''}.
         </Alert>

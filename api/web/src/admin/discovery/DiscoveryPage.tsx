@@ -18,7 +18,7 @@ function FollowRun({ id }: { id: string }) {
   }, [ended]);
   if (!r) return <Loading label="Starting the run…" />;
   return (
-    <Alert color={statusColor[r.status]} title={`Run ${r.status}`} role="status" aria-label="Triggered run">
+    <Alert color={statusColor[r.status]} title={`Run ${r.status}`}>
       <Group gap="xs">
         {!ended && <Loader size="xs" />}
         <Text size="sm">

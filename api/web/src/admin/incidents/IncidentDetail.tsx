@@ -4,7 +4,6 @@ import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
-import { useMe } from '../../shared/auth';
 import { ConfirmButton } from '../../shared/confirm';
 import { statusColor, when } from '../../shared/format';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
@@ -13,7 +12,6 @@ import { Loading } from '../../shared/states';
 const refresh = () => invalidatePaths('/api/v1/incidents', '/api/v1/alerts');
 
 function Escalate({ id }: { id: string }) {
-  const me = useMe();
   const [opened, { open, close }] = useDisclosure(false);
   const [reason, setReason] = useState('');
   const escalate = $api.useMutation('post', '/api/v1/incidents/{id}/escalate', {
@@ -32,7 +30,7 @@ function Escalate({ id }: { id: string }) {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            escalate.mutate({ params: { path: { id } }, body: { by: me.name, reason } });
+            escalate.mutate({ params: { path: { id } }, body: { reason } });
           }}
         >
           <Stack>
@@ -52,7 +50,6 @@ function Escalate({ id }: { id: string }) {
 
 export default function IncidentDetail() {
   const { id = '' } = useParams();
-  const me = useMe();
   const path = { params: { path: { id } } };
   const incident = $api.useQuery('get', '/api/v1/incidents/{id}', path);
   const alerts = $api.useQuery('get', '/api/v1/incidents/{id}/alerts', { params: { path: { id }, query: { limit: 200 } } });
@@ -71,7 +68,7 @@ export default function IncidentDetail() {
   if (incident.isPending) return <Loading />;
   if (!incident.data) return <ProblemAlert error={incident.error} />;
   const i = incident.data;
-  const body = { by: me.name };
+  const body = {};
   return (
     <Stack gap="md">
       <Text size="sm">
@@ -169,7 +166,7 @@ export default function IncidentDetail() {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            post.mutate({ ...path, body: { kind: 'comment', actor: me.name, message: comment } });
+            post.mutate({ ...path, body: { kind: 'comment', message: comment } });
           }}
         >
           <Group align="end" mt="md">

@@ -4,7 +4,6 @@ import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
-import { useMe } from '../../shared/auth';
 import { statusColor, when } from '../../shared/format';
 import { Pager } from '../../shared/pager';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
@@ -15,7 +14,6 @@ import { RulesPanel } from './RulesPanel';
 const pageSize = 25;
 
 function CreateIncident({ opened, onClose }: { opened: boolean; onClose: () => void }) {
-  const me = useMe();
   const navigate = useNavigate();
   const [title, setTitle] = useState('');
   const [description, setDescription] = useState('');
@@ -33,7 +31,7 @@ function CreateIncident({ opened, onClose }: { opened: boolean; onClose: () => v
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          create.mutate({ body: { title, description, severity, by: me.name } });
+          create.mutate({ body: { title, description, severity } });
         }}
       >
         <Stack>

@@ -4,7 +4,6 @@ import { useDisclosure } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
 import { Link, useNavigate, useParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
-import { useMe } from '../../shared/auth';
 import { ConfirmButton } from '../../shared/confirm';
 import { matcherText } from '../../shared/matchers';
 import { ProblemAlert } from '../../shared/problem';
@@ -14,7 +13,6 @@ import { RunbookForm } from './RunbookForm';
 
 export default function RunbookDetail() {
   const { id = '' } = useParams();
-  const me = useMe();
   const navigate = useNavigate();
   const [editing, { open, close }] = useDisclosure(false);
   const runbook = $api.useQuery('get', '/api/v1/runbooks/{id}', { params: { path: { id } } });
@@ -46,7 +44,7 @@ export default function RunbookDetail() {
           {!r.enabled && <Badge color="gray">disabled</Badge>}
         </Group>
         <Group gap="sm">
-          <Button loading={execute.isPending} onClick={() => execute.mutate({ params: { path: { id } }, body: { by: me.name, input: {} } })}>
+          <Button loading={execute.isPending} onClick={() => execute.mutate({ params: { path: { id } }, body: { input: {} } })}>
             Execute
           </Button>
           <Button variant="default" onClick={open}>
