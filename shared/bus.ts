@@ -1,5 +1,5 @@
 /**
- * The message bus of session events (Redis publish/subscribe). A process holds one publisher and at
+ * The message bus of session events and SRE events (Redis publish/subscribe). A process holds one publisher and at
  * most one subscriber connection, whatever the number of local listeners: channels are subscribed
  * while at least one local listener wants them, and every message is parsed once and handed to each.
  * The bus keeps nothing; Postgres is the record (a reconnecting SSE client replays from there).
@@ -22,13 +22,14 @@ export interface BusEvent {
 }
 
 export type BusListener = (event: BusEvent) => void;
+type AnyListener = (message: any) => void;
 
 /** The bus channel of a session: `session:{session_id}:events`. */
 export const sessionChannel = (sessionId: string) => `session:${sessionId}:events`;
 
 let publisher: Redis | undefined;
 let subscriber: Redis | undefined;
-const listeners = new Map<string, Set<BusListener>>();
+const listeners = new Map<string, Set<AnyListener>>();
 /** Pending SUBSCRIBE of a channel, so concurrent first listeners wait for the same acknowledgement. */
 const subscribing = new Map<string, Promise<unknown>>();
 /** Channels whose last listener left recently; unsubscribed after a short linger to avoid churn. */
@@ -55,9 +56,9 @@ function subscriberConnection(): Redis {
     conn.on('message', (channel: string, raw: string) => {
       const set = listeners.get(channel);
       if (!set?.size) return;
-      let event: BusEvent;
+      let event: unknown;
       try {
-        event = JSON.parse(raw) as BusEvent;
+        event = JSON.parse(raw);
       } catch (err) {
         logger('bus').warn({ channel, err }, 'unparseable bus message dropped');
         return;
@@ -79,15 +80,27 @@ function subscriberConnection(): Redis {
 
 /** Publishes an event on its session's channel; resolves with the number of processes that received it. */
 export function publishEvent(event: BusEvent): Promise<number> {
-  return publisherConnection().publish(sessionChannel(event.session_id), JSON.stringify(event));
+  return publishMessage(sessionChannel(event.session_id), event);
 }
 
 /**
  * Adds a local listener of a session's events. Resolves once Redis has confirmed the subscription,
  * so anything published afterwards reaches the listener. Returns the function that removes it.
  */
-export async function subscribeSession(sessionId: string, listener: BusListener): Promise<() => void> {
-  const channel = sessionChannel(sessionId);
+export function subscribeSession(sessionId: string, listener: BusListener): Promise<() => void> {
+  return subscribeChannel(sessionChannel(sessionId), listener);
+}
+
+/** Publishes a JSON message on a channel; resolves with the number of processes that received it. */
+export function publishMessage(channel: string, message: unknown): Promise<number> {
+  return publisherConnection().publish(channel, JSON.stringify(message));
+}
+
+/**
+ * Adds a local listener of a channel's (JSON) messages over the process's one subscriber connection;
+ * resolves once Redis has confirmed the subscription. Returns the function that removes it.
+ */
+export async function subscribeChannel<T>(channel: string, listener: (message: T) => void): Promise<() => void> {
   let set = listeners.get(channel);
   if (!set) {
     set = new Set();

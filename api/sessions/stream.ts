@@ -12,7 +12,7 @@ import { config } from '../../shared/config.js';
 import { subscribeSession, type BusEvent } from '../../shared/bus.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
-import { trackStream } from '../streams.js';
+import { startSseResponse, trackStream } from '../streams.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -39,7 +39,6 @@ export function sseFrame(event: BusEvent): string {
 /** Takes over the response of `ctx` and streams the session's events to it until either side ends. */
 export async function streamSession(ctx: Context, sessionId: string, channel: string, lastEventId: number | undefined): Promise<void> {
   const res = ctx.res;
-  const socket = ctx.req.socket;
   let last = lastEventId ?? 0;
   // Events are held until the headers are out (and any replay is done): one arriving earlier
   // would otherwise be written with Koa's default status.
@@ -89,17 +88,7 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
     }
   });
 
-  ctx.respond = false;
-  socket.setNoDelay(true);
-  socket.setTimeout(0);
-  res.writeHead(200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-    'Content-Encoding': 'identity',
-    'X-Request-Id': String(ctx.state.requestId ?? ''),
-  });
+  startSseResponse(ctx);
   // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
   res.write('retry: 1000\n\n');
 

@@ -5,7 +5,7 @@ import { matcherSchema } from '../../shared/sre/alerting/matchers.js';
 
 const labels = z.record(z.string(), z.string());
 const ts = z.string().openapi({ format: 'date-time' });
-const csv = <const T extends readonly [string, ...string[]]>(values: T) =>
+export const csv = <const T extends readonly [string, ...string[]]>(values: T) =>
   z
     .string()
     .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean))

@@ -101,6 +101,8 @@ export async function startDevProvider(options: DevProviderOptions): Promise<Dev
     jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'dev', use: 'sig', alg: 'RS256' } as never] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     claims: { openid: ['sub', rolesClaim], profile: ['name', 'preferred_username'], email: ['email', 'email_verified'] },
+    // Explicit lifetimes (seconds), which also keeps the provider from printing a notice per default.
+    ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, Interaction: 600, Session: 86_400, Grant: 86_400 },
     // Our client always uses PKCE; the dev provider insists, as a careful real one would.
     pkce: { required: () => true },
     features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },

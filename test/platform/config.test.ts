@@ -27,8 +27,34 @@ describe('configuration', () => {
   it('production refuses to start without DATABASE_URL or API_KEYS, naming them', () => {
     expect(() => parseEnv({ NODE_ENV: 'production' })).toThrow(/DATABASE_URL[\s\S]*API_KEYS/);
     expect(() => parseEnv({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db' })).toThrow(/API_KEYS/);
-    const ok = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a,b', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't' };
+    const ok = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a,b', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't', ...signIn };
     expect(loadConfig(ok).auth.apiKeys).toEqual(['a', 'b']);
+  });
+
+  const signIn = { PUBLIC_URL: 'https://ops.example.org', OIDC_ISSUER_URL: 'https://id.example.org/realms/x', OIDC_CLIENT_ID: 'switchboard', OIDC_CLIENT_SECRET: 's3cret' };
+
+  it('production refuses to start without a real identity provider or with a non-https PUBLIC_URL, naming each variable', () => {
+    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't' };
+    let message = '';
+    try {
+      parseEnv(base);
+    } catch (err) {
+      message = String(err);
+    }
+    for (const name of ['PUBLIC_URL', 'OIDC_ISSUER_URL', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET']) expect(message).toContain(`${name}: required when NODE_ENV=production`);
+    expect(() => parseEnv({ ...base, ...signIn, PUBLIC_URL: 'http://ops.example.org' })).toThrow(/PUBLIC_URL: must be https/);
+    expect(() => parseEnv({ ...base, ...signIn, OIDC_CLIENT_SECRET: '' })).toThrow(/OIDC_CLIENT_SECRET: required/);
+    const cfg = loadConfig({ ...base, ...signIn, OIDC_ROLE_MAP: 'ops-team:sre,cn=support:staff' });
+    expect(cfg.publicUrl).toBe('https://ops.example.org');
+    expect(cfg.auth.oidc.roleMap).toEqual({ 'ops-team': 'sre', 'cn=support': 'staff' });
+    expect(() => parseEnv({ OIDC_ROLE_MAP: 'ops-team:admin' })).toThrow(/OIDC_ROLE_MAP/);
+  });
+
+  it('sign-in defaults: PUBLIC_URL from PORT, roles claim, session lifetimes', () => {
+    const cfg = loadConfig({ PORT: '4100' });
+    expect(cfg.publicUrl).toBe('http://localhost:4100');
+    expect(cfg.auth.oidc).toMatchObject({ issuerUrl: undefined, rolesClaim: 'roles', roleMap: {} });
+    expect(cfg.auth.session).toEqual({ idle: '8 hours', max: '7 days' });
   });
 
   it('.env.example documents every variable', () => {

@@ -87,8 +87,8 @@ describe('HTTP conventions', () => {
     const doc = await (await api.request('/api/openapi.json')).json();
     expect(doc.openapi).toMatch(/^3\.1/);
     const op = doc.paths['/api/test/widgets/{widget_id}'].post;
-    expect(Object.keys(op.responses).sort()).toEqual(['201', '400', '401', '404', '409', '413']);
-    expect(op.security).toEqual([{ ApiKey: [] }, { Bearer: [] }]);
+    expect(Object.keys(op.responses).sort()).toEqual(['201', '400', '401', '403', '404', '409', '413']);
+    expect(op.security).toEqual([{ ApiKey: [] }, { Bearer: [] }, { Session: [] }]);
     expect(doc.paths['/readyz'].get).toBeDefined();
     const page = await api.request('/api/docs');
     expect(await page.text()).toContain('swagger-ui-bundle.js');

@@ -8,6 +8,7 @@ import { db } from '../../db/index.js';
 import { enqueue } from '../../queues.js';
 import { issueTracker } from '../../clients/gitlab.js';
 import { matchPredicate } from './matchers.js';
+import { publishSreEvent } from '../events.js';
 
 const batch = 1000;
 
@@ -149,6 +150,8 @@ export async function automateAlerts(): Promise<AutomationResult> {
       const executions = await queueRunbooks(trx, pending.map((p) => p.id));
       return { alerts: pending.length, incidents, executions };
     });
+    if (round.incidents.length) publishSreEvent('incident.opened', { ids: round.incidents });
+    if (round.executions.length) publishSreEvent('runbook_execution.changed', { ids: round.executions, status: 'queued' });
     if (trackerStatus === 'pending') for (const id of round.incidents) await enqueue('sre.incident-ticket', { incident_id: id });
     for (const id of round.executions) await enqueue('sre.runbook-execute', { execution_id: id });
     total.alerts += round.alerts;

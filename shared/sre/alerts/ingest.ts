@@ -7,6 +7,7 @@ import { automateAlerts, type AutomationResult } from '../alerting/automation.js
 import type { AuthenticatedSource } from './alert-source.store.js';
 import { evaluateFlapping, settleFlapping, writePayload, type IngestResult } from './alert.store.js';
 import { normalizeAlerts, type AlertmanagerPayload, type GrafanaPayload } from './payloads.js';
+import { publishSreEvent } from '../events.js';
 
 export interface Accepted {
   payload_id: string;
@@ -30,6 +31,15 @@ export async function ingestPayload(job: JobPayload<'sre.alerts-ingest'>): Promi
     await evaluateFlapping(trx, job.source_id, written.changed, flapThreshold, flapWindowSeconds);
     return written;
   });
+  if (result.fresh && result.changed.length) {
+    publishSreEvent(result.opened > 0 ? 'alert.fired' : 'alert.changed', {
+      source: job.source,
+      opened: result.opened,
+      updated: result.updated,
+      resolved: result.resolved,
+      fingerprints: result.changed.slice(0, 100),
+    });
+  }
   // A retried job (not fresh) may have died between commit and automation: run it again (it is idempotent).
   if (result.opened > 0 || !result.fresh) return { ...result, automation: await automateAlerts() };
   return result;
@@ -41,5 +51,6 @@ export async function ingestPayload(job: JobPayload<'sre.alerts-ingest'>): Promi
  */
 export async function settleFlappingAlerts(): Promise<{ settled: number; automation: AutomationResult }> {
   const settled = await settleFlapping(config().sre.flapWindowSeconds);
+  if (settled) publishSreEvent('alert.changed', { flapping_settled: settled });
   return { settled, automation: await automateAlerts() };
 }

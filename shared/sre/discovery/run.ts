@@ -15,6 +15,7 @@ import { recommendForNewEntities } from '../monitors/recommend.js';
 import { readContainers, readProxy, readTargets } from './readers.js';
 import { listSources, seedConfiguredSources, type DiscoverySource } from './sources.store.js';
 import { failAbandonedRuns, finishRun, getRun, openRun, recordSourceOutcome, type DiscoveryRun, type RunStatus } from './runs.store.js';
+import { publishSreEvent } from '../events.js';
 
 /** What a source kind reports. */
 export async function readSource(source: Pick<DiscoverySource, 'kind' | 'address'>): Promise<DiscoveredEntity[]> {
@@ -39,7 +40,9 @@ function abandonAfterSeconds(): number {
 /** Opens a run for a trigger, or finds the one already running (or already done for this slot). */
 export async function startRun(trigger: DiscoveryRun['trigger'], slot: Date | null = null): Promise<{ run: DiscoveryRun; created: boolean }> {
   await failAbandonedRuns(abandonAfterSeconds());
-  return openRun(trigger, slot);
+  const opened = await openRun(trigger, slot);
+  if (opened.created) publishSreEvent('discovery.started', { run_id: opened.run.id, trigger });
+  return opened;
 }
 
 type SourceResult = { source: DiscoverySource; ok: true; outcome: UpsertOutcome } | { source: DiscoverySource; ok: false; error: string };
@@ -93,11 +96,13 @@ export async function executeRun(runId: string): Promise<DiscoveryRun> {
       rows_written: sum('added') + sum('updated') + sum('stale') + relationships.inserted + relationships.deleted + recommended,
       errors: Object.fromEntries(failed.map((r) => [r.source.name, r.error])),
     });
+    publishSreEvent('discovery.finished', { run_id: run.id, status, added: finished.added, updated: finished.updated, unchanged: finished.unchanged, stale: finished.stale, errors: finished.errors });
     logger('discovery').info({ run: run.id, status, added: finished.added, updated: finished.updated, unchanged: finished.unchanged, stale: finished.stale, rows_written: finished.rows_written }, 'discovery run finished');
     return finished;
   } catch (err) {
     // Not a source's fault (e.g. the database): close the run so the next trigger can start one.
-    await finishRun(run.id, { status: 'failed', added: 0, updated: 0, unchanged: 0, stale: 0, rows_written: 0, errors: { run: (err as Error).message } }).catch(() => undefined);
+    const failed = await finishRun(run.id, { status: 'failed', added: 0, updated: 0, unchanged: 0, stale: 0, rows_written: 0, errors: { run: (err as Error).message } }).catch(() => undefined);
+    if (failed) publishSreEvent('discovery.finished', { run_id: run.id, status: 'failed', errors: failed.errors });
     throw err;
   }
 }

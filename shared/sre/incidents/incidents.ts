@@ -22,6 +22,7 @@ import {
   type IncidentStatus,
   type TimelineKind,
 } from './incident.store.js';
+import { publishSreEvent } from '../events.js';
 
 /** Creates an incident by API (optionally with alerts attached) and queues its tracker issue. */
 export async function createIncident(input: {
@@ -52,12 +53,14 @@ export async function createIncident(input: {
     }
     return incidentId;
   });
+  publishSreEvent('incident.opened', { id, title: input.title, by: input.created_by });
   if (tracked) await enqueue('sre.incident-ticket', { incident_id: id });
   return getIncident(id);
 }
 
 export async function moveIncident(id: string, to: IncidentStatus, by: string, note?: string): Promise<Incident> {
   await db().transaction((trx) => transitionIncident(trx, id, to, by, note));
+  publishSreEvent('incident.changed', { id, change: 'status', status: to, by });
   return getIncident(id);
 }
 
@@ -65,6 +68,7 @@ export async function moveIncident(id: string, to: IncidentStatus, by: string, n
 export async function postTimeline(id: string, entry: { kind: Extract<TimelineKind, 'comment' | 'agent_action'>; actor: string; message: string; data?: Record<string, unknown> }) {
   await getIncident(id);
   await addTimeline(db(), [{ incident_id: id, ...entry }]);
+  publishSreEvent('incident.changed', { id, change: 'timeline', kind: entry.kind, by: entry.actor });
 }
 
 /** Attaches alerts to an incident by API. */
@@ -76,12 +80,14 @@ export async function attachAlertsByApi(id: string, alertIds: string[], by: stri
     if (missing.length) throw new NotFoundError(`No alert ${missing.join(', ')}.`);
     await attachAlerts(trx, id, alertIds, by);
   });
+  publishSreEvent('incident.changed', { id, change: 'alerts', alert_ids: alertIds.slice(0, 100), by });
   return getIncident(id);
 }
 
 /** Escalates to a human by API: recorded on the timeline and sent to the notification webhook. */
 export async function escalateIncident(id: string, by: string, reason: string): Promise<Incident> {
   await db().transaction((trx) => markEscalated(trx, id, by, reason));
+  publishSreEvent('incident.changed', { id, change: 'escalated', by });
   await enqueue('sre.incident-escalation-notify', { incident_id: id, reason, escalated_by: by, escalated_at: new Date().toISOString() });
   return getIncident(id);
 }
@@ -90,6 +96,7 @@ export async function escalateIncident(id: string, by: string, reason: string): 
 export async function incidentsTick(slot: string): Promise<{ escalated: number; tickets: number }> {
   const { escalationAfterSeconds } = config().sre;
   const escalated = await escalateOverdue(escalationAfterSeconds);
+  if (escalated.length) publishSreEvent('incident.changed', { ids: escalated, change: 'escalated', by: 'system:escalation' });
   const now = new Date().toISOString();
   for (const id of escalated) {
     await enqueue('sre.incident-escalation-notify', { incident_id: id, reason: `unacknowledged for more than ${escalationAfterSeconds} s`, escalated_by: 'system:escalation', escalated_at: now });

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { db } from '../../db/index.js';
 import { NotFoundError } from '../../errors.js';
 import { paged, type Page } from '../alerting/listing.js';
+import { publishSreEvent } from '../events.js';
 
 export const TABLE = 'sre_runbook_executions';
 export const HISTORY = 'sre_runbook_execution_history';
@@ -106,9 +107,9 @@ export async function moveExecution(
   to: ExecutionStatus,
   fields: { external_execution_id?: string | null; result?: unknown; error?: string | null; detail?: string } = {},
 ): Promise<boolean> {
-  return db().transaction(async (trx) => {
+  const moved = await db().transaction(async (trx) => {
     const current = (await trx(TABLE).where({ id }).forUpdate().first()) as Row | undefined;
-    if (!current || !from.includes(current.status)) return false;
+    if (!current || !from.includes(current.status)) return null;
     const { detail, result, ...rest } = fields;
     await trx(TABLE)
       .where({ id })
@@ -132,8 +133,11 @@ export async function moveExecution(
         });
       }
     }
-    return true;
+    return current;
   });
+  // Every status change of an execution passes here; its event leaves once the change is committed.
+  if (moved && moved.status !== to) publishSreEvent('runbook_execution.changed', { id, runbook_id: moved.runbook_id, from: moved.status, status: to });
+  return moved !== null;
 }
 
 /** Running executions with an automation execution id, to refresh; and running ones past their runbook's timeout. */

@@ -16,6 +16,7 @@ import {
   type Execution,
   type ExecutionStatus,
 } from './execution.store.js';
+import { publishSreEvent } from '../events.js';
 
 /** POST /runbooks/{id}/execute: queues an execution (a disabled runbook can still be run by hand). */
 export async function executeRunbook(runbookId: string, input: { alert_id?: string; incident_id?: string; triggered_by: string; input: Record<string, unknown> }): Promise<Execution> {
@@ -23,6 +24,7 @@ export async function executeRunbook(runbookId: string, input: { alert_id?: stri
   if (input.alert_id) await getAlert(input.alert_id);
   if (input.incident_id) await getIncident(input.incident_id);
   const id = await insertManualExecution({ runbook_id: runbookId, ...input });
+  publishSreEvent('runbook_execution.changed', { id, runbook_id: runbookId, status: 'queued', by: input.triggered_by });
   await enqueue('sre.runbook-execute', { execution_id: id });
   return getExecution(id);
 }

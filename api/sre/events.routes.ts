@@ -1,0 +1,90 @@
+/**
+ * GET /api/v1/sre/events: the live SRE events (alerts, incidents, discovery, runbook executions) as
+ * server-sent events, for the console's dashboards. Every stream of a process shares the process's
+ * one bus subscriber (shared/bus.ts); nothing is replayed: a reconnecting view refetches.
+ */
+import type { Context } from 'koa';
+import client from 'prom-client';
+import { ApiRouter } from '../routing.js';
+import { z } from '../../shared/zod.js';
+import { config } from '../../shared/config.js';
+import { metricsRegistry } from '../../shared/metrics.js';
+import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../shared/sre/events.js';
+import { startSseResponse, trackStream } from '../streams.js';
+import { csv } from './alerting.schemas.js';
+
+/** Bytes a subscriber may have unsent before it is cut off (it reconnects and refetches). */
+const slowSubscriberBytes = 1024 * 1024;
+
+const openStreams = new client.Gauge({ name: 'sre_sse_streams', help: 'Open SRE event SSE streams in this process', registers: [metricsRegistry] });
+
+/** Streams SRE events (of `types`, or all) to the response until either side ends. */
+export async function streamSreEvents(ctx: Context, types: SreEventType[] | undefined): Promise<void> {
+  const res = ctx.res;
+  let ended = false;
+  const wanted = types?.length ? new Set(types) : undefined;
+  const onEvent = (event: SreEvent) => {
+    if (ended || (wanted && !wanted.has(event.type))) return;
+    res.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
+    if (res.writableLength > slowSubscriberBytes) {
+      ended = true;
+      cleanup();
+      res.destroy();
+    }
+  };
+  const unsubscribe = await subscribeSreEvents(onEvent);
+  const untrack = trackStream(() => {
+    if (ended) return;
+    ended = true;
+    cleanup();
+    res.end();
+  });
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), config().sessions.keepAliveSeconds * 1000);
+  openStreams.inc();
+  function cleanup() {
+    clearInterval(keepAlive);
+    unsubscribe();
+    untrack();
+    openStreams.dec();
+  }
+  res.on('close', () => {
+    if (!ended) {
+      ended = true;
+      cleanup();
+    }
+  });
+  startSseResponse(ctx);
+  res.write('retry: 1000\n\n');
+}
+
+const sreEvent = z
+  .object({
+    id: z.string().openapi({ description: 'event id (also the SSE id)' }),
+    type: z.enum(sreEventTypes),
+    at: z.string().openapi({ format: 'date-time' }),
+    data: z.record(z.string(), z.unknown()).openapi({ description: 'ids and the new state, e.g. {id, fingerprint, status, by} of alert.changed' }),
+  })
+  .openapi('SreEvent');
+
+export function sreEventRoutes(): ApiRouter {
+  return new ApiRouter().route({
+    method: 'get',
+    path: '/api/v1/sre/events',
+    tags: ['sre events'],
+    summary: 'Live SRE events (server-sent events)',
+    description:
+      'One `data:` line per event with the JSON {id, type, at, data}; `id:` is the event id. Types: ' +
+      `${sreEventTypes.join(', ')}. ` +
+      '`alert.fired`/`alert.changed` from ingestion carry {source, opened, updated, resolved, fingerprints}; from acknowledge/resolve {id, fingerprint, status, by}. ' +
+      '`incident.opened` {id} or {ids}; `incident.changed` {id or ids, change: status | timeline | alerts | escalated, …}; `discovery.started` {run_id, trigger}; ' +
+      '`discovery.finished` {run_id, status, counts, errors}; `runbook_execution.changed` {id or ids, runbook_id, from, status}. ' +
+      'Events are published after the change is committed, so a refetch on receipt sees it. No replay: a client that reconnects refetches what it shows. ' +
+      'Keep-alive comments every SESSION_SSE_KEEPALIVE_SECONDS. A client that does not keep up is disconnected.',
+    auth: 'apiKey',
+    request: { query: z.object({ types: csv(sreEventTypes) }) },
+    responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: sreEvent } },
+    handler: async ({ query }, ctx) => {
+      await streamSreEvents(ctx, query.types);
+    },
+  });
+}

@@ -1,0 +1,116 @@
+/**
+ * A person signed in through the embedded provider acting on the SRE API: actions recorded under
+ * their name, and the live SRE event stream (a new firing reaches an open stream within 1 s).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startIdentity, signIn, devAccounts, type SignedIn } from '../helpers/identity.js';
+import { startPlatform, type Platform } from '../helpers/platform.js';
+import { subscribeUrl } from '../helpers/sse.js';
+import { db } from '../../shared/db/index.js';
+import { fixture, waitFor } from '../sre/alerting-helpers.js';
+import type { SreEvent } from '../../shared/sre/events.js';
+
+process.env.ALERT_WEBHOOK_TOKEN = 'am-secret-token';
+
+let app: Platform;
+let sre: SignedIn;
+
+beforeAll(async () => {
+  const idp = await startIdentity();
+  app = await startPlatform({ port: idp.appPort });
+  sre = await signIn(app.url, 'sre');
+});
+
+/** An Alertmanager firing with a unique alertname, posted to the default source. */
+async function fire(alertname: string) {
+  const body = fixture('webhook-v4-firing.json');
+  body.alerts = [{ ...body.alerts[0], labels: { ...body.alerts[0].labels, alertname } }];
+  body.groupLabels = { alertname };
+  const res = await app.request('/webhooks/alertmanager/default', { method: 'POST', json: body, headers: { Authorization: 'Bearer am-secret-token' }, auth: false });
+  expect(res.status).toBe(202);
+}
+
+async function alertNamed(alertname: string) {
+  return waitFor(async () => (await db()('sre_alert_instances').whereRaw("labels->>'alertname' = ?", [alertname]).first()) as { id: string } | undefined);
+}
+
+describe('actions in the browser', () => {
+  it('acknowledging an alert records the person in the history, whatever "by" says', async () => {
+    await fire('BrowserAck');
+    const alert = await alertNamed('BrowserAck');
+    const res = await sre.request(`/api/v1/alerts/${alert.id}/acknowledge`, { method: 'POST', json: { by: 'someone-else', note: 'looking' } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'acknowledged', acknowledged_by: devAccounts.sre.name });
+    const history = await db()('sre_alert_state_history').where({ alert_id: alert.id, to_status: 'acknowledged' });
+    expect(history.map((h: { actor: string }) => h.actor)).toEqual([devAccounts.sre.name]);
+    // An API key keeps today's behaviour: the caller's "by".
+    const resolved = await app.request(`/api/v1/alerts/${alert.id}/resolve`, { method: 'POST', json: { by: 'agent:triage' } });
+    expect((await resolved.json()).resolved_by).toBe('agent:triage');
+  });
+
+  it('incident timeline entries and runbook executions carry the person', async () => {
+    const created = await sre.request('/api/v1/incidents', { method: 'POST', json: { title: 'db slow' } });
+    const incident = await created.json();
+    expect(incident.created_by).toBe(devAccounts.sre.name);
+    expect((await sre.request(`/api/v1/incidents/${incident.id}/timeline`, { method: 'POST', json: { message: 'checking replicas' } })).status).toBe(201);
+    expect((await sre.request(`/api/v1/incidents/${incident.id}/acknowledge`, { method: 'POST', json: {} })).status).toBe(200);
+    expect((await sre.request(`/api/v1/incidents/${incident.id}/escalate`, { method: 'POST', json: { reason: 'need the DBA' } })).status).toBe(200);
+    const timeline = await (await sre.request(`/api/v1/incidents/${incident.id}/timeline`)).json();
+    const byKind = Object.fromEntries(timeline.items.map((t: { kind: string; actor: string }) => [t.kind, t.actor]));
+    expect(byKind).toMatchObject({ created: devAccounts.sre.name, comment: devAccounts.sre.name, status_changed: devAccounts.sre.name, escalation: devAccounts.sre.name });
+    // With an API key the actor stays required.
+    const noActor = await app.request(`/api/v1/incidents/${incident.id}/timeline`, { method: 'POST', json: { message: 'x' } });
+    expect(noActor.status).toBe(400);
+    expect((await noActor.json()).errors[0].path).toBe('body.actor');
+
+    const runbook = await (
+      await sre.request('/api/v1/runbooks', { method: 'POST', json: { name: 'restart', workflow_id: 'wf-1', webhook_url: 'http://127.0.0.1:9/webhook', auto_trigger: false } })
+    ).json();
+    expect(runbook.id, JSON.stringify(runbook)).toBeTruthy();
+    const execution = await sre.request(`/api/v1/runbooks/${runbook.id}/execute`, { method: 'POST', json: {} });
+    expect(execution.status).toBe(202);
+    expect((await execution.json()).triggered_by).toBe(devAccounts.sre.name);
+  });
+});
+
+describe('live SRE events', () => {
+  const open = (headers: Record<string, string>, query = '') =>
+    subscribeUrl<SreEvent>(`${app.url}/api/v1/sre/events${query}`, headers, (e) => [e.type, e.data]);
+
+  it('delivers a new firing to an open stream within 1 s', async () => {
+    const stream = await open({ Cookie: sre.cookie });
+    try {
+      const sent = Date.now();
+      await fire('LiveFiring');
+      const event = await stream.next((e) => e.type === 'alert.fired' && e.data.opened === 1, 5_000);
+      const latency = stream.received[stream.events.indexOf(event)]! - sent;
+      console.log(`new firing reached the SSE stream in ${latency} ms`);
+      expect(latency).toBeLessThan(1000);
+      expect(event.data.source).toBe('alertmanager/default');
+      const alert = await alertNamed('LiveFiring');
+      await sre.request(`/api/v1/alerts/${alert.id}/acknowledge`, { method: 'POST', json: {} });
+      const changed = await stream.next((e) => e.type === 'alert.changed' && e.data.id === alert.id);
+      expect(changed.data).toMatchObject({ status: 'acknowledged', by: devAccounts.sre.name });
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('filters by type, serves API keys too, and refuses portal users and strangers', async () => {
+    const stream = await open({ 'X-API-Key': 'test-key' }, '?types=incident.opened');
+    try {
+      await app.request('/api/v1/incidents', { method: 'POST', json: { title: 'streamed' } });
+      await fire('NotAnIncidentEvent');
+      const opened = await stream.next((e) => e.type === 'incident.opened' && e.data.title === 'streamed');
+      expect(opened.data.by).toBe('api');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(stream.events.every((e) => e.type === 'incident.opened')).toBe(true);
+    } finally {
+      stream.close();
+    }
+    const user = await signIn(app.url, 'user');
+    expect((await user.request('/api/v1/sre/events')).status).toBe(403);
+    expect((await app.request('/api/v1/sre/events', { auth: false })).status).toBe(401);
+    expect((await app.request('/api/v1/sre/events?types=nope')).status).toBe(400);
+  });
+});
