@@ -1,6 +1,6 @@
 /**
  * The browser app (api/web) on the API's own origin. Its pages (/, /admin/…, the portal's paths)
- * answer index.html so deep links work; /admin/queues stays the queue dashboard.
+ * answer index.html so deep links work, behind the page guard; /admin/queues stays the queue dashboard.
  * `built`: dist/web from `npm run build` (static assets, immutable caching).
  * `vite`: Vite in middleware mode (npm run dev, tests), created on the first app request so
  * processes that never serve a page never pay for it; hot reload rides on the same HTTP server.
@@ -14,7 +14,7 @@ import type Koa from 'koa';
 import serve from 'koa-static';
 import type { ViteDevServer } from 'vite';
 import { onShutdown } from '../../shared/lifecycle.js';
-import { dashboardPath } from './queue-dashboard.js';
+import { pageAllowed, pageRole } from '../auth/page-guard.js';
 
 export type WebMode = 'built' | 'vite' | 'off';
 
@@ -25,14 +25,18 @@ const root = path.resolve(here, '../..');
 const builtDir = compiled ? path.join(root, 'web') : path.join(root, 'dist/web');
 const sourceDir = path.resolve(compiled ? path.join(root, '..') : root, 'api/web');
 
-const portalRoots = ['portal', 'contacts', 'documents', 'cases', 'profile', 'history', 'automations'];
-
-/** Whether a path is one of the app's pages (answered with index.html). */
-export function isAppPage(p: string): boolean {
-  if (p === '/') return true;
-  if (p === dashboardPath || p.startsWith(`${dashboardPath}/`)) return false;
-  const first = p.split('/')[1] ?? '';
-  return first === 'admin' || portalRoots.includes(first);
+/**
+ * Answers a page request with index.html when the page guard lets it through (no session: to
+ * sign-in; /admin without the sre role: 403 page); false when the path is no page of the app.
+ */
+async function servePage(ctx: Koa.Context, html: () => Promise<string>): Promise<boolean> {
+  const role = pageRole(ctx.path);
+  if (role === null) return false;
+  if (!(await pageAllowed(ctx, role))) return true;
+  ctx.type = 'html';
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.body = await html();
+  return true;
 }
 
 /** Requests Vite answers itself in dev: modules, its client, dependency bundles. */
@@ -53,11 +57,7 @@ export function mountWebApp(app: Koa, mode: WebMode, server?: http.Server): void
     app.use(async (ctx, next) => {
       if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
       if (ctx.path.startsWith('/assets/')) return assets(ctx, next);
-      if (!isAppPage(ctx.path)) return next();
-      indexHtml ??= readFile(path.join(builtDir, 'index.html'), 'utf8');
-      ctx.type = 'html';
-      ctx.set('Cache-Control', 'no-cache');
-      ctx.body = await indexHtml;
+      if (!(await servePage(ctx, () => (indexHtml ??= readFile(path.join(builtDir, 'index.html'), 'utf8'))))) await next();
     });
     return;
   }
@@ -74,13 +74,8 @@ export function mountWebApp(app: Koa, mode: WebMode, server?: http.Server): void
     }));
   app.use(async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
-    if (isAppPage(ctx.path)) {
-      const v = await devServer();
-      const html = await readFile(path.join(sourceDir, 'index.html'), 'utf8');
-      ctx.type = 'html';
-      ctx.body = await v.transformIndexHtml(ctx.originalUrl, html);
-      return;
-    }
+    const page = () => devServer().then(async (v) => v.transformIndexHtml(ctx.originalUrl, await readFile(path.join(sourceDir, 'index.html'), 'utf8')));
+    if (await servePage(ctx, page)) return;
     if (!viteOwned.test(ctx.path)) return next();
     const v = await devServer();
     const handled = await new Promise<boolean>((resolve, reject) => {
