@@ -107,6 +107,7 @@ describe('SRE console in Chromium', () => {
     await page.getByRole('button', { name: 'Send escalation' }).click();
     const sent = await waitFor(async () => pager.requests.find((r) => r.url === '/escalations'));
     expect(sent.body).toMatchObject({ event: 'incident.escalated', reason: 'customer impact, paging the on-call', escalated_by: sreName });
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
     await page.getByText('customer impact, paging the on-call').first().waitFor();
     await screenshot(page, '2-incident-detail');
     await page.goto(`${app.url}/admin/incidents`);

@@ -1,5 +1,5 @@
 /** The frame of every page: header (who, role, sign-out, links), navigation, and the page. */
-import { AppShell, Anchor, Badge, Burger, Button, Group, NavLink, Text, Title } from '@mantine/core';
+import { ActionIcon, AppShell, Anchor, Badge, Burger, Button, Group, NavLink, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconAlertTriangle, IconBook, IconFlame, IconLogout, IconNetwork, IconRadar, IconListDetails } from '@tabler/icons-react';
 import { Suspense, type ReactNode } from 'react';
@@ -14,6 +14,21 @@ const adminNav = [
   { to: '/admin/discovery', label: 'Discovery', icon: IconRadar },
   { to: '/admin/runbooks', label: 'Runbooks', icon: IconBook },
 ];
+
+/** The signed-in name and role (header on wide screens, navigation on narrow ones). */
+function Who() {
+  const me = useMe();
+  return (
+    <>
+      <Text size="sm" fw={600} truncate maw={180}>
+        {me.name}
+      </Text>
+      <Badge variant="light" aria-label="Role" style={{ minWidth: 'max-content' }}>
+        {mainRole(me)}
+      </Badge>
+    </>
+  );
+}
 
 export function Shell({ children }: { children: ReactNode }) {
   const me = useMe();
@@ -39,15 +54,15 @@ export function Shell({ children }: { children: ReactNode }) {
                 </Anchor>
               </Group>
             )}
-            <Text size="sm" fw={600} truncate maw={160} data-testid="signed-in-name">
-              {me.name}
-            </Text>
-            <Badge variant="light" aria-label="Role">
-              {mainRole(me)}
-            </Badge>
-            <Button variant="subtle" size="xs" leftSection={<IconLogout size={16} />} onClick={() => void signOut()}>
+            <Group gap="sm" wrap="nowrap" visibleFrom="sm">
+              <Who />
+            </Group>
+            <Button variant="subtle" size="xs" leftSection={<IconLogout size={16} />} onClick={() => void signOut()} visibleFrom="sm">
               Sign out
             </Button>
+            <ActionIcon variant="subtle" aria-label="Sign out" onClick={() => void signOut()} hiddenFrom="sm">
+              <IconLogout size={18} />
+            </ActionIcon>
           </Group>
         </Group>
       </AppShell.Header>
@@ -65,6 +80,9 @@ export function Shell({ children }: { children: ReactNode }) {
             />
           ))}
         <NavLink component={RouterLink} to="/portal" label="Portal" leftSection={<IconListDetails size={18} />} active={pathname === '/portal'} onClick={close} />
+        <Group gap="sm" hiddenFrom="sm" p="sm" wrap="nowrap">
+          <Who />
+        </Group>
         {isSre && (
           <Group gap="sm" hiddenFrom="sm" p="sm">
             <Anchor href="/admin/queues" size="sm">

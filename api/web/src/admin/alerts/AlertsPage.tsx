@@ -7,6 +7,7 @@ import { $api, fetchClient, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
 import { when, statusColor } from '../../shared/format';
 import { Pager } from '../../shared/pager';
+import { StatusBadge } from '../../shared/status-badge';
 import { ProblemAlert } from '../../shared/problem';
 import { Empty, Loading } from '../../shared/states';
 import { opt, useUrlState } from '../../shared/url-state';
@@ -161,9 +162,7 @@ export default function AlertsPage() {
                     )}
                   </Table.Td>
                   <Table.Td>
-                    <Badge color={statusColor[a.status]} variant="light">
-                      {a.status}
-                    </Badge>
+                    <StatusBadge status={a.status} />
                   </Table.Td>
                   <Table.Td>{a.severity}</Table.Td>
                   <Table.Td>

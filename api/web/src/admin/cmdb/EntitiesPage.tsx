@@ -2,8 +2,9 @@
 import { Alert, Badge, Button, Group, Select, Stack, Table, TextInput, Title } from '@mantine/core';
 import { Link } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
-import { statusColor, when } from '../../shared/format';
+import { when } from '../../shared/format';
 import { Pager } from '../../shared/pager';
+import { StatusBadge } from '../../shared/status-badge';
 import { ProblemAlert } from '../../shared/problem';
 import { Empty, Loading } from '../../shared/states';
 import { opt, useUrlState } from '../../shared/url-state';
@@ -95,9 +96,7 @@ export default function EntitiesPage() {
                   <Table.Td>{e.type}</Table.Td>
                   <Table.Td>{e.source}</Table.Td>
                   <Table.Td>
-                    <Badge color={statusColor[e.health]} variant="light">
-                      {e.health}
-                    </Badge>
+                    <StatusBadge status={e.health} />
                   </Table.Td>
                   <Table.Td>{when(e.last_seen_at)}</Table.Td>
                 </Table.Tr>

@@ -4,6 +4,7 @@ import { notifications } from '@mantine/notifications';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { statusColor, when } from '../../shared/format';
+import { StatusBadge } from '../../shared/status-badge';
 import { ProblemAlert } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 import { ConfirmButton } from '../../shared/confirm';
@@ -63,9 +64,7 @@ export default function EntityDetail() {
                     <Link to={`/admin/cmdb/${r.entity_id}`}>{r.entity_name}</Link> <Text span size="xs" c="dimmed">({r.entity_type})</Text>
                   </Table.Td>
                   <Table.Td>
-                    <Badge size="xs" color={statusColor[r.entity_health]} variant="light">
-                      {r.entity_health}
-                    </Badge>
+                    <StatusBadge size="xs" status={r.entity_health} />
                   </Table.Td>
                 </Table.Tr>
               ))}
@@ -110,9 +109,7 @@ export default function EntityDetail() {
                   </Table.Td>
                   <Table.Td>{r.origin}</Table.Td>
                   <Table.Td>
-                    <Badge color={statusColor[r.status]} variant="light">
-                      {r.status}
-                    </Badge>
+                    <StatusBadge status={r.status} />
                   </Table.Td>
                   <Table.Td>
                     {r.status === 'proposed' && (
@@ -143,9 +140,7 @@ export default function EntityDetail() {
               <Table.Tr key={m.id}>
                 <Table.Td>{m.alert}</Table.Td>
                 <Table.Td>
-                  <Badge color={statusColor[m.status]} variant="light">
-                    {m.status}
-                  </Badge>
+                  <StatusBadge status={m.status} />
                 </Table.Td>
                 <Table.Td>{m.deployed_at ? `deployed ${when(m.deployed_at)}` : ''}</Table.Td>
                 <Table.Td c="red">{m.last_error ?? ''}</Table.Td>

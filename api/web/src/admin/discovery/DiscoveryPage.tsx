@@ -3,6 +3,7 @@ import { Alert, Badge, Button, Card, Group, Loader, SimpleGrid, Stack, Switch, T
 import { useEffect, useState } from 'react';
 import { $api, invalidatePaths } from '../../api/client';
 import { duration, statusColor, when } from '../../shared/format';
+import { StatusBadge } from '../../shared/status-badge';
 import { ProblemAlert } from '../../shared/problem';
 import { Empty, Loading } from '../../shared/states';
 
@@ -76,9 +77,7 @@ export default function DiscoveryPage() {
                   {last ? (
                     <Stack gap={2} mt="xs">
                       <Group gap="xs">
-                        <Badge color={statusColor[last.status]} variant="light">
-                          {last.status}
-                        </Badge>
+                        <StatusBadge status={last.status} />
                         <Text size="sm">{when(last.finished_at)}</Text>
                         <Text size="sm" c="dimmed">
                           {duration(last.started_at, last.finished_at)}
@@ -127,9 +126,7 @@ export default function DiscoveryPage() {
                         <Table.Td>{when(r.started_at)}</Table.Td>
                         <Table.Td>{r.trigger}</Table.Td>
                         <Table.Td>
-                          <Badge color={statusColor[r.status]} variant="light">
-                            {r.status}
-                          </Badge>
+                          <StatusBadge status={r.status} />
                         </Table.Td>
                         <Table.Td>{duration(r.started_at, r.finished_at)}</Table.Td>
                         <Table.Td>

@@ -6,6 +6,7 @@ import { Link, useParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
 import { statusColor, when } from '../../shared/format';
+import { StatusBadge } from '../../shared/status-badge';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 
@@ -135,9 +136,7 @@ export default function IncidentDetail() {
                     <Link to={`/admin/alerts/${a.id}`}>{a.alertname}</Link>
                   </Table.Td>
                   <Table.Td>
-                    <Badge color={statusColor[a.status]} variant="light">
-                      {a.status}
-                    </Badge>
+                    <StatusBadge status={a.status} />
                   </Table.Td>
                   <Table.Td>{a.severity}</Table.Td>
                   <Table.Td>{when(a.last_received_at)}</Table.Td>

@@ -4,8 +4,9 @@ import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
-import { statusColor, when } from '../../shared/format';
+import { when } from '../../shared/format';
 import { Pager } from '../../shared/pager';
+import { StatusBadge } from '../../shared/status-badge';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { Empty, Loading } from '../../shared/states';
 import { opt, useUrlState } from '../../shared/url-state';
@@ -103,9 +104,7 @@ function IncidentList() {
                     <Link to={`/admin/incidents/${i.id}`}>{i.title}</Link>
                   </Table.Td>
                   <Table.Td>
-                    <Badge color={statusColor[i.status]} variant="light">
-                      {i.status}
-                    </Badge>
+                    <StatusBadge status={i.status} />
                   </Table.Td>
                   <Table.Td>{i.severity}</Table.Td>
                   <Table.Td>{i.origin}</Table.Td>

@@ -2,8 +2,9 @@
 import { Badge, Table } from '@mantine/core';
 import { Link } from 'react-router';
 import type { Schemas } from '../../api/client';
-import { duration, statusColor, when } from '../../shared/format';
+import { duration, when } from '../../shared/format';
 import { Empty } from '../../shared/states';
+import { StatusBadge } from '../../shared/status-badge';
 
 export function ExecutionsTable({ items, showRunbook }: { items: Schemas['RunbookExecution'][]; showRunbook: boolean }) {
   if (!items.length) return <Empty>No executions yet.</Empty>;
@@ -30,9 +31,7 @@ export function ExecutionsTable({ items, showRunbook }: { items: Schemas['Runboo
                 </Table.Td>
               )}
               <Table.Td>
-                <Badge color={statusColor[x.status]} variant="light">
-                  {x.status}
-                </Badge>
+                <StatusBadge status={x.status} />
               </Table.Td>
               <Table.Td>
                 {x.trigger} · {x.triggered_by}
