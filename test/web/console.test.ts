@@ -170,6 +170,33 @@ describe('SRE console in Chromium', () => {
     const row = await db()('sre_runbooks').where({ name: 'Scale checkout' }).first();
     expect(row.matchers).toEqual([{ label: 'service', op: '=~', value: 'check(out|in)' }]);
     await screenshot(page, '5-runbooks');
+
+    // Execute records the person; delete asks first.
+    await page.getByRole('link', { name: 'Scale checkout' }).click();
+    await page.getByRole('button', { name: 'Execute' }).click();
+    const execution = await waitFor(async () => (await db()('sre_runbook_executions').where({ runbook_id: row.id }).first()) as { triggered_by: string } | undefined);
+    expect(execution.triggered_by).toBe(sreName);
+    await page.getByRole('table', { name: 'Executions' }).getByText(`manual · ${sreName}`).waitFor();
+    await screenshot(page, '5-runbook-detail');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL(`${app.url}/admin/runbooks`);
+    expect(await db()('sre_runbooks').where({ id: row.id }).first()).toBeUndefined();
+  });
+
+  it('home sends an SRE to the console; incident rules have their tab', async () => {
+    await page.goto(`${app.url}/`);
+    await page.waitForURL(`${app.url}/admin/alerts`);
+    await page.getByRole('link', { name: 'Incidents' }).click();
+    await page.getByRole('tab', { name: 'Incident rules' }).click();
+    await page.waitForURL(/tab=rules/);
+    await page.getByRole('button', { name: 'New rule' }).click();
+    await page.getByRole('dialog', { name: 'New incident rule' }).getByRole('button', { name: 'Create rule' }).click();
+    await page.getByRole('dialog').getByText('Too small: expected string to have >=1 characters').waitFor();
+    await page.getByRole('dialog').getByLabel('Name').fill('Checkout errors');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create rule' }).click();
+    await page.getByRole('table', { name: 'Incident rules' }).getByText('Checkout errors').waitFor();
+    await screenshot(page, '2-incident-rules');
   });
 
   it('narrow screen: the dashboard stays usable at 390 px', async () => {
@@ -194,6 +221,8 @@ describe('SRE console in Chromium', () => {
     const portal = await browser.newContext();
     const user = await signInAt(portal, app.url, '/portal', 'user');
     await user.getByText('Coming soon').waitFor();
+    await user.goto(`${app.url}/`);
+    await user.waitForURL(`${app.url}/portal`);
     const res = await user.goto(`${app.url}/admin/alerts`);
     expect(res?.status()).toBe(403);
     await user.getByText('This page needs the sre role').waitFor();
