@@ -38,7 +38,7 @@ export async function signInAt(context: BrowserContext, appUrl: string, pathname
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(screensDir, { recursive: true });
   const file = path.join(screensDir, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await page.screenshot({ path: file, fullPage: true, animations: 'disabled' });
   console.log(`screenshot: ${path.relative(process.cwd(), file)}`);
   return file;
 }

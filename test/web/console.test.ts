@@ -196,6 +196,7 @@ describe('SRE console in Chromium', () => {
     await page.getByRole('dialog').getByLabel('Name').fill('Checkout errors');
     await page.getByRole('dialog').getByRole('button', { name: 'Create rule' }).click();
     await page.getByRole('table', { name: 'Incident rules' }).getByText('Checkout errors').waitFor();
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
     await screenshot(page, '2-incident-rules');
   });
 
@@ -204,9 +205,12 @@ describe('SRE console in Chromium', () => {
     await narrow.setViewportSize({ width: 390, height: 844 });
     await narrow.goto(`${app.url}/admin/alerts`);
     await narrow.getByRole('table', { name: 'Alerts' }).waitFor();
-    await narrow.getByRole('button', { name: 'Toggle navigation' }).click();
-    await narrow.getByRole('link', { name: 'Incidents' }).waitFor();
     await screenshot(narrow, '6-alerts-narrow');
+    await narrow.getByRole('button', { name: 'Toggle navigation' }).click();
+    await narrow.getByRole('link', { name: 'Incidents' }).click();
+    await narrow.waitForURL(`${app.url}/admin/incidents`);
+    await narrow.getByRole('table', { name: 'Incidents' }).waitFor();
+    await screenshot(narrow, '6-incidents-narrow');
     await narrow.close();
   });
 

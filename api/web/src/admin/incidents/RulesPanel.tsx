@@ -86,6 +86,7 @@ export function RulesPanel() {
                   <Table.Td>{r.position}</Table.Td>
                   <Table.Td>{r.name}</Table.Td>
                   <Table.Td>
+                    {!r.matchers.length && <Text span c="dimmed" size="sm">any alert</Text>}
                     {r.matchers.map((m, i) => (
                       <Badge key={i} variant="outline" mr={4} tt="none">
                         {matcherText(m)}

@@ -57,6 +57,7 @@ export default function RunbooksPage() {
                     <Link to={`/admin/runbooks/${r.id}`}>{r.name}</Link>
                   </Table.Td>
                   <Table.Td>
+                    {!r.matchers.length && <Text span c="dimmed" size="sm">any alert</Text>}
                     {r.matchers.map((m, i) => (
                       <Badge key={i} variant="outline" mr={4} tt="none">
                         {matcherText(m)}
