@@ -3,7 +3,7 @@ import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
 import { ValidationError } from '../../shared/errors.js';
 import { completeAuthorization, endSessionUrl, startAuthorization } from '../../shared/auth/oidc.js';
-import { createAuthSession, deleteAuthSession, savePendingLogin, takePendingLogin } from '../../shared/auth/auth-sessions.store.js';
+import { createAuthSession, deleteAuthSession, savePendingLogin, sweepAuthSessions, takePendingLogin } from '../../shared/auth/auth-sessions.store.js';
 import { browserSession, csrfHeader, loginCookie, personOf, sessionCookie, setCookie } from './browser-session.js';
 import { checkCsrf } from '../middleware/auth.js';
 import { sendSignInErrorPage } from './error-page.js';
@@ -94,6 +94,8 @@ export function authRoutes(): ApiRouter {
           const person = await completeAuthorization(ctx.search, { state: login.state, nonce: login.nonce, codeVerifier: login.code_verifier });
           const { token, session } = await createAuthSession({ subject: person.subject, name: person.name, email: person.email, roles: person.roles, id_token: person.idToken });
           setCookie(ctx, sessionCookie, token, session.expires_at);
+          // Sign-ins are rare next to requests: each one also clears ended sessions and abandoned sign-ins.
+          await sweepAuthSessions();
           ctx.set('Cache-Control', 'no-store');
           ctx.redirect(login.return_to);
         } catch (err) {

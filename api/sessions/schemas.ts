@@ -1,42 +1,18 @@
 /** Request and response schemas of the session memory routes (also the OpenAPI reference). */
 import { z, uuid } from '../../shared/zod.js';
-import { channelSchema, e164Schema, historyMessageSchema, intervalSchema, jsonObject, sessionStatuses } from '../../shared/sessions/schemas.js';
+import {
+  channelSchema, closedInteractionSchema, consentSchema, contextSchema, e164Schema, eventAcceptedSchema, historyMessageSchema, interactionSchema, intervalSchema, jsonObject, publishResponse, sessionSchema, sessionStatuses, timestamp,
+} from '../../shared/sessions/schemas.js';
 
-const timestamp = z.string().openapi({ format: 'date-time' });
+export { closedInteractionSchema, consentSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse, sessionSchema };
 
 export const sessionIdParams = z.object({ session_id: uuid() });
 export const userIdParams = z.object({ user_id: uuid() });
-
-export const sessionSchema = z
-  .object({
-    session_id: uuid(),
-    user_id: uuid(),
-    status: z.enum(sessionStatuses),
-    resume_window: z.string().openapi({ example: '24 hours' }),
-    created_at: timestamp,
-    last_activity: timestamp,
-    closed_at: timestamp.nullable(),
-  })
-  .openapi('Session');
 
 export const resolveBody = z.object({ user_id: uuid(), resume_window: intervalSchema.optional() });
 export const resolveResponse = z
   .object({ session_id: uuid(), user_id: uuid(), status: z.enum(sessionStatuses), created_at: timestamp, last_activity: timestamp, resumed: z.boolean() })
   .openapi('ResolvedSession');
-
-export const interactionSchema = z
-  .object({
-    interaction_id: uuid(),
-    session_id: uuid(),
-    channel: channelSchema,
-    channel_ref: z.string().nullable(),
-    status: z.enum(['active', 'closed']),
-    started_at: timestamp,
-    ended_at: timestamp.nullable(),
-    legacy_interaction_id: uuid().nullable(),
-    metadata: jsonObject,
-  })
-  .openapi('Interaction');
 
 export const sessionDetail = sessionSchema
   .extend({ context: z.object({ last_channel: z.string().nullable(), preferences: jsonObject, custom_data: jsonObject }), interactions: z.array(interactionSchema) })
@@ -50,27 +26,6 @@ export const startInteractionBody = z.object({
 });
 
 export const closeInteractionBody = z.object({ final_history: z.array(historyMessageSchema).max(500).optional() });
-export const closedInteractionSchema = interactionSchema
-  .extend({ session_status: z.enum(sessionStatuses), synced_messages: z.number().int() })
-  .openapi('ClosedInteraction');
-
-export const contextSchema = z
-  .object({ conversation_history: z.array(historyMessageSchema), last_channel: z.string().nullable(), preferences: jsonObject, custom_data: jsonObject })
-  .openapi('SessionContext');
-
-export const publishResponse = z
-  .object({
-    success: z.boolean(),
-    session_id: uuid(),
-    message_published: z.boolean(),
-    message_id: uuid(),
-    sequence: z.number().int().nullable().openapi({ description: 'Position in the session stream (the SSE id); null while not yet persisted' }),
-  })
-  .openapi('PublishResult');
-
-export const eventAcceptedSchema = z
-  .object({ success: z.boolean(), session_id: uuid(), event_id: uuid(), event_type: z.string(), published: z.boolean(), sequence: z.number().int().nullable() })
-  .openapi('EventAccepted');
 
 export const userSchema = z
   .object({ user_id: uuid(), display_name: z.string().nullable(), phone_number: z.string(), email: z.string().nullable() })
@@ -81,21 +36,6 @@ export const newUserBody = z.object({
   email: z.email({ error: 'must be an email address' }).max(320).optional(),
 });
 
-export const consentSchema = z
-  .object({
-    consent_id: uuid().nullable(),
-    user_id: uuid(),
-    channel_type: channelSchema,
-    opted_in: z.boolean(),
-    opted_in_at: timestamp.nullable(),
-    opted_out_at: timestamp.nullable(),
-    consent_source: z.string().nullable(),
-    proactive_allowed: z.boolean(),
-    proactive_allowed_at: timestamp.nullable(),
-    created_at: timestamp.nullable(),
-    updated_at: timestamp.nullable(),
-  })
-  .openapi('ChannelConsent');
 export const consentBody = z
   .object({
     opted_in: z.boolean().optional(),

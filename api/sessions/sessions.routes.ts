@@ -7,8 +7,10 @@ import { channelSchema, clientEventSchema, messageInputSchema } from '../../shar
 import { closeSession, resolveSession } from '../../shared/sessions/resolve.js';
 import { getSession, listSessions } from '../../shared/sessions/sessions.store.js';
 import { getUser } from '../../shared/sessions/users.store.js';
-import { closeInteraction, listInteractions, startInteraction } from '../../shared/sessions/interactions.js';
-import { acceptEvent, acceptMessage, getContext } from '../../shared/sessions/publish.js';
+import { closeInteraction, startInteraction } from '../../shared/sessions/interactions.js';
+import { listInteractions } from '../../shared/sessions/interactions.store.js';
+import { acceptEvent, acceptMessage } from '../../shared/sessions/publish.js';
+import { getContext } from '../../shared/sessions/context.js';
 import { sessionSystemRouter } from './gate.js';
 import { streamSession } from './stream.js';
 import {

@@ -1,11 +1,9 @@
 /** The model's view of a session's conversation_history, seen from one channel. */
 import type OpenAI from 'openai';
+import type { HistoryMessage } from '../sessions/schemas.js';
 
-export interface HistoryEntry {
-  role: string;
-  content: string;
-  channel?: string;
-}
+/** An entry of conversation_history (the session memory's HistoryMessage). */
+export type HistoryEntry = HistoryMessage;
 
 /** How a message from another channel enters the model context (as the spec's voice consumer does). */
 export const realtimeUpdate = (entry: HistoryEntry) => `[Real-time update from ${entry.channel}] ${entry.role}: ${entry.content}`;

@@ -5,24 +5,9 @@ import type { ChatappMessage } from './schemas.js';
 
 export const TABLE = 'chatapp_messages';
 
-interface Row {
-  message_id: string;
-  direction: 'inbound' | 'outbound';
-  user_id: string | null;
-  session_id: string | null;
-  phone_number: string;
-  kind: ChatappMessage['kind'];
-  body: string | null;
-  template_name: string | null;
-  variables: Record<string, string> | null;
-  content: Record<string, unknown> | null;
+/** A row: the ChatappMessage fields with database timestamps, the provider's inbound parameters and updated_at. */
+interface Row extends Omit<ChatappMessage, 'created_at' | 'sent_at'> {
   payload: Record<string, string> | null;
-  status: ChatappMessage['status'];
-  provider_message_id: string | null;
-  provider_status: string | null;
-  error: string | null;
-  attempts: number;
-  reply_to: string | null;
   sent_at: Date | null;
   created_at: Date;
   updated_at: Date;

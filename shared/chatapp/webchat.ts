@@ -6,15 +6,17 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import { enqueue } from '../queues.js';
+import { enqueue, type JobPayload } from '../queues.js';
 import type { BusEvent } from '../bus.js';
 import { z, uuid } from '../zod.js';
 import { logger } from '../logger.js';
 import { runAgent, type ToolCallRecord } from '../agent/agent.js';
 import type { HistoryEntry } from '../agent/history.js';
 import { resolveSession } from '../sessions/resolve.js';
-import { getInteraction, listInteractions, startInteraction } from '../sessions/interactions.js';
-import { acceptMessage, enqueueAndAwait, getContext } from '../sessions/publish.js';
+import { startInteraction } from '../sessions/interactions.js';
+import { getInteraction, listInteractions } from '../sessions/interactions.store.js';
+import { acceptMessage, enqueueAndAwait } from '../sessions/publish.js';
+import { getContext } from '../sessions/context.js';
 import { AGENT_FAILED_REPLY, sessionEvents } from './inbound.js';
 
 export const WEB_CHANNEL = 'chat';
@@ -106,7 +108,7 @@ function historyBefore(history: HistoryEntry[], message: string): HistoryEntry[]
 
 /** The `chatapp.webchat` job: runs the agent for a turn and publishes its reply (once, whatever the retries). */
 export async function answerWebChat(
-  turn: { turn_id: string; session_id: string; interaction_id: string; message: string },
+  turn: JobPayload<'chatapp.webchat'>,
   finalAttempt: boolean,
 ): Promise<{ reply: string; tool_calls: ToolCallRecord[] }> {
   const { conversation_history } = await getContext(turn.session_id);

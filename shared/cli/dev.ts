@@ -14,7 +14,6 @@ import { pingRedis } from '../redis.js';
 import knexFactory from 'knex';
 import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
-import { devAccounts, startDevProvider } from '../identity/dev-provider.js';
 
 const dataDir = path.resolve('.data');
 const embeddedPort = Number(process.env.DEV_POSTGRES_PORT ?? 54329);
@@ -84,6 +83,8 @@ async function main() {
   }
   let signIn = `  Sign-in        ${cfg.auth.oidc.issuerUrl}`;
   if (!cfg.auth.oidc.issuerUrl) {
+    // Loaded only here: oidc-provider is a development dependency, never part of a production start.
+    const { devAccounts, startDevProvider } = await import('../identity/dev-provider.js');
     const provider = await startDevProvider({
       port: cfg.auth.devOidcPort,
       redirectUris: [`${cfg.publicUrl}/api/global/auth/oidc/callback`],
@@ -108,7 +109,8 @@ async function main() {
   const children = [spawnRole('api/main', env), spawnRole('workers/main', env)];
   // Should this process die before stopping them, the roles go down with it.
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
-  const base = `http://127.0.0.1:${cfg.http.port}`;
+  // One origin for everything printed: the session cookie belongs to the host of PUBLIC_URL.
+  const base = cfg.publicUrl;
   console.log(
     [
       '',

@@ -1,7 +1,7 @@
 /** Query module of `channel_consents`: per user and channel type, opt-in and proactive-message permission. */
 import { db } from '../db/index.js';
 import { ValidationError } from '../errors.js';
-import type { Channel } from './schemas.js';
+import type { Channel, Consent } from './schemas.js';
 import { assertUserExists } from './users.store.js';
 
 const TABLE = 'channel_consents';
@@ -10,22 +10,21 @@ const COLUMNS: string[] = [
   'proactive_allowed', 'proactive_allowed_at', 'created_at', 'updated_at',
 ];
 
-export interface Consent {
-  /** Null when nothing was ever recorded (the defaults: not opted in, no proactive messages). */
-  consent_id: string | null;
-  user_id: string;
-  channel_type: string;
-  opted_in: boolean;
-  opted_in_at: Date | null;
-  opted_out_at: Date | null;
-  consent_source: string | null;
-  proactive_allowed: boolean;
-  proactive_allowed_at: Date | null;
-  created_at: Date | null;
-  updated_at: Date | null;
-}
+type Timestamps = 'opted_in_at' | 'opted_out_at' | 'proactive_allowed_at' | 'created_at' | 'updated_at';
+/** A stored consent (or the defaults: not opted in, no proactive messages, consent_id null). */
+type ConsentRow = Omit<Consent, Timestamps> & { [K in Timestamps]: Date | null };
 
-const defaults = (userId: string, channelType: string): Consent => ({
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+const toDomain = (row: ConsentRow): Consent => ({
+  ...row,
+  opted_in_at: iso(row.opted_in_at),
+  opted_out_at: iso(row.opted_out_at),
+  proactive_allowed_at: iso(row.proactive_allowed_at),
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at),
+});
+
+const defaults = (userId: string, channelType: Channel): ConsentRow => ({
   consent_id: null, user_id: userId, channel_type: channelType, opted_in: false, opted_in_at: null, opted_out_at: null,
   consent_source: null, proactive_allowed: false, proactive_allowed_at: null, created_at: null, updated_at: null,
 });
@@ -33,14 +32,14 @@ const defaults = (userId: string, channelType: string): Consent => ({
 /** The consent of a user on a channel type; the defaults when none was recorded. Unknown user → NotFoundError. */
 export async function getConsent(userId: string, channelType: Channel): Promise<Consent> {
   await assertUserExists(userId);
-  const row = (await db()(TABLE).select(COLUMNS).where({ user_id: userId, channel_type: channelType }).first()) as Consent | undefined;
-  return row ?? defaults(userId, channelType);
+  const row = (await db()(TABLE).select(COLUMNS).where({ user_id: userId, channel_type: channelType }).first()) as ConsentRow | undefined;
+  return toDomain(row ?? defaults(userId, channelType));
 }
 
 /** Every recorded consent of a user. */
 export async function listConsents(userId: string): Promise<Consent[]> {
   await assertUserExists(userId);
-  return (await db()(TABLE).select(COLUMNS).where({ user_id: userId }).orderBy('channel_type')) as Consent[];
+  return ((await db()(TABLE).select(COLUMNS).where({ user_id: userId }).orderBy('channel_type')) as ConsentRow[]).map(toDomain);
 }
 
 export interface ConsentChange {
@@ -58,7 +57,7 @@ export async function setConsent(userId: string, channelType: Channel, change: C
   await assertUserExists(userId);
   return db().transaction(async (trx) => {
     const current =
-      ((await trx(TABLE).select(COLUMNS).where({ user_id: userId, channel_type: channelType }).forUpdate().first()) as Consent | undefined) ??
+      ((await trx(TABLE).select(COLUMNS).where({ user_id: userId, channel_type: channelType }).forUpdate().first()) as ConsentRow | undefined) ??
       defaults(userId, channelType);
     const optedIn = change.opted_in ?? current.opted_in;
     let proactive = change.proactive_allowed ?? current.proactive_allowed;
@@ -86,6 +85,6 @@ export async function setConsent(userId: string, channelType: Channel, change: C
       .onConflict(['user_id', 'channel_type'])
       .merge()
       .returning(COLUMNS);
-    return row as Consent;
+    return toDomain(row as ConsentRow);
   });
 }

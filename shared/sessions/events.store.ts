@@ -1,9 +1,12 @@
 /**
  * Query module of `session_events`: the audit log (lowercase event types such as interaction_ended)
  * and, for rows with a sequence, the session's replayable event stream (payload = the envelope).
+ * A stream event takes its sequence from `sessions.last_seq` in the same statement that writes it
+ * (appendStreamEvent here); a message's audit row is written by the message append
+ * (messages.store.ts), and expiry's by the expiry statement (sessions.store.ts): one statement each.
  */
 import type { Knex } from 'knex';
-import { db } from '../db/index.js';
+import { db, preparedStatement } from '../db/index.js';
 import type { BusEvent } from '../bus.js';
 
 export const SESSION_EVENTS = 'session_events';
@@ -69,4 +72,58 @@ export async function streamEventsAfter(sessionId: string, afterSequence: number
     id: r.payload.event_type === 'MESSAGE' ? String(r.payload.data.message_id) : r.event_id,
     sequence: Number(r.sequence),
   }));
+}
+
+/** Appends a non-message event at its session's next sequence, once; CONTEXT_UPDATE also merges into the context. */
+const appendEventSql = (contextChange: string) => `with s as (
+     update sessions set last_seq = last_seq + 1 ${contextChange}
+      where session_id = $1 and not exists (select 1 from session_events where event_id = $2)
+     returning last_seq
+   )
+   insert into session_events (event_id, session_id, interaction_id, event_type, payload, sequence)
+   select $2, $1, $3, $4, $5::jsonb, s.last_seq from s
+   returning sequence`;
+const appendEvent = preparedStatement<{ sequence: number }>('sessions.append-event', appendEventSql(''));
+const appendContextUpdate = preparedStatement<{ sequence: number }>(
+  'sessions.append-context-update',
+  appendEventSql(`, context = jsonb_set(jsonb_set(context,
+       '{preferences}', coalesce(context->'preferences', '{}'::jsonb) || coalesce($5::jsonb->'data'->'preferences', '{}'::jsonb)),
+       '{custom_data}', coalesce(context->'custom_data', '{}'::jsonb) || coalesce($5::jsonb->'data'->'custom_data', '{}'::jsonb))`),
+);
+
+export interface StreamEventRecord {
+  event_id: string;
+  session_id: string;
+  interaction_id: string | null;
+  /** The broadcast kind (CONTEXT_UPDATE, TYPING, …); stored as its audit type. */
+  event_type: string;
+  /** The envelope without id and sequence. */
+  envelope: Record<string, unknown>;
+}
+
+/**
+ * Appends a stream event at its session's next sequence (a CONTEXT_UPDATE also merges its data into
+ * the context). Returns the sequence, or undefined when nothing was written: the event was written
+ * before (see eventSequence) or the session is gone.
+ */
+export async function appendStreamEvent(e: StreamEventRecord): Promise<number | undefined> {
+  const append = e.event_type === 'CONTEXT_UPDATE' ? appendContextUpdate : appendEvent;
+  const rows = await append([e.session_id, e.event_id, e.interaction_id, auditTypeOf(e.event_type), JSON.stringify(e.envelope)]);
+  return rows[0]?.sequence as number | undefined;
+}
+
+/** The sequence of a stream event already written, if any. */
+export async function eventSequence(eventId: string, k: Knex = db()): Promise<number | undefined> {
+  const existing = await k(SESSION_EVENTS).select('sequence').where({ event_id: eventId }).first();
+  return existing ? (existing.sequence as number) : undefined;
+}
+
+/** The sequence of a published message by its message_published audit row (it outlives the trimmed history row). */
+export async function publishedMessageSequence(sessionId: string, messageId: string, k: Knex = db()): Promise<number | undefined> {
+  const audited = await k(SESSION_EVENTS)
+    .select('sequence')
+    .where({ session_id: sessionId, event_type: 'message_published' })
+    .whereRaw(`payload->'data'->>'message_id' = ?`, [messageId])
+    .first();
+  return audited ? Number(audited.sequence) : undefined;
 }

@@ -3,10 +3,12 @@
  * position bookkeeping on `sessions`. Appending a message is one SQL statement: the session's
  * sequence and message count advance, last_activity and last_channel are refreshed, the message row
  * and its audit row are written, and rows beyond SERVICE_SESSION_MAX_HISTORY are trimmed; one
- * statement also appends a batch of messages of distinct sessions (group commit).
+ * statement also appends a batch of messages of distinct sessions (group commit). The unique index
+ * on (session_id, idempotency_key) is handled in idempotency.ts.
  */
 import type { Knex } from 'knex';
-import { db, isUniqueViolation, preparedStatement } from '../db/index.js';
+import { db, preparedStatement } from '../db/index.js';
+import { publishedMessageSequence } from './events.store.js';
 import type { HistoryMessage } from './schemas.js';
 
 export const SESSION_MESSAGES = 'session_messages';
@@ -39,7 +41,6 @@ export interface AppendMessage {
 export type AppendOutcome =
   | { kind: 'appended'; sequence: number }
   | { kind: 'already'; sequence: number }
-  | { kind: 'duplicate-key' }
   | { kind: 'no-session' };
 
 const appendMessagesStatement = preparedStatement<{ message_id: string; sequence: number }>(
@@ -75,8 +76,8 @@ const appendMessagesStatement = preparedStatement<{ message_id: string; sequence
  * Appends a batch of messages in one statement and one commit, each at most once (a retry of a
  * message_id appends nothing and reports the first sequence). The messages must belong to distinct
  * sessions: each session's sequence advances by one per statement. Used for group commit by the
- * stream writer (shared/sessions/deliver.ts); a unique violation of an idempotency key fails the
- * whole statement, so the caller retries such a batch one message at a time.
+ * stream writer (group-append.ts); a unique violation of an idempotency key fails the whole
+ * statement, so the caller retries such a batch one message at a time (idempotency.ts).
  */
 export async function appendMessages(batch: readonly AppendMessage[], maxHistory: number, k: Knex = db()): Promise<AppendOutcome[]> {
   if (new Set(batch.map((m) => m.session_id)).size !== batch.length) throw new Error('appendMessages: one message per session per batch');
@@ -90,24 +91,13 @@ export async function appendMessages(batch: readonly AppendMessage[], maxHistory
   );
 }
 
-/** Appends one message (see appendMessages); a duplicate idempotency key is reported, not thrown. */
-export async function appendMessage(m: AppendMessage, maxHistory: number, k: Knex = db()): Promise<AppendOutcome> {
-  try {
-    const [outcome] = await appendMessages([m], maxHistory, k);
-    return outcome!;
-  } catch (err) {
-    if (isUniqueViolation(err, 'session_messages_session_id_idempotency_key_unique')) return { kind: 'duplicate-key' };
-    throw err;
-  }
-}
-
 /** Why a message was not appended: persisted before (with its sequence), or its session is gone. */
 async function earlierOutcome(m: AppendMessage, k: Knex): Promise<AppendOutcome> {
   const existing = await k(SESSION_MESSAGES).select('sequence').where({ message_id: m.message_id }).first();
   if (existing) return { kind: 'already', sequence: Number(existing.sequence) };
   // Persisted earlier but already trimmed out of the history: its audit row still holds the sequence.
-  const audited = await k('session_events').select('sequence').where({ session_id: m.session_id, event_type: 'message_published' }).whereRaw(`payload->'data'->>'message_id' = ?`, [m.message_id]).first();
-  if (audited) return { kind: 'already', sequence: Number(audited.sequence) };
+  const audited = await publishedMessageSequence(m.session_id, m.message_id, k);
+  if (audited !== undefined) return { kind: 'already', sequence: audited };
   return { kind: 'no-session' };
 }
 
@@ -131,8 +121,12 @@ export async function messageByIdempotencyKey(sessionId: string, key: string): P
 export async function persistedSequence(sessionId: string, messageId: string): Promise<number | undefined> {
   const row = await db()(SESSION_MESSAGES).select('sequence').where({ message_id: messageId }).first();
   if (row) return Number(row.sequence);
-  const audited = await db()('session_events').select('sequence').where({ session_id: sessionId, event_type: 'message_published' }).whereRaw(`payload->'data'->>'message_id' = ?`, [messageId]).first();
-  return audited ? Number(audited.sequence) : undefined;
+  return publishedMessageSequence(sessionId, messageId);
+}
+
+/** Role and content of the messages of an interaction still in the history, in stream order. */
+export async function interactionMessages(interactionId: string, k: Knex = db()): Promise<Array<{ role: string; content: string }>> {
+  return k(SESSION_MESSAGES).select('role', 'content').where({ interaction_id: interactionId }).orderBy('sequence');
 }
 
 /** History entries as the context shows them. */

@@ -4,28 +4,17 @@
  * optionally wait a bounded time until a worker has persisted and broadcast it.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { config } from '../config.js';
-import { preparedStatement } from '../db/index.js';
 import { NotFoundError } from '../errors.js';
 import { enqueue } from '../queues.js';
-import { createRedis } from '../redis.js';
-import { onShutdown } from '../lifecycle.js';
 import { subscribeSession, type BusEvent } from '../bus.js';
-import { closedSessionConflict, getSession } from './sessions.store.js';
-import { lastMessages, messageByIdempotencyKey, persistedSequence, toHistory } from './messages.store.js';
-import type { ClientEvent, EventType, HistoryMessage, MessageInput, Channel } from './schemas.js';
+import { closedSessionConflict, publishableState } from './sessions.store.js';
+import { persistedSequence } from './messages.store.js';
+import { firstForKey } from './idempotency.js';
+import type { ClientEvent, EventType, HistoryMessage, MessageInput, Channel, eventAcceptedSchema, publishResponse } from './schemas.js';
+import type { z } from '../zod.js';
 
-export interface Publication {
-  session_id: string;
-  message_id: string;
-  /** Position in the session's stream; null until the message is persisted. */
-  sequence: number | null;
-  /** True once the message is persisted and broadcast. */
-  message_published: boolean;
-  /** True when an Idempotency-Key repeated an earlier request (the first message is reported). */
-  replayed: boolean;
-}
+/** What accepting a message reports: the PublishResult fields, and whether an Idempotency-Key repeated an earlier request (the first message is reported). */
+export type Publication = Omit<z.output<typeof publishResponse>, 'success'> & { replayed: boolean };
 
 export interface AcceptOptions {
   /** A client's Idempotency-Key: a repeat within 24 hours reports the first message instead of adding one. */
@@ -34,31 +23,9 @@ export interface AcceptOptions {
   waitMs?: number;
 }
 
-let commands: Redis | undefined;
-function redis(): Redis {
-  if (!commands) {
-    const conn = createRedis(`sessions:${process.pid}`);
-    commands = conn;
-    onShutdown('sessions redis', () => {
-      if (commands === conn) commands = undefined;
-      return conn.quit().catch(() => conn.disconnect());
-    });
-  }
-  return commands;
-}
-
-const idempotencyTtlSeconds = 24 * 3600;
-const idempotencyRedisKey = (sessionId: string, key: string) => `${config().queues.prefix}:sessions:idem:${sessionId}:${key}`;
-
-const publishableRow = preparedStatement<{ status: string; interaction_ok: boolean }>(
-  'sessions.publishable',
-  `select s.status, exists (select 1 from session_interactions i where i.interaction_id = $1 and i.session_id = s.session_id) as interaction_ok
-     from sessions s where s.session_id = $2`,
-);
-
 /** Session must exist and be live; the interaction must belong to it. One round trip. */
 async function assertPublishable(sessionId: string, interactionId: string | null): Promise<void> {
-  const [row] = await publishableRow([interactionId, sessionId]);
+  const row = await publishableState(sessionId, interactionId);
   if (!row) throw new NotFoundError(`No session ${sessionId}.`);
   if (row.status === 'closed') throw closedSessionConflict(sessionId);
   if (interactionId && !row.interaction_ok) throw new NotFoundError(`No interaction ${interactionId} in session ${sessionId}.`, [{ path: 'body.interaction_id', message: 'no such interaction in this session' }]);
@@ -143,24 +110,8 @@ export async function acceptMessage(sessionId: string, input: MessageInput, opti
   return { session_id: sessionId, message_id: messageId, sequence: event?.sequence ?? null, message_published: !!event, replayed: false };
 }
 
-/** The first message of an idempotency key (claiming the key for `messageId` when it is new). */
-async function firstForKey(sessionId: string, key: string, messageId: string): Promise<{ message_id: string; sequence: number | null } | undefined> {
-  const persisted = await messageByIdempotencyKey(sessionId, key);
-  if (persisted) return persisted;
-  const redisKey = idempotencyRedisKey(sessionId, key);
-  const claimed = await redis().set(redisKey, messageId, 'EX', idempotencyTtlSeconds, 'NX');
-  if (claimed === 'OK') return undefined;
-  const first = await redis().get(redisKey);
-  return first ? { message_id: first, sequence: null } : undefined;
-}
-
-export interface EventAcceptance {
-  session_id: string;
-  event_id: string;
-  event_type: EventType;
-  sequence: number | null;
-  published: boolean;
-}
+/** What accepting a non-message event reports: the EventAccepted fields but `success`. */
+export type EventAcceptance = Omit<z.output<typeof eventAcceptedSchema>, 'success' | 'event_type'> & { event_type: EventType };
 
 /**
  * Accepts a non-message event (TYPING, TOOL_CALL, TOOL_RESULT, CONTEXT_UPDATE, and internally
@@ -189,25 +140,6 @@ export async function acceptEvent(
     () => enqueue('sessions.deliver', payload),
   );
   return { session_id: sessionId, event_id: eventId, event_type: event.event_type, sequence: published?.sequence ?? null, published: !!published };
-}
-
-export interface SessionContext {
-  conversation_history: HistoryMessage[];
-  last_channel: string | null;
-  preferences: Record<string, unknown>;
-  custom_data: Record<string, unknown>;
-}
-
-/** The context of a session: the last SERVICE_SESSION_MAX_HISTORY messages in order, last channel, preferences, custom data. */
-export async function getContext(sessionId: string): Promise<SessionContext> {
-  const [session, messages] = await Promise.all([getSession(sessionId), lastMessages(sessionId, config().sessions.maxHistory)]);
-  const context = session.context as Partial<SessionContext>;
-  return {
-    conversation_history: messages.map(toHistory),
-    last_channel: context.last_channel ?? null,
-    preferences: context.preferences ?? {},
-    custom_data: context.custom_data ?? {},
-  };
 }
 
 /**

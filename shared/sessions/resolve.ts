@@ -9,8 +9,11 @@ import { config } from '../config.js';
 import { db } from '../db/index.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { auditTypes, recordAudit } from './events.store.js';
-import { liveStatuses } from './schemas.js';
-import { SESSIONS, closedSessionConflict, getSession, lockSession, type Session } from './sessions.store.js';
+import {
+  activateSession, closeExpiredSessions, closeSessionRow, closedSessionConflict, getSession, insertSession, lockLiveSession, lockSession, type Session,
+} from './sessions.store.js';
+import { endActiveInteractions } from './interactions.store.js';
+import { lockUser } from './users.store.js';
 
 export interface Resolution {
   session: Session;
@@ -35,32 +38,24 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
   if (resumeWindow !== undefined) await assertInterval(db(), resumeWindow);
   const window = resumeWindow ?? config().sessions.resumeWindow;
   const { sessionId, resumed } = await db().transaction(async (trx) => {
-    const user = await trx('users').select('user_id').where({ user_id: userId }).forNoKeyUpdate().first();
-    if (!user) throw new NotFoundError(`No user ${userId}.`);
-    const live = await trx(SESSIONS)
-      .select('session_id', 'status', trx.raw('last_activity > now() - coalesce(?::interval, resume_window) as inside', [resumeWindow ?? null]))
-      .where({ user_id: userId })
-      .whereIn('status', liveStatuses)
-      .forUpdate()
-      .first();
+    if (!(await lockUser(trx, userId))) throw new NotFoundError(`No user ${userId}.`);
+    const live = await lockLiveSession(trx, userId, resumeWindow ?? null);
     if (live?.inside) {
-      if (live.status !== 'active') await trx(SESSIONS).where({ session_id: live.session_id }).update({ status: 'active' });
+      if (live.status !== 'active') await activateSession(trx, live.session_id);
       await recordAudit(trx, { session_id: live.session_id, event_type: auditTypes.sessionResumed, payload: { previous_status: live.status, resume_window: window } });
-      return { sessionId: live.session_id as string, resumed: true };
+      return { sessionId: live.session_id, resumed: true };
     }
     if (live) {
-      await trx(SESSIONS).where({ session_id: live.session_id }).update({ status: 'closed', closed_at: trx.fn.now() });
+      await closeSessionRow(trx, live.session_id);
       await recordAudit(trx, { session_id: live.session_id, event_type: auditTypes.sessionExpired, payload: { reason: 'resume_window_exceeded', resume_window: window } });
     }
-    const [created] = await trx(SESSIONS)
-      .insert({ user_id: userId, status: 'active', resume_window: window, context: JSON.stringify({ preferences: {}, custom_data: {} }) })
-      .returning('session_id');
+    const created = await insertSession(trx, userId, window);
     await recordAudit(trx, {
-      session_id: created.session_id,
+      session_id: created,
       event_type: auditTypes.sessionCreated,
       payload: { resume_window: window, ...(live ? { replaces_session_id: live.session_id } : {}) },
     });
-    return { sessionId: created.session_id as string, resumed: false };
+    return { sessionId: created, resumed: false };
   });
   return { session: await getSession(sessionId), resumed };
 }
@@ -70,19 +65,7 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
  * spec's expiry rule), writing a session_expired audit row for each. Returns the ids closed.
  */
 export async function expireSessions(): Promise<string[]> {
-  const { rows } = await db().raw(
-    `with expired as (
-       update sessions set status = 'closed', closed_at = now()
-        where status in ('active', 'idle', 'resumable') and last_activity <= now() - resume_window
-       returning session_id, resume_window
-     ), audit as (
-       insert into session_events (session_id, event_type, payload)
-       select session_id, ?, jsonb_build_object('reason', 'expired', 'resume_window', resume_window::text) from expired
-     )
-     select session_id from expired`,
-    [auditTypes.sessionExpired],
-  );
-  return rows.map((r: { session_id: string }) => r.session_id);
+  return closeExpiredSessions(auditTypes.sessionExpired);
 }
 
 /**
@@ -93,14 +76,11 @@ export async function closeSession(sessionId: string, reason?: string): Promise<
   await db().transaction(async (trx) => {
     const session = await lockSession(trx, sessionId);
     if (session.status === 'closed') throw closedSessionConflict(sessionId);
-    const ended = await trx('session_interactions')
-      .where({ session_id: sessionId, status: 'active' })
-      .update({ status: 'closed', ended_at: trx.fn.now() })
-      .returning(['interaction_id', 'channel']);
-    await trx(SESSIONS).where({ session_id: sessionId }).update({ status: 'closed', closed_at: trx.fn.now() });
+    const ended = await endActiveInteractions(trx, sessionId);
+    await closeSessionRow(trx, sessionId);
     await recordAudit(
       trx,
-      ...ended.map((i: { interaction_id: string; channel: string }) => ({
+      ...ended.map((i) => ({
         session_id: sessionId,
         interaction_id: i.interaction_id,
         event_type: auditTypes.interactionEnded,

@@ -31,6 +31,84 @@ export const historyMessageSchema = z
   .openapi('HistoryMessage');
 export type HistoryMessage = z.infer<typeof historyMessageSchema>;
 
+/** A moment as the API sends it (a Date serialises to this ISO 8601 text). */
+export const timestamp = z.string().openapi({ format: 'date-time' });
+
+/** A session as the API lists it. */
+export const sessionSchema = z
+  .object({
+    session_id: uuid(),
+    user_id: uuid(),
+    status: z.enum(sessionStatuses),
+    resume_window: z.string().openapi({ example: '24 hours' }),
+    created_at: timestamp,
+    last_activity: timestamp,
+    closed_at: timestamp.nullable(),
+  })
+  .openapi('Session');
+
+/** A channel interaction on a session. */
+export const interactionSchema = z
+  .object({
+    interaction_id: uuid(),
+    session_id: uuid(),
+    channel: channelSchema,
+    channel_ref: z.string().nullable(),
+    status: z.enum(['active', 'closed']),
+    started_at: timestamp,
+    ended_at: timestamp.nullable(),
+    legacy_interaction_id: uuid().nullable(),
+    metadata: jsonObject,
+  })
+  .openapi('Interaction');
+export type Interaction = z.output<typeof interactionSchema>;
+
+/** An interaction as closing it reports: the session's status after, and how many final_history entries were appended. */
+export const closedInteractionSchema = interactionSchema
+  .extend({ session_status: z.enum(sessionStatuses), synced_messages: z.number().int() })
+  .openapi('ClosedInteraction');
+export type ClosedInteraction = z.output<typeof closedInteractionSchema>;
+
+/** The conversation context of a session. */
+export const contextSchema = z
+  .object({ conversation_history: z.array(historyMessageSchema), last_channel: z.string().nullable(), preferences: jsonObject, custom_data: jsonObject })
+  .openapi('SessionContext');
+export type SessionContext = z.output<typeof contextSchema>;
+
+/** A user's consent on one channel type (consent_id null: never recorded, the defaults). */
+export const consentSchema = z
+  .object({
+    consent_id: uuid().nullable(),
+    user_id: uuid(),
+    channel_type: channelSchema,
+    opted_in: z.boolean(),
+    opted_in_at: timestamp.nullable(),
+    opted_out_at: timestamp.nullable(),
+    consent_source: z.string().nullable(),
+    proactive_allowed: z.boolean(),
+    proactive_allowed_at: timestamp.nullable(),
+    created_at: timestamp.nullable(),
+    updated_at: timestamp.nullable(),
+  })
+  .openapi('ChannelConsent');
+export type Consent = z.output<typeof consentSchema>;
+
+/** What publishing a message reports. */
+export const publishResponse = z
+  .object({
+    success: z.boolean(),
+    session_id: uuid(),
+    message_published: z.boolean(),
+    message_id: uuid(),
+    sequence: z.number().int().nullable().openapi({ description: 'Position in the session stream (the SSE id); null while not yet persisted' }),
+  })
+  .openapi('PublishResult');
+
+/** What publishing a non-message event reports. */
+export const eventAcceptedSchema = z
+  .object({ success: z.boolean(), session_id: uuid(), event_id: uuid(), event_type: z.string(), published: z.boolean(), sequence: z.number().int().nullable() })
+  .openapi('EventAccepted');
+
 /** What a channel publishes as a message. */
 export const messageInputSchema = z.object({
   channel: channelSchema,

@@ -1,8 +1,13 @@
-/** Query module of `sessions`. */
+/**
+ * Query module of `sessions`. The stream position columns (last_seq, message_count, last_activity,
+ * context.last_channel) advance in the statements that append to the stream: messages.store.ts
+ * (messages) and events.store.ts (other events); expiry writes its audit rows in its own statement.
+ */
 import type { Knex } from 'knex';
-import { db } from '../db/index.js';
+import { db, preparedStatement } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import type { SessionStatus } from './schemas.js';
+import { liveStatuses, type sessionSchema, type SessionStatus } from './schemas.js';
+import type { z } from '../zod.js';
 
 export const SESSIONS = 'sessions';
 const COLUMNS = ['session_id', 'user_id', 'status', 'context', 'resume_window', 'created_at', 'last_activity', 'closed_at', 'updated_at'] as const;
@@ -18,7 +23,8 @@ interface SessionRow {
   closed_at: Date | null;
   updated_at: Date;
 }
-export type Session = SessionRow;
+/** A session: the Session the API lists, with its context and updated_at. */
+export type Session = z.output<typeof sessionSchema> & { context: Record<string, unknown>; updated_at: string };
 
 /** Select list of a session (resume_window as Postgres' interval text). */
 export const sessionSelect = (k: Knex) => [
@@ -44,7 +50,14 @@ export function compactInterval(text: string): string {
 }
 
 function toDomain(row: SessionRow): Session {
-  return { ...row, resume_window: compactInterval(row.resume_window) };
+  return {
+    ...row,
+    resume_window: compactInterval(row.resume_window),
+    created_at: row.created_at.toISOString(),
+    last_activity: row.last_activity.toISOString(),
+    closed_at: row.closed_at?.toISOString() ?? null,
+    updated_at: row.updated_at.toISOString(),
+  };
 }
 
 /** The session, or NotFoundError. */
@@ -73,9 +86,74 @@ export function closedSessionConflict(sessionId: string): ConflictError {
   return new ConflictError(`Session ${sessionId} is closed.`, [], { status: 'closed', allowed_next_states: [] });
 }
 
-/** Sets a session's status (closing sets closed_at). */
-export async function setSessionStatus(trx: Knex, sessionId: string, status: SessionStatus): Promise<void> {
-  await trx(SESSIONS)
-    .where({ session_id: sessionId })
-    .update({ status, closed_at: status === 'closed' ? trx.fn.now() : null });
+/** Makes a session active (a resumed session, or one an interaction joined). */
+export async function activateSession(k: Knex, sessionId: string): Promise<void> {
+  await k(SESSIONS).where({ session_id: sessionId }).update({ status: 'active' });
+}
+
+/** Makes a session idle (its last active interaction ended). */
+export async function idleSession(k: Knex, sessionId: string): Promise<void> {
+  await k(SESSIONS).where({ session_id: sessionId }).update({ status: 'idle' });
+}
+
+/** Closes a session (closed_at now). */
+export async function closeSessionRow(k: Knex, sessionId: string): Promise<void> {
+  await k(SESSIONS).where({ session_id: sessionId }).update({ status: 'closed', closed_at: k.fn.now() });
+}
+
+/**
+ * Locks the live session of a user, if any, with whether its last activity is inside the resume
+ * window (`resumeWindow` overrides the session's own for this check).
+ */
+export async function lockLiveSession(
+  trx: Knex.Transaction,
+  userId: string,
+  resumeWindow: string | null,
+): Promise<{ session_id: string; status: SessionStatus; inside: boolean } | undefined> {
+  return trx(SESSIONS)
+    .select('session_id', 'status', trx.raw('last_activity > now() - coalesce(?::interval, resume_window) as inside', [resumeWindow]))
+    .where({ user_id: userId })
+    .whereIn('status', liveStatuses)
+    .forUpdate()
+    .first();
+}
+
+/** Creates an active session with an empty context; returns its id. */
+export async function insertSession(k: Knex, userId: string, resumeWindow: string): Promise<string> {
+  const [created] = await k(SESSIONS)
+    .insert({ user_id: userId, status: 'active', resume_window: resumeWindow, context: JSON.stringify({ preferences: {}, custom_data: {} }) })
+    .returning('session_id');
+  return created.session_id as string;
+}
+
+/**
+ * Closes every live session whose last activity is at or before now minus its resume window, and
+ * writes an audit row of `auditType` for each, in one statement. Returns the ids closed.
+ */
+export async function closeExpiredSessions(auditType: string): Promise<string[]> {
+  const { rows } = await db().raw(
+    `with expired as (
+       update sessions set status = 'closed', closed_at = now()
+        where status in ('active', 'idle', 'resumable') and last_activity <= now() - resume_window
+       returning session_id, resume_window
+     ), audit as (
+       insert into session_events (session_id, event_type, payload)
+       select session_id, ?, jsonb_build_object('reason', 'expired', 'resume_window', resume_window::text) from expired
+     )
+     select session_id from expired`,
+    [auditType],
+  );
+  return rows.map((r: { session_id: string }) => r.session_id);
+}
+
+const publishableRow = preparedStatement<{ status: string; interaction_ok: boolean }>(
+  'sessions.publishable',
+  `select s.status, exists (select 1 from session_interactions i where i.interaction_id = $1 and i.session_id = s.session_id) as interaction_ok
+     from sessions s where s.session_id = $2`,
+);
+
+/** A session's status and whether the interaction (if any) belongs to it, in one round trip; undefined for an unknown session. */
+export async function publishableState(sessionId: string, interactionId: string | null): Promise<{ status: string; interaction_ok: boolean } | undefined> {
+  const [row] = await publishableRow([interactionId, sessionId]);
+  return row;
 }

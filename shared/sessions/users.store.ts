@@ -1,4 +1,5 @@
 /** Query module of `users`: the user lookup record (E.164 phone number, unique). */
+import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 
@@ -51,4 +52,12 @@ export async function createUser(input: NewUser): Promise<User> {
 /** Throws NotFoundError unless the user exists. */
 export async function assertUserExists(userId: string): Promise<void> {
   await getUser(userId);
+}
+
+/**
+ * Locks a user's row against concurrent session decisions (resolving serialises per user); false
+ * when the user does not exist. FOR NO KEY UPDATE: sessions referencing the user can still be inserted.
+ */
+export async function lockUser(trx: Knex.Transaction, userId: string): Promise<boolean> {
+  return Boolean(await trx(TABLE).select('user_id').where({ user_id: userId }).forNoKeyUpdate().first());
 }

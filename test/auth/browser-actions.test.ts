@@ -96,6 +96,27 @@ describe('live SRE events', () => {
     }
   });
 
+  it('delivers discovery runs and runbook executions started in the browser', async () => {
+    const stream = await open({ Cookie: sre.cookie }, '?types=discovery.started,discovery.finished,runbook_execution.changed');
+    try {
+      const trigger = await sre.request('/api/v1/cmdb/discovery/trigger', { method: 'POST' });
+      expect(trigger.status).toBe(202);
+      const { run_id } = await trigger.json();
+      expect((await stream.next((e) => e.type === 'discovery.started' && e.data.run_id === run_id)).data.trigger).toBe('manual');
+      const finished = await stream.next((e) => e.type === 'discovery.finished' && e.data.run_id === run_id);
+      expect(finished.data.status).toEqual((await (await sre.request(`/api/v1/cmdb/discovery/runs/${run_id}`)).json()).status);
+
+      const runbook = await (await sre.request('/api/v1/runbooks', { method: 'POST', json: { name: 'drain', webhook_url: 'http://127.0.0.1:9/hook', auto_trigger: false } })).json();
+      const execution = await (await sre.request(`/api/v1/runbooks/${runbook.id}/execute`, { method: 'POST', json: {} })).json();
+      const queued = await stream.next((e) => e.type === 'runbook_execution.changed' && e.data.id === execution.id);
+      expect(queued.data).toMatchObject({ status: 'queued', runbook_id: runbook.id, by: devAccounts.sre.name });
+      // The worker picks it up: queued → running is the next change.
+      expect((await stream.next((e) => e.type === 'runbook_execution.changed' && e.data.id === execution.id && e.data.status === 'running')).data.from).toBe('queued');
+    } finally {
+      stream.close();
+    }
+  });
+
   it('filters by type, serves API keys too, and refuses portal users and strangers', async () => {
     const stream = await open({ 'X-API-Key': 'test-key' }, '?types=incident.opened');
     try {

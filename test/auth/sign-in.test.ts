@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startIdentity, signIn, signInUntilCallback, TestBrowser, devAccounts } from '../helpers/identity.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
+import { db } from '../../shared/db/index.js';
 
 let app: Platform;
 
@@ -116,6 +117,17 @@ describe('sign-in', () => {
       expect(res.status, bad).toBe(400);
       expect((await res.json()).errors[0].path).toBe('query.return_to');
     }
+  });
+
+  it('ends a session idle past AUTH_SESSION_IDLE or older than AUTH_SESSION_MAX', async () => {
+    const idle = await signIn(app.url, 'sre');
+    const old = await signIn(app.url, 'sre');
+    expect((await idle.request('/api/v1/alerts')).status).toBe(200);
+    await db()('auth_sessions').where({ csrf_token: idle.csrfToken }).update({ last_seen_at: db().raw("now() - interval '8 hours 1 minute'") });
+    await db()('auth_sessions').where({ csrf_token: old.csrfToken }).update({ expires_at: db().raw("now() - interval '1 second'") });
+    expect((await idle.request('/api/v1/alerts')).status).toBe(401);
+    expect((await old.request('/api/global/auth/me')).status).toBe(401);
+    expect(await db()('auth_sessions').whereIn('csrf_token', [idle.csrfToken, old.csrfToken]).count('* as n').first()).toEqual({ n: 0 });
   });
 
   it('logout ends the session: the old cookie gets 401, and the end-session URL is returned', async () => {

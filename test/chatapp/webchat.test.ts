@@ -7,7 +7,7 @@ import { subscribe } from '../helpers/sse.js';
 import { freshPhone } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
-import { getContext } from '../../shared/sessions/publish.js';
+import { getContext } from '../../shared/sessions/context.js';
 
 // A model that looks up the order the user names, then answers from the tool result.
 const llm = await startLocalLlm((req) => {

@@ -6,7 +6,7 @@ import { subscribe } from '../helpers/sse.js';
 import { configureChatapp, eventually, freshPhone, messageSid, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
-import { getContext } from '../../shared/sessions/publish.js';
+import { getContext } from '../../shared/sessions/context.js';
 import { UNKNOWN_NUMBER_REPLY, processInbound } from '../../shared/chatapp/inbound.js';
 import { insertInboundOnce } from '../../shared/chatapp/messages.store.js';
 import { recordReply } from '../../shared/chatapp/outbound.js';

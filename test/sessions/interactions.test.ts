@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '../../shared/db/index.js';
-import { getContext } from '../../shared/sessions/publish.js';
+import { getContext } from '../../shared/sessions/context.js';
 import { unsyncedEntries } from '../../shared/sessions/interactions.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { expectFieldError, json, newInteraction, newSession, publish } from './helpers.js';

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { getContext, waitForPublished } from '../../shared/sessions/publish.js';
+import { waitForPublished } from '../../shared/sessions/publish.js';
+import { getContext } from '../../shared/sessions/context.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
 import { json, newInteraction, newSession, publish, subscribe } from './helpers.js';
 

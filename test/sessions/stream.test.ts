@@ -4,7 +4,7 @@ import { db } from '../../shared/db/index.js';
 import { endAllStreams } from '../../api/streams.js';
 import { slowSubscriberBytes } from '../../api/sessions/stream.js';
 import { metricsRegistry } from '../../shared/metrics.js';
-import { getContext } from '../../shared/sessions/publish.js';
+import { getContext } from '../../shared/sessions/context.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
 import { json, newInteraction, newSession, publish, subscribe, type Subscriber } from './helpers.js';
 

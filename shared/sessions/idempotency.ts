@@ -1,0 +1,61 @@
+/**
+ * Idempotency of a message (a client's Idempotency-Key, or a key a worker derives so its retry
+ * publishes nothing twice). Three guards, in the order a message meets them:
+ * 1. on acceptance, the persisted message of the key (session_messages, while it is in the history);
+ * 2. on acceptance, a Redis claim held for 24 hours: covers the time between acceptance and
+ *    persistence, and a key whose message was trimmed out of the history;
+ * 3. on append, the unique index on (session_id, idempotency_key): two appends of one key that got
+ *    past both (the claim expired) end as a 'duplicate-key' outcome, not as an error.
+ */
+import type { Redis } from 'ioredis';
+import { config } from '../config.js';
+import { isUniqueViolation } from '../db/index.js';
+import { createRedis } from '../redis.js';
+import { onShutdown } from '../lifecycle.js';
+import { appendMessages, messageByIdempotencyKey, type AppendMessage, type AppendOutcome } from './messages.store.js';
+
+let commands: Redis | undefined;
+function redis(): Redis {
+  if (!commands) {
+    const conn = createRedis(`sessions:${process.pid}`);
+    commands = conn;
+    onShutdown('sessions redis', () => {
+      if (commands === conn) commands = undefined;
+      return conn.quit().catch(() => conn.disconnect());
+    });
+  }
+  return commands;
+}
+
+const idempotencyTtlSeconds = 24 * 3600;
+const idempotencyRedisKey = (sessionId: string, key: string) => `${config().queues.prefix}:sessions:idem:${sessionId}:${key}`;
+
+/** The unique index that refuses a second message of a key in a session. */
+const keyIndex = 'session_messages_session_id_idempotency_key_unique';
+
+/**
+ * The first message of an idempotency key, or undefined when the key is new: then it is claimed for
+ * `messageId` (guards 1 and 2). A first message not yet persisted has a null sequence.
+ */
+export async function firstForKey(sessionId: string, key: string, messageId: string): Promise<{ message_id: string; sequence: number | null } | undefined> {
+  const persisted = await messageByIdempotencyKey(sessionId, key);
+  if (persisted) return persisted;
+  const redisKey = idempotencyRedisKey(sessionId, key);
+  const claimed = await redis().set(redisKey, messageId, 'EX', idempotencyTtlSeconds, 'NX');
+  if (claimed === 'OK') return undefined;
+  const first = await redis().get(redisKey);
+  return first ? { message_id: first, sequence: null } : undefined;
+}
+
+export type KeyedAppendOutcome = AppendOutcome | { kind: 'duplicate-key' };
+
+/** Appends one message (see appendMessages); a second message of a key is reported, not thrown (guard 3). */
+export async function appendMessageOnce(m: AppendMessage, maxHistory: number): Promise<KeyedAppendOutcome> {
+  try {
+    const [outcome] = await appendMessages([m], maxHistory);
+    return outcome!;
+  } catch (err) {
+    if (isUniqueViolation(err, keyIndex)) return { kind: 'duplicate-key' };
+    throw err;
+  }
+}
