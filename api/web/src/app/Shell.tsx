@@ -15,6 +15,20 @@ const adminNav = [
   { to: '/admin/runbooks', label: 'Runbooks', icon: IconBook },
 ];
 
+/** The operators' other tools: the queue dashboard and the API reference. */
+function ToolLinks() {
+  return (
+    <>
+      <Anchor href="/admin/queues" size="sm">
+        Queues
+      </Anchor>
+      <Anchor href="/api/docs" size="sm">
+        API reference
+      </Anchor>
+    </>
+  );
+}
+
 /** The signed-in name and role (header on wide screens, navigation on narrow ones). */
 function Who() {
   const me = useMe();
@@ -46,12 +60,7 @@ export function Shell({ children }: { children: ReactNode }) {
           <Group gap="sm" wrap="nowrap">
             {isSre && (
               <Group gap="sm" visibleFrom="sm">
-                <Anchor href="/admin/queues" size="sm">
-                  Queues
-                </Anchor>
-                <Anchor href="/api/docs" size="sm">
-                  API reference
-                </Anchor>
+                <ToolLinks />
               </Group>
             )}
             <Group gap="sm" wrap="nowrap" visibleFrom="sm">
@@ -85,12 +94,7 @@ export function Shell({ children }: { children: ReactNode }) {
         </Group>
         {isSre && (
           <Group gap="sm" hiddenFrom="sm" p="sm">
-            <Anchor href="/admin/queues" size="sm">
-              Queues
-            </Anchor>
-            <Anchor href="/api/docs" size="sm">
-              API reference
-            </Anchor>
+            <ToolLinks />
           </Group>
         )}
       </AppShell.Navbar>

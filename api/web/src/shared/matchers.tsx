@@ -1,5 +1,5 @@
 /** Editor of Alertmanager-style matchers (incident rules and runbooks); field errors land on their row. */
-import { ActionIcon, Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
+import { ActionIcon, Badge, Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
 import { IconTrash } from '@tabler/icons-react';
 import type { Schemas } from '../api/client';
 
@@ -36,3 +36,18 @@ export function MatchersInput({ value, onChange, fieldError }: { value: Matcher[
 }
 
 export const matcherText = (m: Matcher) => `${m.label}${m.op ?? '='}"${m.value}"`;
+
+/** Matchers as badges in a table cell; none means every alert. */
+export function MatcherBadges({ matchers }: { matchers: Matcher[] }) {
+  if (!matchers.length)
+    return (
+      <Text span c="dimmed" size="sm">
+        any alert
+      </Text>
+    );
+  return matchers.map((m, i) => (
+    <Badge key={i} variant="outline" mr={4} tt="none">
+      {matcherText(m)}
+    </Badge>
+  ));
+}

@@ -4,6 +4,7 @@ import { Link, useParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
 import { statusColor, when } from '../../shared/format';
+import { BackLink } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 
@@ -45,9 +46,7 @@ export default function AlertDetail() {
   const a = alert.data;
   return (
     <Stack gap="md">
-      <Text size="sm">
-        <Link to="/admin/alerts">← Alerts</Link>
-      </Text>
+      <BackLink to="/admin/alerts">Alerts</BackLink>
       <Group justify="space-between">
         <Group gap="sm">
           <Title order={2}>{a.alertname}</Title>

@@ -8,8 +8,8 @@ import { ConfirmButton } from '../../shared/confirm';
 import { when, statusColor } from '../../shared/format';
 import { Pager } from '../../shared/pager';
 import { StatusBadge } from '../../shared/status-badge';
+import { ListBody, SearchInput } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
-import { Empty, Loading } from '../../shared/states';
 import { opt, useUrlState } from '../../shared/url-state';
 
 const pageSize = 25;
@@ -94,14 +94,7 @@ export default function AlertsPage() {
         />
         <TextInput label="Source" placeholder="alertmanager/default" defaultValue={f.source} onBlur={(e) => set({ source: e.currentTarget.value.trim() })} w={170} />
         <TextInput label="Label" placeholder="name=value" defaultValue={f.label} onBlur={(e) => set({ label: e.currentTarget.value.trim() })} w={150} />
-        <TextInput
-          label="Search"
-          placeholder="name, label, annotation"
-          defaultValue={f.q}
-          onKeyDown={(e) => e.key === 'Enter' && set({ q: e.currentTarget.value.trim() })}
-          onBlur={(e) => set({ q: e.currentTarget.value.trim() })}
-          w={190}
-        />
+        <SearchInput placeholder="name, label, annotation" value={f.q} onSearch={(q) => set({ q })} w={190} />
         <TextInput label="From" type="datetime-local" value={f.since} onChange={(e) => set({ since: e.currentTarget.value })} w={190} />
         <TextInput label="To" type="datetime-local" value={f.until} onChange={(e) => set({ until: e.currentTarget.value })} w={190} />
       </Group>
@@ -122,11 +115,7 @@ export default function AlertsPage() {
         </ConfirmButton>
       </Group>
       <ProblemAlert error={actionError ?? alerts.error} />
-      {alerts.isPending ? (
-        <Loading />
-      ) : !items.length ? (
-        <Empty>No alerts match these filters.</Empty>
-      ) : (
+      <ListBody pending={alerts.isPending} count={items.length} empty="No alerts match these filters.">
         <Table.ScrollContainer minWidth={760}>
           <Table striped highlightOnHover aria-label="Alerts">
             <Table.Thead>
@@ -197,7 +186,7 @@ export default function AlertsPage() {
             </Table.Tbody>
           </Table>
         </Table.ScrollContainer>
-      )}
+      </ListBody>
       {alerts.data && <Pager total={alerts.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
     </Stack>
   );

@@ -1,12 +1,12 @@
 /** CMDB browser: entities with filters in the URL, and deploy-all of the pending monitors. */
-import { Alert, Badge, Button, Group, Select, Stack, Table, TextInput, Title } from '@mantine/core';
+import { Alert, Badge, Button, Group, Select, Stack, Table, Title } from '@mantine/core';
 import { Link } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { when } from '../../shared/format';
 import { Pager } from '../../shared/pager';
 import { StatusBadge } from '../../shared/status-badge';
+import { ListBody, SearchInput } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
-import { Empty, Loading } from '../../shared/states';
 import { opt, useUrlState } from '../../shared/url-state';
 import type { Schemas } from '../../api/client';
 
@@ -61,21 +61,10 @@ export default function EntitiesPage() {
         <Select label="Source" data={(sources.data?.items ?? []).map((s) => s.name)} value={f.source || null} onChange={(v) => set({ source: v ?? '' })} w={150} clearable />
         <Select label="Health" data={healths} value={f.health || null} onChange={(v) => set({ health: v ?? '' })} w={140} clearable />
         <Select label="Stale" data={['true', 'false']} value={f.stale || null} onChange={(v) => set({ stale: v ?? '' })} w={100} clearable />
-        <TextInput
-          label="Search"
-          placeholder="name, key, attribute"
-          defaultValue={f.q}
-          onKeyDown={(e) => e.key === 'Enter' && set({ q: e.currentTarget.value.trim() })}
-          onBlur={(e) => set({ q: e.currentTarget.value.trim() })}
-          w={200}
-        />
+        <SearchInput placeholder="name, key, attribute" value={f.q} onSearch={(q) => set({ q })} />
       </Group>
       <ProblemAlert error={entities.error} />
-      {entities.isPending ? (
-        <Loading />
-      ) : !items.length ? (
-        <Empty>No entities match. Run discovery to fill the CMDB.</Empty>
-      ) : (
+      <ListBody pending={entities.isPending} count={items.length} empty="No entities match. Run discovery to fill the CMDB.">
         <Table.ScrollContainer minWidth={700}>
           <Table striped highlightOnHover aria-label="Entities">
             <Table.Thead>
@@ -104,7 +93,7 @@ export default function EntitiesPage() {
             </Table.Tbody>
           </Table>
         </Table.ScrollContainer>
-      )}
+      </ListBody>
       {entities.data && <Pager total={entities.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
     </Stack>
   );

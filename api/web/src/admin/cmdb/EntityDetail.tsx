@@ -5,6 +5,7 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { statusColor, when } from '../../shared/format';
 import { StatusBadge } from '../../shared/status-badge';
+import { BackLink } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 import { ConfirmButton } from '../../shared/confirm';
@@ -30,9 +31,7 @@ export default function EntityDetail() {
   const e = entity.data;
   return (
     <Stack gap="md">
-      <Text size="sm">
-        <Link to="/admin/cmdb">← CMDB</Link>
-      </Text>
+      <BackLink to="/admin/cmdb">CMDB</BackLink>
       <Group gap="sm">
         <Title order={2}>{e.name}</Title>
         <Badge variant="outline">{e.type}</Badge>

@@ -1,5 +1,5 @@
 /** Discovery status: each source's last runs, the run history, a trigger that follows its run, and enable/disable. */
-import { Alert, Badge, Button, Card, Group, Loader, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
+import { Alert, Button, Card, Group, Loader, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import { $api, invalidatePaths } from '../../api/client';
 import { duration, statusColor, when } from '../../shared/format';

@@ -7,6 +7,7 @@ import { $api, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
 import { statusColor, when } from '../../shared/format';
 import { StatusBadge } from '../../shared/status-badge';
+import { BackLink } from '../../shared/layout';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 
@@ -72,9 +73,7 @@ export default function IncidentDetail() {
   const body = {};
   return (
     <Stack gap="md">
-      <Text size="sm">
-        <Link to="/admin/incidents">← Incidents</Link>
-      </Text>
+      <BackLink to="/admin/incidents">Incidents</BackLink>
       <Group justify="space-between" align="start">
         <Group gap="sm">
           <Title order={2}>{i.title}</Title>

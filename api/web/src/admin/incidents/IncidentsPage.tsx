@@ -1,5 +1,5 @@
 /** Incidents: a filtered list, opening one by hand, and the incident rules. */
-import { Badge, Button, Group, Modal, MultiSelect, Select, Stack, Table, Tabs, TextInput, Textarea, Title } from '@mantine/core';
+import { Button, Group, Modal, MultiSelect, Select, Stack, Table, Tabs, TextInput, Textarea, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
@@ -7,8 +7,8 @@ import { $api, invalidatePaths } from '../../api/client';
 import { when } from '../../shared/format';
 import { Pager } from '../../shared/pager';
 import { StatusBadge } from '../../shared/status-badge';
+import { ListBody } from '../../shared/layout';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
-import { Empty, Loading } from '../../shared/states';
 import { opt, useUrlState } from '../../shared/url-state';
 import { RulesPanel } from './RulesPanel';
 
@@ -80,11 +80,7 @@ function IncidentList() {
       </Group>
       <CreateIncident opened={opened} onClose={close} />
       <ProblemAlert error={incidents.error} />
-      {incidents.isPending ? (
-        <Loading />
-      ) : !items.length ? (
-        <Empty>No incidents match these filters.</Empty>
-      ) : (
+      <ListBody pending={incidents.isPending} count={items.length} empty="No incidents match these filters.">
         <Table.ScrollContainer minWidth={700}>
           <Table striped highlightOnHover aria-label="Incidents">
             <Table.Thead>
@@ -115,7 +111,7 @@ function IncidentList() {
             </Table.Tbody>
           </Table>
         </Table.ScrollContainer>
-      )}
+      </ListBody>
       {incidents.data && <Pager total={incidents.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
     </Stack>
   );

@@ -1,12 +1,12 @@
 /** Incident rules: the matchers that open incidents from alerts; create, enable/disable, delete. */
-import { Badge, Button, Group, Modal, NumberInput, Stack, Switch, Table, Text, TagsInput, TextInput } from '@mantine/core';
+import { Button, Group, Modal, NumberInput, Stack, Switch, Table, Text, TagsInput, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { $api, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
-import { MatchersInput, matcherText, type Matcher } from '../../shared/matchers';
+import { MatcherBadges, MatchersInput, type Matcher } from '../../shared/matchers';
+import { ListBody } from '../../shared/layout';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
-import { Empty, Loading } from '../../shared/states';
 
 function RuleForm({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const [name, setName] = useState('');
@@ -63,11 +63,7 @@ export function RulesPanel() {
       </Group>
       <RuleForm opened={opened} onClose={close} />
       <ProblemAlert error={rules.error ?? patch.error ?? remove.error} />
-      {rules.isPending ? (
-        <Loading />
-      ) : !items.length ? (
-        <Empty>No incident rules yet.</Empty>
-      ) : (
+      <ListBody pending={rules.isPending} count={items.length} empty="No incident rules yet.">
         <Table.ScrollContainer minWidth={700}>
           <Table aria-label="Incident rules">
             <Table.Thead>
@@ -86,12 +82,7 @@ export function RulesPanel() {
                   <Table.Td>{r.position}</Table.Td>
                   <Table.Td>{r.name}</Table.Td>
                   <Table.Td>
-                    {!r.matchers.length && <Text span c="dimmed" size="sm">any alert</Text>}
-                    {r.matchers.map((m, i) => (
-                      <Badge key={i} variant="outline" mr={4} tt="none">
-                        {matcherText(m)}
-                      </Badge>
-                    ))}
+                    <MatcherBadges matchers={r.matchers} />
                   </Table.Td>
                   <Table.Td>{r.group_by.join(', ')}</Table.Td>
                   <Table.Td>
@@ -111,7 +102,7 @@ export function RulesPanel() {
             </Table.Tbody>
           </Table>
         </Table.ScrollContainer>
-      )}
+      </ListBody>
     </Stack>
   );
 }

@@ -1,5 +1,5 @@
 /** Runbook executions (all, or one runbook's): status, timing, trigger and the alert behind it. */
-import { Badge, Table } from '@mantine/core';
+import { Table } from '@mantine/core';
 import { Link } from 'react-router';
 import type { Schemas } from '../../api/client';
 import { duration, when } from '../../shared/format';

@@ -2,10 +2,11 @@
 import { Badge, Button, Card, Code, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useNavigate, useParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
 import { matcherText } from '../../shared/matchers';
+import { BackLink } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 import { ExecutionsTable } from './Executions';
@@ -34,9 +35,7 @@ export default function RunbookDetail() {
   const r = runbook.data;
   return (
     <Stack gap="md">
-      <Text size="sm">
-        <Link to="/admin/runbooks">← Runbooks</Link>
-      </Text>
+      <BackLink to="/admin/runbooks">Runbooks</BackLink>
       <Group justify="space-between">
         <Group gap="sm">
           <Title order={2}>{r.name}</Title>

@@ -1,12 +1,13 @@
 /** Runbooks manager: the list (search in the URL), create, and every runbook's executions. */
-import { Badge, Button, Card, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { Link } from 'react-router';
 import { $api } from '../../api/client';
-import { matcherText } from '../../shared/matchers';
+import { MatcherBadges } from '../../shared/matchers';
 import { Pager } from '../../shared/pager';
+import { ListBody, SearchInput } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
-import { Empty, Loading } from '../../shared/states';
+import { Loading } from '../../shared/states';
 import { opt, useUrlState } from '../../shared/url-state';
 import { ExecutionsTable } from './Executions';
 import { RunbookForm } from './RunbookForm';
@@ -26,20 +27,9 @@ export default function RunbooksPage() {
         <Button onClick={open}>New runbook</Button>
       </Group>
       {opened && <RunbookForm opened={opened} onClose={close} />}
-      <TextInput
-        label="Search"
-        placeholder="name or description"
-        defaultValue={f.search}
-        onKeyDown={(e) => e.key === 'Enter' && set({ search: e.currentTarget.value.trim() })}
-        onBlur={(e) => set({ search: e.currentTarget.value.trim() })}
-        maw={300}
-      />
+      <SearchInput placeholder="name or description" value={f.search} onSearch={(search) => set({ search })} w={300} />
       <ProblemAlert error={runbooks.error} />
-      {runbooks.isPending ? (
-        <Loading />
-      ) : !items.length ? (
-        <Empty>No runbooks yet.</Empty>
-      ) : (
+      <ListBody pending={runbooks.isPending} count={items.length} empty="No runbooks yet.">
         <Table.ScrollContainer minWidth={700}>
           <Table striped highlightOnHover aria-label="Runbooks">
             <Table.Thead>
@@ -57,12 +47,7 @@ export default function RunbooksPage() {
                     <Link to={`/admin/runbooks/${r.id}`}>{r.name}</Link>
                   </Table.Td>
                   <Table.Td>
-                    {!r.matchers.length && <Text span c="dimmed" size="sm">any alert</Text>}
-                    {r.matchers.map((m, i) => (
-                      <Badge key={i} variant="outline" mr={4} tt="none">
-                        {matcherText(m)}
-                      </Badge>
-                    ))}
+                    <MatcherBadges matchers={r.matchers} />
                   </Table.Td>
                   <Table.Td>{r.auto_trigger ? 'automatic' : 'manual'}</Table.Td>
                   <Table.Td>{r.enabled ? 'yes' : 'no'}</Table.Td>
@@ -71,7 +56,7 @@ export default function RunbooksPage() {
             </Table.Tbody>
           </Table>
         </Table.ScrollContainer>
-      )}
+      </ListBody>
       {runbooks.data && <Pager total={runbooks.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
       <Card withBorder>
         <Text fw={600} mb="xs">
