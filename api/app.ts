@@ -14,12 +14,11 @@ import type http from 'node:http';
 import { healthRoutes } from './platform/health.routes.js';
 import { toolRoutes } from './platform/tools.routes.js';
 import { crmRouters } from './crm/index.js';
-import { cmdbRoutes } from './sre/cmdb.routes.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { userRoutes } from './sessions/users.routes.js';
 import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
-import { alertingRouters } from './sre/alerting.router.js';
+import { sreRouters } from './sre/index.js';
 import { authRoutes } from './auth/auth.routes.js';
 
 /** Every domain's routes, in one list. */
@@ -29,11 +28,10 @@ export function domainRouters(): ApiRouter[] {
     authRoutes(),
     toolRoutes(),
     ...crmRouters(),
-    cmdbRoutes(),
     sessionRoutes(),
     userRoutes(),
     chatappRoutes(),
-    ...alertingRouters(),
+    ...sreRouters(),
   ];
 }
 

@@ -33,7 +33,21 @@ export interface ResponseSpec {
   contentType?: string;
 }
 
-export interface RouteSpec<P extends AnyObject | undefined, Q extends AnyObject | undefined, B extends z.ZodType | undefined, H extends AnyObject | undefined> {
+type Responses = Record<number, ResponseSpec>;
+/**
+ * What a handler may return: the input of one of its declared success schemas (a union when there are
+ * several), so the reference cannot drift from what is sent; undefined when the handler wrote the
+ * response itself (streams, empty bodies).
+ */
+export type Reply<R extends Responses> = { [K in keyof R]: R[K] extends { schema: infer S extends z.ZodType } ? z.input<S> : never }[keyof R];
+
+export interface RouteSpec<
+  P extends AnyObject | undefined,
+  Q extends AnyObject | undefined,
+  B extends z.ZodType | undefined,
+  H extends AnyObject | undefined,
+  R extends Responses = Responses,
+> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template, e.g. /api/sessions/{session_id}. */
   path: string;
@@ -51,10 +65,10 @@ export interface RouteSpec<P extends AnyObject | undefined, Q extends AnyObject 
     bodyType?: 'application/json' | 'application/x-www-form-urlencoded';
   };
   /** Success responses by status. */
-  responses: Record<number, ResponseSpec>;
+  responses: R;
   /** Error statuses this route produces beyond the automatic ones (400, 401, 404, 413), with their meaning. */
   errors?: Record<number, string>;
-  handler: (input: { params: Out<P>; query: Out<Q>; body: Out<B>; headers: Out<H> }, ctx: Context) => Promise<unknown> | unknown;
+  handler: (input: { params: Out<P>; query: Out<Q>; body: Out<B>; headers: Out<H> }, ctx: Context) => Promise<NoInfer<Reply<R>> | void> | NoInfer<Reply<R>> | void;
 }
 
 export const problemSchema = z
@@ -116,9 +130,9 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, location: stri
   return undefined;
 }
 
-function documentRoute(spec: RouteSpec<any, any, any, any>) {
+function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
   const responses: RouteConfig['responses'] = {};
-  for (const [status, r] of Object.entries(spec.responses)) {
+  for (const [status, r] of Object.entries(spec.responses as Responses)) {
     responses[status] = {
       description: r.description,
       ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}),
@@ -168,9 +182,13 @@ export class ApiRouter {
     for (const middleware of options.use ?? []) this.koa.use(middleware);
   }
 
-  route<P extends AnyObject | undefined = undefined, Q extends AnyObject | undefined = undefined, B extends z.ZodType | undefined = undefined, H extends AnyObject | undefined = undefined>(
-    spec: RouteSpec<P, Q, B, H>,
-  ): this {
+  route<
+    R extends Responses,
+    P extends AnyObject | undefined = undefined,
+    Q extends AnyObject | undefined = undefined,
+    B extends z.ZodType | undefined = undefined,
+    H extends AnyObject | undefined = undefined,
+  >(spec: RouteSpec<P, Q, B, H, R>): this {
     documentRoute({ ...spec, errors: { ...this.options.errors, ...spec.errors } });
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const successStatus = Number(Object.keys(spec.responses)[0] ?? 200);

@@ -24,7 +24,7 @@ export const variables = {
   NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production refuses unsafe defaults'],
   PORT: [int(3000, 0), 'HTTP port of the API (web role)'],
   HOST: [z.string().default('0.0.0.0'), 'address the API binds to'],
-  LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino log level'],
+  LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(), 'pino log level; default info, silent when NODE_ENV=test'],
   API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); dev accepts dev-key when empty'],
   ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); dev default admin'],
   ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; dev default admin'],
@@ -45,6 +45,7 @@ export const variables = {
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
   DATABASE_POOL_MAX: [int(10, 1), 'connections per process in the knex pool'],
+  DEV_POSTGRES_PORT: [int(54329, 1), 'port of the embedded PostgreSQL that npm run dev starts when DATABASE_URL is unset'],
   BUS_HOST: [z.string().default('localhost'), 'Redis host (message bus and queues)'],
   BUS_PORT: [int(6379, 1), 'Redis port'],
   BUS_PASSWORD: [z.string().default(''), 'Redis password, empty for none'],
@@ -133,7 +134,8 @@ function nested(env: Env) {
     isProduction: env.NODE_ENV === 'production',
     http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT },
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
-    log: { level: env.LOG_LEVEL },
+    // Tests are silent unless a test asks for logs (LOG_LEVEL set).
+    log: { level: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info') },
     auth: {
       apiKeys: env.API_KEYS ? env.API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : dev ? ['dev-key'] : [],
       admin: { user: env.ADMIN_USER || (dev ? 'admin' : ''), password: env.ADMIN_PASSWORD || (dev ? 'admin' : '') },
@@ -152,7 +154,7 @@ function nested(env: Env) {
       session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX },
       devOidcPort: env.DEV_OIDC_PORT,
     },
-    db: { url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard', poolMax: env.DATABASE_POOL_MAX },
+    db: { url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard', poolMax: env.DATABASE_POOL_MAX, devEmbeddedPort: env.DEV_POSTGRES_PORT },
     redis: { host: env.BUS_HOST, port: env.BUS_PORT, password: env.BUS_PASSWORD || undefined },
     queues: { prefix: env.QUEUE_PREFIX },
     workers: { metricsPort: env.WORKER_METRICS_PORT },

@@ -28,7 +28,10 @@ export class NotFoundError extends AppError {}
 export class ConflictError extends AppError {}
 export class PayloadTooLargeError extends AppError {}
 export class UnsupportedMediaTypeError extends AppError {}
+export class MethodNotAllowedError extends AppError {}
 export class ServiceUnavailableError extends AppError {}
+/** Readiness probe failed: a dependency is down or migrations are pending. */
+export class NotReadyError extends ServiceUnavailableError {}
 export class UpstreamError extends AppError {}
 
 interface ProblemKind {
@@ -46,9 +49,11 @@ export const problemKinds = new Map<Function, ProblemKind>([
   [NotFoundError, { status: 404, title: 'Not Found', slug: 'not-found' }],
   [ConflictError, { status: 409, title: 'Conflict', slug: 'conflict' }],
   [PayloadTooLargeError, { status: 413, title: 'Payload Too Large', slug: 'payload-too-large' }],
+  [MethodNotAllowedError, { status: 405, title: 'Method Not Allowed', slug: 'method-not-allowed' }],
   [UnsupportedMediaTypeError, { status: 415, title: 'Unsupported Media Type', slug: 'unsupported-media-type' }],
   [UpstreamError, { status: 502, title: 'Bad Gateway', slug: 'upstream' }],
   [ServiceUnavailableError, { status: 503, title: 'Service Unavailable', slug: 'unavailable' }],
+  [NotReadyError, { status: 503, title: 'Service Unavailable', slug: 'not-ready' }],
 ]);
 
 const internal: ProblemKind = { status: 500, title: 'Internal Server Error', slug: 'internal' };
@@ -62,6 +67,12 @@ export function problemKindOf(error: unknown): ProblemKind {
     proto = Object.getPrototypeOf(proto);
   }
   return internal;
+}
+
+/** The first kind of the table with a status (client errors raised by Koa's own stack carry only a status). */
+export function problemKindOfStatus(status: number): ProblemKind {
+  for (const kind of problemKinds.values()) if (kind.status === status) return kind;
+  return { status, title: 'Bad Request', slug: 'bad-request' };
 }
 
 export const problemTypeBase = 'https://switchboard.dev/problems/';

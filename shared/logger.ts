@@ -13,7 +13,7 @@ function build() {
   const cfg = config();
   const pretty = cfg.env === 'development' && process.stdout.isTTY;
   return pino({
-    level: cfg.env === 'test' && !process.env.LOG_LEVEL ? 'silent' : cfg.log.level,
+    level: cfg.log.level,
     redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.password', '*.token', '*.secret'], censor: '[redacted]' },
     ...(pretty && !toStderr ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
   }, toStderr ? pino.destination(2) : undefined);

@@ -3,7 +3,7 @@
  * Job names are a public contract (they are stored in Redis with each job): never rename one casually.
  * Enqueue only through `enqueue()`; workers parse each payload with the same schema on receipt.
  */
-import { Queue, type JobsOptions } from 'bullmq';
+import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { deliverJobSchema } from './sessions/schemas.js';
 import { config } from './config.js';
@@ -32,8 +32,12 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   partition?: { lanes: readonly string[]; key(payload: z.output<S>): string };
   /** Per-job overrides of the queue's options. */
   options?: JobsOptions;
-  /** Deterministic job id for idempotent enqueueing (a repeat with the same id is ignored while the job is kept). Method syntax: checked bivariantly, so typed definitions fit the registry. */
-  jobId?(payload: z.output<S>): string;
+  /**
+   * Deterministic job id for idempotent enqueueing (a repeat with the same id is ignored while the job
+   * is kept); undefined lets BullMQ number the job. Method syntax: checked bivariantly, so typed
+   * definitions fit the registry.
+   */
+  jobId?(payload: z.output<S>): string | undefined;
 }
 
 const keepFailedDays = 14;
@@ -93,6 +97,12 @@ export type QueueName = keyof typeof queueDefinitions | (typeof sessionLanes)[nu
 
 const define = <S extends z.ZodType>(def: JobDefinition<S> & { queue: QueueName }) => def;
 
+/**
+ * The job id of a scheduled tick, from the slot start its payload names: equal for every process
+ * ticking in the same slot, so BullMQ keeps one job per slot.
+ */
+const slotJobId = (job: string, slot: string) => `${job}-${Date.parse(slot) / 1000}`;
+
 /** Every job of the platform, by name ("<domain>.<action>"). */
 export const jobDefinitions = {
   // --- sessions -------------------------------------------------------------
@@ -104,7 +114,7 @@ export const jobDefinitions = {
     jobId: (p) => (p.kind === 'message' ? p.message_id : p.event_id),
   }),
   // Close every live session past its resume window (one run per scheduler slot).
-  'sessions.expire': define({ queue: 'sessions', schema: z.object({ slot: z.string() }) }),
+  'sessions.expire': define({ queue: 'sessions', schema: z.object({ slot: z.string() }), jobId: (p) => slotJobId('sessions.expire', p.slot) }),
 
   // --- chatapp --------------------------------------------------------------
   /** Deliver one recorded outbound message to the provider. */
@@ -148,8 +158,10 @@ export const jobDefinitions = {
   // Creates the issue-tracker issue of an incident; retried with backoff while the tracker is down.
   'sre.incident-ticket': define({
     queue: 'sre',
-    schema: z.object({ incident_id: z.uuid() }),
+    // `slot`: set when the incidents tick re-enqueues a missing issue, so every process's tick lands on one job.
+    schema: z.object({ incident_id: z.uuid(), slot: z.iso.datetime().optional() }),
     options: { attempts: 10, backoff: { type: 'exponential', delay: 500 } },
+    jobId: (p) => (p.slot ? `incident-ticket-${p.incident_id}-${p.slot}` : undefined),
   }),
   // POSTs one escalation of an incident to the notification webhook.
   'sre.incident-escalation-notify': define({
@@ -157,7 +169,7 @@ export const jobDefinitions = {
     schema: z.object({ incident_id: z.uuid(), reason: z.string(), escalated_by: z.string(), escalated_at: z.iso.datetime() }),
   }),
   // Tick: escalates incidents unacknowledged for ESCALATION_AFTER; re-enqueues missing tracker issues.
-  'sre.incidents-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }) }),
+  'sre.incidents-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }), jobId: (p) => slotJobId('sre.incidents-tick', p.slot) }),
   // Starts one runbook execution through its workflow's webhook.
   'sre.runbook-execute': define({
     queue: 'sre',
@@ -166,9 +178,9 @@ export const jobDefinitions = {
     jobId: (p) => `runbook-execute-${p.execution_id}`,
   }),
   // Tick: clears flapping of alerts stable for FLAP_WINDOW (they become eligible for incidents and runbooks).
-  'sre.alerts-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }) }),
+  'sre.alerts-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }), jobId: (p) => slotJobId('sre.alerts-tick', p.slot) }),
   // Tick: refreshes running executions from the automation API, times out overdue ones, re-enqueues lost ones.
-  'sre.runbooks-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }) }),
+  'sre.runbooks-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }), jobId: (p) => slotJobId('sre.runbooks-tick', p.slot) }),
 
   // --- discovery ------------------------------------------------------------
   // One discovery run: a manual trigger names the run it opened; a scheduled tick names its slot.
@@ -178,13 +190,15 @@ export const jobDefinitions = {
       z.object({ trigger: z.literal('manual'), run_id: z.guid() }),
       z.object({ trigger: z.literal('schedule'), slot: z.iso.datetime({ offset: true }) }),
     ]),
-    // A run's job is queued once; a slot's id equals the scheduler's slotJobId, so every process's tick lands on one job.
-    jobId: (p) => `discovery.run-${p.trigger === 'manual' ? p.run_id : Date.parse(p.slot) / 1000}`,
+    // A run's job is queued once; a slot's job once for every process ticking in it.
+    jobId: (p) => (p.trigger === 'manual' ? `discovery.run-${p.run_id}` : slotJobId('discovery.run', p.slot)),
   }),
 } satisfies Record<string, ReturnType<typeof define>>;
 
 export type JobName = keyof typeof jobDefinitions;
 export type JobPayload<N extends JobName> = z.input<(typeof jobDefinitions)[N]['schema']>;
+/** A job's payload as its handler receives it (parsed by the job's schema). */
+export type JobData<N extends JobName> = z.output<(typeof jobDefinitions)[N]['schema']>;
 
 /** Queue-agnostic view of a registry, so the worker runner and tests can use their own. */
 export interface Registry {
@@ -212,9 +226,29 @@ export function queue(name: string, reg: Registry = registry): Queue {
   return q;
 }
 
+const listening = new Map<string, Promise<QueueEvents>>();
+
+/**
+ * The (cached, ready) QueueEvents listener of a job's queue, for waiting on one of its jobs
+ * (Job.waitUntilFinished). Partitioned jobs spread over lanes and have no single queue to listen to.
+ */
+export function jobEvents(name: JobName): Promise<QueueEvents> {
+  const def: JobDefinition = jobDefinitions[name];
+  if (def.partition) throw new Error(`job "${name}" is partitioned over lanes: no single queue to listen to`);
+  let qe = listening.get(def.queue);
+  if (!qe) {
+    const events = new QueueEvents(def.queue, { connection: bullConnection(), prefix: config().queues.prefix });
+    events.on('error', (err) => logger('queues').warn({ queue: def.queue, err: err.message }, 'queue events connection error'));
+    qe = events.waitUntilReady().then(() => events);
+    listening.set(def.queue, qe);
+  }
+  return qe;
+}
+
 /** The job options of one job: its queue's, its own, its idempotency id and the caller's. */
 export function jobOptions(def: JobDefinition, payload: unknown, extra: JobsOptions = {}): JobsOptions {
-  return { ...def.options, ...(def.jobId ? { jobId: def.jobId(payload) } : {}), ...extra };
+  const jobId = def.jobId?.(payload);
+  return { ...def.options, ...(jobId !== undefined ? { jobId } : {}), ...extra };
 }
 
 /** The queue a payload of a job goes to: its lane for a partitioned job, else the job's queue. */
@@ -242,9 +276,11 @@ export function allQueues(reg: Registry = registry): Queue[] {
   return Object.keys(reg.queues).map((name) => queue(name, reg));
 }
 
-/** Closes every opened Queue connection. */
+/** Closes every opened Queue and QueueEvents connection. */
 export async function closeQueues(): Promise<void> {
   const qs = [...open.values()];
+  const listeners = [...listening.values()];
   open.clear();
-  await Promise.all(qs.map((q) => q.close()));
+  listening.clear();
+  await Promise.all([...qs.map((q) => q.close()), ...listeners.map(async (qe) => (await qe).close())]);
 }

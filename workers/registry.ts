@@ -1,17 +1,18 @@
 /**
- * Job name → handler, for every job of shared/queues.ts. The type makes a missing handler a
- * compile error; startWorkers() checks again at start-up and refuses to run, naming the job.
+ * Job name → handler, for every job of shared/queues.ts. The type makes a missing handler, or one
+ * whose payload differs from its job's schema, a compile error; startWorkers() checks again at
+ * start-up and refuses to run, naming the job.
  */
 import type { JobName } from '../shared/queues.js';
-import type { Handler } from './runner.js';
+import type { JobHandler } from './runner.js';
 import { ingestLeadBatchJob } from './crm/ingest-lead-batch.job.js';
-import { runDiscovery } from './discovery/run.job.js';
 import { deliverJob } from './sessions/deliver.job.js';
 import { expireJob } from './sessions/expire.job.js';
 import { sendMessage } from './chatapp/send.job.js';
 import { processInboundMessage } from './chatapp/inbound.job.js';
 import { answerWebChatTurn } from './chatapp/webchat.job.js';
-import { ingestAlerts } from './sre/ingest-alerts.job.js';
+import { ingestAlerts } from './sre/alerts-ingest.job.js';
+import { runDiscovery } from './sre/discovery-run.job.js';
 import { alertsTick } from './sre/alerts-tick.job.js';
 import { incidentTicket } from './sre/incident-ticket.job.js';
 import { incidentEscalationNotify } from './sre/incident-escalation-notify.job.js';
@@ -19,7 +20,7 @@ import { incidentsTick } from './sre/incidents-tick.job.js';
 import { runbookExecute } from './sre/runbook-execute.job.js';
 import { runbooksTick } from './sre/runbooks-tick.job.js';
 
-export const handlers: Record<JobName, Handler<any>> = {
+export const handlers: { [N in JobName]: JobHandler<N> } = {
   // --- sessions
   'sessions.deliver': deliverJob,
   'sessions.expire': expireJob,

@@ -9,9 +9,11 @@ import { config } from '../shared/config.js';
 import { bullConnection } from '../shared/redis.js';
 import { jobDuration } from '../shared/metrics.js';
 import { logger } from '../shared/logger.js';
-import { queue, type Registry } from '../shared/queues.js';
+import { queue, type JobData, type JobName, type Registry } from '../shared/queues.js';
 
 export type Handler<S extends z.ZodType = z.ZodType> = (payload: z.output<S>, job: Job) => Promise<unknown>;
+/** The handler of one job of shared/queues.ts: its payload is what the job's schema parses. */
+export type JobHandler<N extends JobName> = (payload: JobData<N>, job: Job) => Promise<unknown>;
 export type Handlers = Record<string, Handler<any>>;
 
 /** Names of jobs without a handler, and handlers without a job. */

@@ -92,6 +92,9 @@ export function authRoutes(): ApiRouter {
           const login = await takePendingLogin(query.state);
           if (!login) throw new ValidationError('This sign-in has expired or was already completed. Start again.');
           const person = await completeAuthorization(ctx.search, { state: login.state, nonce: login.nonce, codeVerifier: login.code_verifier });
+          // Signing in again replaces this browser's previous session rather than leaving it behind.
+          const previous = ctx.cookies.get(sessionCookie);
+          if (previous) await deleteAuthSession(previous);
           const { token, session } = await createAuthSession({ subject: person.subject, name: person.name, email: person.email, roles: person.roles, id_token: person.idToken });
           setCookie(ctx, sessionCookie, token, session.expires_at);
           // Sign-ins are rare next to requests: each one also clears ended sessions and abandoned sign-ins.

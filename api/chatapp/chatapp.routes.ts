@@ -2,10 +2,11 @@
 import type { Context } from 'koa';
 import { ApiRouter } from '../routing.js';
 import { sessionSystemOff, sessionSystemRouter } from '../sessions/gate.js';
-import { z, uuid } from '../../shared/zod.js';
+import { z } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { templateNames, templates } from '../../shared/chatapp/templates.js';
-import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema, templateSendSchema } from '../../shared/chatapp/schemas.js';
+import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema } from '../../shared/chatapp/schemas.js';
+import { inboundParams, messageList, messageParams, messageQuery, statusParams, templateSendSchema } from './chatapp.schemas.js';
 import { acceptSessionMessage, acceptTemplateSend } from '../../shared/chatapp/outbound.js';
 import { acceptInbound, acceptStatusCallback, parseInbound } from '../../shared/chatapp/inbound.js';
 import { signedStatusUrl, signedUrl, verifySignature } from '../../shared/chatapp/signature.js';
@@ -45,7 +46,7 @@ export function chatappRoutes(): ApiRouter {
       ].join('\n'),
       auth: 'public',
       request: {
-        body: z.record(z.string(), z.string()).openapi({ description: 'Twilio WhatsApp webhook parameters; MessageSid and From are required (checked after the signature).' }),
+        body: inboundParams,
         bodyType: 'application/x-www-form-urlencoded',
       },
       responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: z.string(), contentType: 'text/xml' } },
@@ -70,7 +71,7 @@ export function chatappRoutes(): ApiRouter {
       ].join(' '),
       auth: 'public',
       request: {
-        body: z.record(z.string(), z.string()).openapi({ description: 'Twilio status callback parameters; MessageSid and MessageStatus are required (checked after the signature).' }),
+        body: statusParams,
         bodyType: 'application/x-www-form-urlencoded',
       },
       responses: { 204: { description: 'Recorded (or ignored as older than the recorded status, or of an unknown message)' } },
@@ -126,7 +127,7 @@ export function chatappRoutes(): ApiRouter {
       tags: ['chatapp'],
       summary: 'One messaging-app message with its delivery state',
       auth: 'apiKey',
-      request: { params: z.object({ message_id: uuid() }) },
+      request: { params: messageParams },
       responses: { 200: { description: 'The message', schema: chatappMessageSchema } },
       handler: async ({ params }) => {
         const message = await getMessage(params.message_id);
@@ -141,16 +142,9 @@ export function chatappRoutes(): ApiRouter {
       summary: 'Messaging-app messages of a user or phone number, newest first',
       auth: 'apiKey',
       request: {
-        query: z
-          .object({
-            user_id: uuid().optional(),
-            phone_number: z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be E.164').optional(),
-            direction: z.enum(['inbound', 'outbound']).optional(),
-            limit: z.coerce.number().int().min(1).max(500).default(50),
-          })
-          .refine((q) => q.user_id || q.phone_number, { path: ['user_id'], message: 'user_id or phone_number is required' }),
+        query: messageQuery,
       },
-      responses: { 200: { description: 'Messages', schema: z.object({ messages: z.array(chatappMessageSchema) }) } },
+      responses: { 200: { description: 'Messages', schema: messageList } },
       handler: async ({ query }) => ({ messages: (await listMessages(query)).map(publicMessage) }),
     })
     .route({

@@ -5,7 +5,7 @@ import { createAccount, deleteAccount, getAccountDetail, updateAccount } from '.
 import { listAccounts } from '../../shared/crm/account.store.js';
 import { pageQuery } from '../../shared/crm/pagination.js';
 import { account, accountDetail, accountInput, accountUpdate, segments } from '../../shared/crm/schemas.js';
-import { listDescription, pageOf, toPage } from './common.schema.js';
+import { listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ account_id: uuid() });
 

@@ -6,7 +6,7 @@ import { listLeads } from '../../shared/crm/lead.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
 import { pageQuery } from '../../shared/crm/pagination.js';
 import { conversion, conversionInput, historyEntry, lead, leadInput, leadStatus, leadUpdate } from '../../shared/crm/schemas.js';
-import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schema.js';
+import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ lead_id: uuid() });
 const lifecycle = Object.entries(leadTransitions)

@@ -6,7 +6,7 @@ import { listOpportunities } from '../../shared/crm/opportunity.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
 import { pageQuery } from '../../shared/crm/pagination.js';
 import { historyEntry, opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/schemas.js';
-import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schema.js';
+import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ opportunity_id: uuid() });
 const stageRules = [

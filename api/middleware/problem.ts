@@ -1,8 +1,8 @@
 import type { Middleware, Context } from 'koa';
-import { AppError, problemKindOf, problemTypeBase, type FieldError } from '../../shared/errors.js';
+import { AppError, NotFoundError, problemKindOf, problemKindOfStatus, problemTypeBase, type FieldError } from '../../shared/errors.js';
 
 /** Writes an RFC 9457 problem document. */
-export function sendProblem(
+function sendProblem(
   ctx: Context,
   status: number,
   title: string,
@@ -38,22 +38,14 @@ const bodyParserDetails: Record<string, string> = {
   'encoding.unsupported': 'The request body uses an unsupported content encoding.',
   'charset.unsupported': 'The request body uses an unsupported charset.',
 };
-const statusTitles: Record<number, [string, string]> = {
-  400: ['Bad Request', 'validation'],
-  401: ['Unauthorized', 'unauthorized'],
-  404: ['Not Found', 'not-found'],
-  405: ['Method Not Allowed', 'method-not-allowed'],
-  413: ['Payload Too Large', 'payload-too-large'],
-  415: ['Unsupported Media Type', 'unsupported-media-type'],
-};
-
 /** The one error middleware: AppError subclasses by the error table; client errors from Koa by their status; anything else is a logged 500. */
 export function problems(): Middleware {
   return async (ctx, next) => {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
-        sendProblem(ctx, 404, 'Not Found', 'not-found', `No route ${ctx.method} ${ctx.path}.`);
+        const kind = problemKindOf(new NotFoundError(''));
+        sendProblem(ctx, kind.status, kind.title, kind.slug, `No route ${ctx.method} ${ctx.path}.`);
       }
     } catch (err) {
       if (err instanceof AppError) {
@@ -65,14 +57,15 @@ export function problems(): Middleware {
       const e = err as HttpishError;
       const status = e.status ?? e.statusCode;
       if (status && status >= 400 && status < 500) {
-        const [title, slug] = statusTitles[status] ?? ['Bad Request', 'bad-request'];
+        const { title, slug } = problemKindOfStatus(status);
         const type = e instanceof SyntaxError ? 'entity.parse.failed' : e.type;
         const detail = (type && bodyParserDetails[type]) || (e.expose ? e.message : title);
         sendProblem(ctx, status, title, slug, detail);
         return;
       }
       ctx.state.log?.error({ err }, 'unhandled error');
-      sendProblem(ctx, 500, 'Internal Server Error', 'internal', 'The service failed to handle the request; it has been logged.');
+      const kind = problemKindOf(err);
+      sendProblem(ctx, kind.status, kind.title, kind.slug, 'The service failed to handle the request; it has been logged.');
     }
   };
 }

@@ -4,7 +4,7 @@ import { z } from '../../shared/zod.js';
 import { db, pendingMigrations } from '../../shared/db/index.js';
 import { pingRedis } from '../../shared/redis.js';
 import { metricsRegistry } from '../../shared/metrics.js';
-import { sendProblem } from '../middleware/problem.js';
+import { NotReadyError } from '../../shared/errors.js';
 
 const checkState = z.enum(['up', 'down']);
 const readiness = z
@@ -51,12 +51,11 @@ export function healthRoutes(): ApiRouter {
       auth: 'public',
       responses: { 200: { description: 'Ready', schema: readiness } },
       errors: { 503: 'A dependency is down or migrations are pending' },
-      handler: async (_input, ctx) => {
+      handler: async () => {
         const result = await probe();
         if (result.status === 'ready') return result;
         const down = Object.entries(result.checks).filter(([, v]) => v !== 'up' && v !== 'current').map(([k, v]) => `${k} ${v}`);
-        sendProblem(ctx, 503, 'Service Unavailable', 'not-ready', `Not ready: ${down.join(', ')}.`, undefined, { checks: result.checks });
-        return undefined;
+        throw new NotReadyError(`Not ready: ${down.join(', ')}.`, [], { checks: result.checks });
       },
     })
     .route({

@@ -16,7 +16,7 @@ import { streamSession } from './stream.js';
 import {
   closeInteractionBody, closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse,
   resolveBody, resolveResponse, sessionDetail, sessionIdParams, sessionSchema, startInteractionBody,
-} from './schemas.js';
+} from './sessions.schemas.js';
 
 const tags = ['sessions'];
 const closed409 = 'The session is closed (`allowed_next_states` is empty)';
@@ -75,7 +75,7 @@ export function sessionRoutes(): ApiRouter {
       responses: { 200: { description: 'The session', schema: sessionDetail } },
       handler: async ({ params }) => {
         const { context, updated_at: _u, ...session } = await getSession(params.session_id);
-        const c = context as { last_channel?: string; preferences?: object; custom_data?: object };
+        const c = context as { last_channel?: string; preferences?: Record<string, unknown>; custom_data?: Record<string, unknown> };
         return {
           ...session,
           context: { last_channel: c.last_channel ?? null, preferences: c.preferences ?? {}, custom_data: c.custom_data ?? {} },

@@ -8,11 +8,10 @@
  */
 import type { Context } from 'koa';
 import client from 'prom-client';
-import { config } from '../../shared/config.js';
 import { subscribeSession, type BusEvent } from '../../shared/bus.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
-import { startSseResponse, trackStream } from '../streams.js';
+import { SseLifetime, startSseResponse } from '../streams.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -43,25 +42,16 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
   // Events are held until the headers are out (and any replay is done): one arriving earlier
   // would otherwise be written with Koa's default status.
   let held: BusEvent[] | null = [];
-  let ended = false;
-
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    cleanup();
-    res.end();
-  };
+  const stream = new SseLifetime(res, openStreams);
+  const end = () => stream.end();
   const write = (event: BusEvent) => {
-    if (ended || event.sequence <= last) return;
+    if (stream.ended || event.sequence <= last) return;
     last = event.sequence;
     if (event.channel === channel) return;
     res.write(sseFrame(event));
     if (res.writableLength > slowSubscriberBytes) {
       slowDisconnects.inc();
-      // Dropping the connection (not a graceful end) frees what is buffered for it at once.
-      ended = true;
-      cleanup();
-      res.destroy();
+      stream.drop();
     }
   };
   const onEvent = (event: BusEvent) => {
@@ -71,22 +61,7 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
     } else write(event);
   };
 
-  const unsubscribe = await subscribeSession(sessionId, onEvent);
-  const untrack = trackStream(end);
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), config().sessions.keepAliveSeconds * 1000);
-  openStreams.inc();
-  function cleanup() {
-    clearInterval(keepAlive);
-    unsubscribe();
-    untrack();
-    openStreams.dec();
-  }
-  res.on('close', () => {
-    if (!ended) {
-      ended = true;
-      cleanup();
-    }
-  });
+  stream.onEnd(await subscribeSession(sessionId, onEvent));
 
   startSseResponse(ctx);
   // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
@@ -97,7 +72,7 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
       for (;;) {
         const page = await streamEventsAfter(sessionId, last, replayPage);
         for (const event of page) write(event);
-        if (page.length < replayPage || ended) break;
+        if (page.length < replayPage || stream.ended) break;
       }
     } catch (err) {
       ctx.state.log?.error({ err, session_id: sessionId }, 'SSE replay failed');

@@ -6,7 +6,7 @@ import { channelSchema, e164Schema } from '../../shared/sessions/schemas.js';
 import { createUser, findUserByPhone, getUser, type User } from '../../shared/sessions/users.store.js';
 import { getConsent, listConsents, setConsent } from '../../shared/sessions/consents.store.js';
 import { sessionSystemRouter } from './gate.js';
-import { consentBody, consentSchema, newUserBody, userIdParams, userSchema } from './schemas.js';
+import { consentBody, consentSchema, newUserBody, userIdParams, userSchema } from './sessions.schemas.js';
 
 const tags = ['users'];
 const view = ({ user_id, display_name, phone_number, email }: User) => ({ user_id, display_name, phone_number, email });

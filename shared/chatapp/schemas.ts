@@ -1,4 +1,4 @@
-/** Shapes of the messaging-app channel shared by the API, the jobs and the domain code. */
+/** Shapes of the messaging-app channel shared by the API, the jobs and the domain code (route-only schemas: api/chatapp/chatapp.schemas.ts). */
 import { z, uuid } from '../zod.js';
 
 /** WhatsApp limits the spec names: buttons per rich message and entries per list. */
@@ -6,14 +6,6 @@ export const MAX_BUTTONS = 3;
 export const MAX_LIST_ITEMS = 10;
 
 const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +14155550100');
-
-export const templateSendSchema = z
-  .object({
-    user_id: uuid(),
-    template_name: z.string().min(1).max(100),
-    variables: z.record(z.string(), z.string().max(1024)).default({}),
-  })
-  .openapi('ChatappTemplateSend');
 
 const button = z.object({ id: z.string().min(1).max(200), title: z.string().min(1).max(20) });
 const listItem = z.object({ id: z.string().min(1).max(200), item: z.string().min(1).max(24), description: z.string().max(72).optional() });

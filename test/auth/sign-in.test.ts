@@ -29,6 +29,24 @@ describe('sign-in', () => {
     expect(body.csrf_token).toMatch(/^[\w-]{20,}$/);
   });
 
+  it('documents the sign-in routes and the session scheme in the API reference', async () => {
+    const doc = await (await app.request('/api/openapi.json')).json();
+    for (const [path, method] of [['/api/global/auth/login', 'get'], ['/api/global/auth/oidc/callback', 'get'], ['/api/global/auth/logout', 'post'], ['/api/global/auth/me', 'get'], ['/api/v1/sre/events', 'get']] as const) {
+      expect(doc.paths[path]?.[method], path).toBeDefined();
+    }
+    expect(doc.paths['/api/global/auth/me'].get.security).toEqual([{ Session: [] }]);
+    expect(doc.components.securitySchemes.Session).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'sb_session' });
+  });
+
+  it('signing in again in the same browser replaces the previous session', async () => {
+    const first = await signIn(app.url, 'sre');
+    const { callbackUrl } = await signInUntilCallback(app.url, 'sre', '/', first.browser);
+    expect((await first.browser.fetch(callbackUrl)).status).toBe(302);
+    expect(first.browser.cookie(app.url, 'sb_session')).not.toBe(first.cookie.slice('sb_session='.length));
+    expect((await fetch(`${app.url}/api/global/auth/me`, { headers: { Cookie: first.cookie } })).status).toBe(401);
+    expect((await first.browser.fetch(`${app.url}/api/global/auth/me`)).status).toBe(200);
+  });
+
   it('lets an SRE session use the SRE API', async () => {
     const sre = await signIn(app.url, 'sre');
     const res = await sre.request('/api/v1/alerts');

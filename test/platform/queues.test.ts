@@ -1,12 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import { z } from '../../shared/zod.js';
-import { enqueueIn, registry, queue, type Registry } from '../../shared/queues.js';
+import { enqueueIn, jobDefinitions, jobOptions, registry, queue, type Registry } from '../../shared/queues.js';
 import { bullConnection } from '../../shared/redis.js';
 import { config } from '../../shared/config.js';
 import { assertEveryJobHandled, handlerGaps, startWorkers, type Handlers } from '../../workers/runner.js';
 import { handlers } from '../../workers/registry.js';
-import { slotJobId } from '../../workers/scheduler.js';
+import { slotStart } from '../../workers/scheduler.js';
 import { metricsRegistry } from '../../shared/metrics.js';
 
 // A registry of its own, so these tests exercise the machinery without touching the platform's jobs.
@@ -113,11 +113,23 @@ describe('queue registry and workers', () => {
 
 describe('scheduler', () => {
   it('every process ticking within one slot derives the same job id', () => {
-    const a = slotJobId('sre.discovery-run', new Date('2026-11-21T10:00:01Z'), 300);
-    const b = slotJobId('sre.discovery-run', new Date('2026-11-21T10:04:59Z'), 300);
-    const c = slotJobId('sre.discovery-run', new Date('2026-11-21T10:05:00Z'), 300);
+    const idAt = (at: string) =>
+      jobOptions(jobDefinitions['discovery.run'], { trigger: 'schedule', slot: slotStart(new Date(at), 300).toISOString() }).jobId;
+    const a = idAt('2026-11-21T10:00:01Z');
+    const b = idAt('2026-11-21T10:04:59Z');
+    const c = idAt('2026-11-21T10:05:00Z');
     expect(a).toBe(b);
     expect(c).not.toBe(a);
     expect(a).not.toContain(':');
+  });
+
+  it('the registry computes the job id of every tick and of a tick-enqueued ticket', () => {
+    const slot = '2026-11-21T10:00:00.000Z';
+    for (const name of ['sessions.expire', 'sre.incidents-tick', 'sre.alerts-tick', 'sre.runbooks-tick'] as const) {
+      expect(jobOptions(jobDefinitions[name], { slot }).jobId).toBe(`${name}-${Date.parse(slot) / 1000}`);
+    }
+    const incident_id = '0b6a1f7e-3c1d-4c55-9b8e-2f0d6f1e9a10';
+    expect(jobOptions(jobDefinitions['sre.incident-ticket'], { incident_id, slot }).jobId).toBe(`incident-ticket-${incident_id}-${slot}`);
+    expect(jobOptions(jobDefinitions['sre.incident-ticket'], { incident_id })).not.toHaveProperty('jobId');
   });
 });

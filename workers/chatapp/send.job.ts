@@ -1,10 +1,9 @@
 /** chatapp.send: delivers one recorded outbound message; a refusal by the provider is not retried. */
 import { UnrecoverableError, type Job } from 'bullmq';
 import { deliver, PermanentSendError } from '../../shared/chatapp/outbound.js';
-import type { jobDefinitions } from '../../shared/queues.js';
-import type { Handler } from '../runner.js';
+import type { JobHandler } from '../runner.js';
 
-export const sendMessage: Handler<(typeof jobDefinitions)['chatapp.send']['schema']> = async ({ message_id }, job: Job) => {
+export const sendMessage: JobHandler<'chatapp.send'> = async ({ message_id }, job: Job) => {
   const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   try {
     const message = await deliver(message_id, finalAttempt);

@@ -1,8 +1,8 @@
 /** sessions.deliver: persist one accepted session event, then broadcast it on the bus. */
+import type { JobHandler } from '../runner.js';
 import { deliver } from '../../shared/sessions/deliver.js';
-import type { DeliverJob } from '../../shared/sessions/schemas.js';
 
-export async function deliverJob(payload: DeliverJob) {
+export const deliverJob: JobHandler<'sessions.deliver'> = async (payload) => {
   const event = await deliver(payload);
   return event ? { sequence: event.sequence } : { skipped: true };
-}
+};

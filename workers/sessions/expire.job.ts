@@ -1,9 +1,10 @@
 /** sessions.expire: close the sessions whose last activity is at or before now minus their resume window. */
+import type { JobHandler } from '../runner.js';
 import { expireSessions } from '../../shared/sessions/resolve.js';
 import { logger } from '../../shared/logger.js';
 
-export async function expireJob() {
+export const expireJob: JobHandler<'sessions.expire'> = async () => {
   const closed = await expireSessions();
   if (closed.length) logger('sessions').info({ closed: closed.length }, 'expired sessions closed');
   return { closed: closed.length };
-}
+};

@@ -1,7 +1,6 @@
-import type { Handler } from '../runner.js';
+import type { JobHandler } from '../runner.js';
 import { createTicket } from '../../shared/sre/incidents/incidents.js';
-import type { jobDefinitions } from '../../shared/queues.js';
 
 /** Creates the incident's issue-tracker issue; an existing link makes a rerun a no-op. */
-export const incidentTicket: Handler<(typeof jobDefinitions)['sre.incident-ticket']['schema']> = (p, job) =>
+export const incidentTicket: JobHandler<'sre.incident-ticket'> = (p, job) =>
   createTicket(p.incident_id, { made: job.attemptsMade, max: job.opts.attempts ?? 1 });

@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { config } from '../../config.js';
 import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../../errors.js';
-import { paged, type Page } from '../alerting/listing.js';
+import { paged, type Page } from '../listing.js';
 
 export const TABLE = 'sre_alert_sources';
 export type SourceKind = 'alertmanager' | 'grafana';

@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { containsPattern, db, preparedStatement } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import { paged, type Page } from '../alerting/listing.js';
+import { paged, type Page } from '../listing.js';
 import type { NormalizedAlert } from './payloads.js';
 
 export const TABLE = 'sre_alert_instances';

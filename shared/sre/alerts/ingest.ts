@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { config } from '../../config.js';
 import { db } from '../../db/index.js';
 import { enqueue, type JobPayload } from '../../queues.js';
-import { automateAlerts, type AutomationResult } from '../alerting/automation.js';
+import { automateAlerts, type AutomationResult } from '../automation/automation.js';
 import type { AuthenticatedSource } from './alert-source.store.js';
 import { evaluateFlapping, settleFlapping, writePayload, type IngestResult } from './alert.store.js';
 import { normalizeAlerts, type AlertmanagerPayload, type GrafanaPayload } from './payloads.js';

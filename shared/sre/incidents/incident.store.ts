@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { db } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import { paged, type Page } from '../alerting/listing.js';
+import { paged, type Page } from '../listing.js';
 
 export const TABLE = 'sre_incidents';
 export const TIMELINE = 'sre_incident_timeline';

@@ -102,7 +102,7 @@ export async function incidentsTick(slot: string): Promise<{ escalated: number; 
     await enqueue('sre.incident-escalation-notify', { incident_id: id, reason: `unacknowledged for more than ${escalationAfterSeconds} s`, escalated_by: 'system:escalation', escalated_at: now });
   }
   const missing = issueTracker() ? await incidentsMissingIssue(120) : [];
-  for (const id of missing) await enqueue('sre.incident-ticket', { incident_id: id }, { jobId: `incident-ticket-${id}-${slot}` });
+  for (const id of missing) await enqueue('sre.incident-ticket', { incident_id: id, slot });
   return { escalated: escalated.length, tickets: missing.length };
 }
 

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { db } from '../../db/index.js';
 import { NotFoundError } from '../../errors.js';
-import { paged, type Page } from '../alerting/listing.js';
+import { paged, type Page } from '../listing.js';
 import { publishSreEvent } from '../events.js';
 
 export const TABLE = 'sre_runbook_executions';

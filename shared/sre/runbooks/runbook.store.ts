@@ -1,9 +1,9 @@
 /** sre_runbooks: remediation workflows (n8n) bound to alert matchers. */
 import { db } from '../../db/index.js';
 import { NotFoundError } from '../../errors.js';
-import { conflictOnDuplicate } from '../alerting/conflicts.js';
-import { paged, type Page } from '../alerting/listing.js';
-import type { Matcher } from '../alerting/matchers.js';
+import { conflictOnDuplicate } from '../conflicts.js';
+import { paged, type Page } from '../listing.js';
+import type { Matcher } from '../automation/matchers.js';
 
 export const TABLE = 'sre_runbooks';
 

@@ -1,10 +1,11 @@
 /** /api/v1/alerts: alert instances, their lifecycle and history, and the alert sources (webhook endpoints). */
-import { ApiRouter } from '../routing.js';
-import { alertCounts, alertHistory, getAlert, listAlerts } from '../../shared/sre/alerts/alert.store.js';
-import { moveAlert } from '../../shared/sre/alerts/alerts.js';
-import { createSource, deleteSource, forgetSources, getSource, listSources, updateSource } from '../../shared/sre/alerts/alert-source.store.js';
-import * as s from './alerting.schemas.js';
-import { actorOf } from '../auth/browser-session.js';
+import { ApiRouter } from '../../routing.js';
+import { alertCounts, alertHistory, getAlert, listAlerts } from '../../../shared/sre/alerts/alert.store.js';
+import { moveAlert } from '../../../shared/sre/alerts/alerts.js';
+import { createSource, deleteSource, forgetSources, getSource, listSources, updateSource } from '../../../shared/sre/alerts/alert-source.store.js';
+import * as s from './alerts.schemas.js';
+import { idParams, actorBody } from '../common.schemas.js';
+import { actorOf } from '../../auth/browser-session.js';
 
 const tags = ['alerts'];
 const lifecycle = 'Lifecycle: firing → acknowledged → resolved (firing → resolved directly too). A move not allowed from the current state is a 409 naming `allowed_next_states`. Every move writes a state-history row (from, to, by, when) and re-evaluates flapping. A firing notification after resolution opens a new instance.';
@@ -46,7 +47,7 @@ export function alertRoutes(): ApiRouter {
       tags,
       summary: 'Get an alert source',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 200: { description: 'the source', schema: s.alertSource } },
       handler: ({ params }) => getSource(params.id),
     })
@@ -57,7 +58,7 @@ export function alertRoutes(): ApiRouter {
       summary: 'Change an alert source (secret, enabled)',
       description: 'Kind and name are fixed (they form the webhook URL). `secret: null` returns to ALERT_WEBHOOK_TOKEN. A disabled source answers 404 to its webhook.',
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.sourcePatch },
+      request: { params: idParams, body: s.sourcePatch },
       responses: { 200: { description: 'changed', schema: s.alertSource } },
       handler: async ({ params, body }) => {
         const source = await updateSource(params.id, body);
@@ -71,7 +72,7 @@ export function alertRoutes(): ApiRouter {
       tags,
       summary: 'Delete an alert source and its alerts',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 204: { description: 'deleted' } },
       errors: { 409: 'The default sources cannot be deleted (disable them instead)' },
       handler: async ({ params }, ctx) => {
@@ -107,7 +108,7 @@ export function alertRoutes(): ApiRouter {
       tags,
       summary: 'Get an alert instance',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 200: { description: 'the alert', schema: s.alertInstance } },
       handler: ({ params }) => getAlert(params.id),
     })
@@ -118,7 +119,7 @@ export function alertRoutes(): ApiRouter {
       summary: 'State history of an alert instance',
       description: 'Oldest first. Senders appear as `sender:<kind>/<source>`.',
       auth: 'apiKey',
-      request: { params: s.idParams, query: s.pageOnly },
+      request: { params: idParams, query: s.pageOnly },
       responses: { 200: { description: 'a page of state changes', schema: s.alertHistoryPage } },
       handler: ({ params, query }) => alertHistory(params.id, query),
     });
@@ -133,7 +134,7 @@ export function alertRoutes(): ApiRouter {
       summary: `${action[0]!.toUpperCase()}${action.slice(1)} an alert`,
       description: lifecycle,
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.actorBody },
+      request: { params: idParams, body: actorBody },
       responses: { 200: { description: `the alert, now ${to}`, schema: s.alertInstance } },
       errors: { 409: 'The alert cannot make this move from its current state' },
       handler: ({ params, body }, ctx) => moveAlert(params.id, to, actorOf(ctx, body.by), body.note),

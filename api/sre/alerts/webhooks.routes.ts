@@ -1,11 +1,11 @@
 /** POST /webhooks/alertmanager/{source} and /webhooks/grafana/{source}: what the senders POST, validated and queued. */
 import type { Context } from 'koa';
-import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
-import { acceptWebhook } from '../../shared/sre/alerts/ingest.js';
-import { authenticateSource, type AuthenticatedSource, type SourceKind } from '../../shared/sre/alerts/alert-source.store.js';
-import { alertmanagerPayload, grafanaPayload } from '../../shared/sre/alerts/payloads.js';
-import { basicCredentials } from '../middleware/auth.js';
+import { ApiRouter } from '../../routing.js';
+import { z } from '../../../shared/zod.js';
+import { acceptWebhook } from '../../../shared/sre/alerts/ingest.js';
+import { authenticateSource, type AuthenticatedSource, type SourceKind } from '../../../shared/sre/alerts/alert-source.store.js';
+import { alertmanagerPayload, grafanaPayload } from '../../../shared/sre/alerts/payloads.js';
+import { basicCredentials } from '../../middleware/auth.js';
 
 /** The secret a sender presents: a bearer token or a basic-auth password (both senders can send either). */
 function presentedSecret(ctx: Context): string | undefined {

@@ -1,6 +1,6 @@
 /** Filters and pagination shared by every alerting list endpoint (alerts, incidents, runbooks, executions). */
 import type { Knex } from 'knex';
-import { z } from '../../zod.js';
+import { z } from '../zod.js';
 
 const labelFilter = z
   .union([z.string(), z.array(z.string())])

@@ -1,14 +1,16 @@
 /** /api/v1/incidents: incidents, their timeline, escalation, tracker issue, and the rules that open them from alerts. */
-import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
-import { getIncident, listIncidents, listTimeline } from '../../shared/sre/incidents/incident.store.js';
-import { attachAlertsByApi, createIncident, escalateIncident, moveIncident, postTimeline } from '../../shared/sre/incidents/incidents.js';
-import { createRule, deleteRule, getRule, listRules, updateRule } from '../../shared/sre/incidents/incident-rule.store.js';
-import { assertMatchersCompile } from '../../shared/sre/alerting/matchers.js';
-import { listAlerts } from '../../shared/sre/alerts/alert.store.js';
-import * as s from './alerting.schemas.js';
-import { actorOf } from '../auth/browser-session.js';
-import { ValidationError } from '../../shared/errors.js';
+import { ApiRouter } from '../../routing.js';
+import { z } from '../../../shared/zod.js';
+import { getIncident, listIncidents, listTimeline } from '../../../shared/sre/incidents/incident.store.js';
+import { attachAlertsByApi, createIncident, escalateIncident, moveIncident, postTimeline } from '../../../shared/sre/incidents/incidents.js';
+import { createRule, deleteRule, getRule, listRules, updateRule } from '../../../shared/sre/incidents/incident-rule.store.js';
+import { assertMatchersCompile } from '../../../shared/sre/automation/matchers.js';
+import { listAlerts } from '../../../shared/sre/alerts/alert.store.js';
+import * as s from './incidents.schemas.js';
+import { idParams, actorBody } from '../common.schemas.js';
+import { alertPage, alertQuery } from '../alerts/alerts.schemas.js';
+import { actorOf } from '../../auth/browser-session.js';
+import { ValidationError } from '../../../shared/errors.js';
 
 const tags = ['incidents'];
 const lifecycle = 'Statuses: open → acknowledged → resolved → closed (open → resolved directly too). Not allowed from the current status → 409 naming `allowed_next_states`. Each move is a `status_changed` timeline entry.';
@@ -47,7 +49,7 @@ export function incidentRoutes(): ApiRouter {
       tags,
       summary: 'Get an incident rule',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 200: { description: 'the rule', schema: s.incidentRule } },
       handler: ({ params }) => getRule(params.id),
     })
@@ -58,7 +60,7 @@ export function incidentRoutes(): ApiRouter {
       summary: 'Change an incident rule',
       description: 'Applies to alerts that fire from now on.',
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.rulePatch },
+      request: { params: idParams, body: s.rulePatch },
       responses: { 200: { description: 'changed', schema: s.incidentRule } },
       errors: { 409: 'A rule of that name exists' },
       handler: async ({ params, body }) => {
@@ -73,7 +75,7 @@ export function incidentRoutes(): ApiRouter {
       summary: 'Delete an incident rule',
       description: 'Incidents it opened stay (their rule_id becomes null).',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 204: { description: 'deleted' } },
       handler: async ({ params }, ctx) => {
         await deleteRule(params.id);
@@ -108,7 +110,7 @@ export function incidentRoutes(): ApiRouter {
       tags,
       summary: 'Get an incident',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 200: { description: 'the incident', schema: s.incident } },
       handler: ({ params }) => getIncident(params.id),
     })
@@ -118,8 +120,8 @@ export function incidentRoutes(): ApiRouter {
       tags,
       summary: "An incident's alerts",
       auth: 'apiKey',
-      request: { params: s.idParams, query: s.alertQuery.omit({ incident_id: true }) },
-      responses: { 200: { description: 'a page of alerts', schema: s.alertPage } },
+      request: { params: idParams, query: alertQuery.omit({ incident_id: true }) },
+      responses: { 200: { description: 'a page of alerts', schema: alertPage } },
       handler: async ({ params, query }) => {
         await getIncident(params.id);
         return listAlerts({ ...query, incident_id: params.id });
@@ -132,7 +134,7 @@ export function incidentRoutes(): ApiRouter {
       summary: 'Attach alerts to an incident',
       description: 'Each attached alert is an `alert_attached` timeline entry; an alert belongs to one incident at a time (attaching moves it).',
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.attachBody },
+      request: { params: idParams, body: s.attachBody },
       responses: { 200: { description: 'the incident', schema: s.incident } },
       handler: ({ params, body }, ctx) => attachAlertsByApi(params.id, body.alert_ids, actorOf(ctx, body.by)),
     })
@@ -143,7 +145,7 @@ export function incidentRoutes(): ApiRouter {
       summary: "An incident's timeline",
       description: 'Everything that happened, oldest first: created, alert_attached, status_changed, comment, agent_action, runbook_execution, escalation, ticket.',
       auth: 'apiKey',
-      request: { params: s.idParams, query: s.timelineQuery },
+      request: { params: idParams, query: s.timelineQuery },
       responses: { 200: { description: 'a page of timeline entries', schema: s.timelinePage } },
       handler: ({ params, query }) => listTimeline(params.id, query),
     })
@@ -153,7 +155,7 @@ export function incidentRoutes(): ApiRouter {
       tags,
       summary: 'Post a comment or an agent action',
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.timelinePost },
+      request: { params: idParams, body: s.timelinePost },
       responses: { 201: { description: 'recorded', schema: z.object({ recorded: z.literal(true) }) } },
       handler: async ({ params, body }, ctx) => {
         const actor = actorOf(ctx, body.actor);
@@ -169,7 +171,7 @@ export function incidentRoutes(): ApiRouter {
       summary: 'Escalate an incident to a human',
       description: 'Recorded on the timeline and POSTed (JSON: event "incident.escalated", reason, escalated_by, escalated_at, incident, alerts) to ESCALATION_WEBHOOK_URL by a queued job with retries. Incidents left open (unacknowledged) for ESCALATION_AFTER seconds are escalated automatically, once. Allowed in any status.',
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.escalateBody },
+      request: { params: idParams, body: s.escalateBody },
       responses: { 200: { description: 'the incident', schema: s.incident } },
       handler: ({ params, body }, ctx) => escalateIncident(params.id, actorOf(ctx, body.by), body.reason),
     });
@@ -185,7 +187,7 @@ export function incidentRoutes(): ApiRouter {
       summary: `${action[0]!.toUpperCase()}${action.slice(1)} an incident`,
       description: lifecycle,
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.actorBody },
+      request: { params: idParams, body: actorBody },
       responses: { 200: { description: `the incident, now ${to}`, schema: s.incident } },
       errors: { 409: 'The incident cannot make this move from its current status' },
       handler: ({ params, body }, ctx) => moveIncident(params.id, to, actorOf(ctx, body.by), body.note),

@@ -1,11 +1,12 @@
 /** /api/v1/runbooks: remediation workflows (n8n) bound to alert matchers, and their executions. */
-import { ApiRouter } from '../routing.js';
-import { assertMatchersCompile } from '../../shared/sre/alerting/matchers.js';
-import { createRunbook, deleteRunbook, getRunbook, listRunbooks, updateRunbook } from '../../shared/sre/runbooks/runbook.store.js';
-import { executionHistory, getExecution, listExecutions } from '../../shared/sre/runbooks/execution.store.js';
-import { executeRunbook } from '../../shared/sre/runbooks/runbooks.js';
-import * as s from './alerting.schemas.js';
-import { actorOf } from '../auth/browser-session.js';
+import { ApiRouter } from '../../routing.js';
+import { assertMatchersCompile } from '../../../shared/sre/automation/matchers.js';
+import { createRunbook, deleteRunbook, getRunbook, listRunbooks, updateRunbook } from '../../../shared/sre/runbooks/runbook.store.js';
+import { executionHistory, getExecution, listExecutions } from '../../../shared/sre/runbooks/execution.store.js';
+import { executeRunbook } from '../../../shared/sre/runbooks/runbooks.js';
+import * as s from './runbooks.schemas.js';
+import { idParams } from '../common.schemas.js';
+import { actorOf } from '../../auth/browser-session.js';
 
 const tags = ['runbooks'];
 const workflow = `A runbook starts its n8n workflow by POSTing JSON to the workflow's Webhook trigger URL (\`webhook_url\`) with headers \`x-automation-api-key\` and \`X-N8N-API-KEY\` (AUTOMATION_API_KEY). The body: execution_id, runbook {id, name, workflow_id}, trigger, triggered_by, parameters (runbook parameters merged with the execution input), alert {id, fingerprint, status, labels, annotations} or null, incident_id.
@@ -33,7 +34,7 @@ export function runbookRoutes(): ApiRouter {
       summary: 'Get a runbook execution with its status history',
       description: workflow,
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 200: { description: 'the execution', schema: s.executionDetail } },
       handler: async ({ params }) => ({ ...(await getExecution(params.id)), history: await executionHistory(params.id) }),
     })
@@ -69,7 +70,7 @@ export function runbookRoutes(): ApiRouter {
       tags,
       summary: 'Get a runbook',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 200: { description: 'the runbook', schema: s.runbook } },
       handler: ({ params }) => getRunbook(params.id),
     })
@@ -79,7 +80,7 @@ export function runbookRoutes(): ApiRouter {
       tags,
       summary: 'Change a runbook',
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.runbookPatch },
+      request: { params: idParams, body: s.runbookPatch },
       responses: { 200: { description: 'changed', schema: s.runbook } },
       errors: { 409: 'A runbook of that name exists' },
       handler: async ({ params, body }) => {
@@ -93,7 +94,7 @@ export function runbookRoutes(): ApiRouter {
       tags,
       summary: 'Delete a runbook and its executions',
       auth: 'apiKey',
-      request: { params: s.idParams },
+      request: { params: idParams },
       responses: { 204: { description: 'deleted' } },
       handler: async ({ params }, ctx) => {
         await deleteRunbook(params.id);
@@ -107,7 +108,7 @@ export function runbookRoutes(): ApiRouter {
       summary: 'Execute a runbook',
       description: `Queues an execution (202) and starts it through the workflow. A disabled runbook can still be executed by hand. Optional alert_id / incident_id give the workflow context (the execution then appears on the incident's timeline).\n\n${workflow}`,
       auth: 'apiKey',
-      request: { params: s.idParams, body: s.executeBody },
+      request: { params: idParams, body: s.executeBody },
       responses: { 202: { description: 'queued', schema: s.execution } },
       handler: ({ params, body }, ctx) => executeRunbook(params.id, { alert_id: body.alert_id, incident_id: body.incident_id, input: body.input, triggered_by: actorOf(ctx, body.by) }),
     })
@@ -117,7 +118,7 @@ export function runbookRoutes(): ApiRouter {
       tags,
       summary: "A runbook's executions",
       auth: 'apiKey',
-      request: { params: s.idParams, query: s.executionQuery.omit({ runbook_id: true }) },
+      request: { params: idParams, query: s.executionQuery.omit({ runbook_id: true }) },
       responses: { 200: { description: 'a page of executions', schema: s.executionPage } },
       handler: async ({ params, query }) => {
         await getRunbook(params.id);

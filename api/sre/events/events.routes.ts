@@ -5,13 +5,12 @@
  */
 import type { Context } from 'koa';
 import client from 'prom-client';
-import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
-import { config } from '../../shared/config.js';
-import { metricsRegistry } from '../../shared/metrics.js';
-import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../shared/sre/events.js';
-import { startSseResponse, trackStream } from '../streams.js';
-import { csv } from './alerting.schemas.js';
+import { ApiRouter } from '../../routing.js';
+import { z } from '../../../shared/zod.js';
+import { metricsRegistry } from '../../../shared/metrics.js';
+import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../../shared/sre/events.js';
+import { SseLifetime, startSseResponse } from '../../streams.js';
+import { csv } from '../common.schemas.js';
 
 /** Bytes a subscriber may have unsent before it is cut off (it reconnects and refetches). */
 const slowSubscriberBytes = 1024 * 1024;
@@ -21,40 +20,21 @@ const openStreams = new client.Gauge({ name: 'sre_sse_streams', help: 'Open SRE 
 /** Streams SRE events (of `types`, or all) to the response until either side ends. */
 export async function streamSreEvents(ctx: Context, types: SreEventType[] | undefined): Promise<void> {
   const res = ctx.res;
-  let ended = false;
   const wanted = types?.length ? new Set(types) : undefined;
-  const onEvent = (event: SreEvent) => {
-    if (ended || (wanted && !wanted.has(event.type))) return;
+  const stream = new SseLifetime(res, openStreams);
+  // Events arriving before the headers are out wait: written earlier, they would go out under Koa's default status.
+  let held: SreEvent[] | null = [];
+  const write = (event: SreEvent) => {
+    if (stream.ended || (wanted && !wanted.has(event.type))) return;
     res.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
-    if (res.writableLength > slowSubscriberBytes) {
-      ended = true;
-      cleanup();
-      res.destroy();
-    }
+    if (res.writableLength > slowSubscriberBytes) stream.drop();
   };
-  const unsubscribe = await subscribeSreEvents(onEvent);
-  const untrack = trackStream(() => {
-    if (ended) return;
-    ended = true;
-    cleanup();
-    res.end();
-  });
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), config().sessions.keepAliveSeconds * 1000);
-  openStreams.inc();
-  function cleanup() {
-    clearInterval(keepAlive);
-    unsubscribe();
-    untrack();
-    openStreams.dec();
-  }
-  res.on('close', () => {
-    if (!ended) {
-      ended = true;
-      cleanup();
-    }
-  });
+  stream.onEnd(await subscribeSreEvents((event) => (held ? held.push(event) : write(event))));
   startSseResponse(ctx);
   res.write('retry: 1000\n\n');
+  const pending = held;
+  held = null;
+  for (const event of pending) write(event);
 }
 
 const sreEvent = z

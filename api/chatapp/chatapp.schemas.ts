@@ -1,0 +1,26 @@
+/** Request and response schemas of the messaging-app routes (the shapes domain code also needs stay in shared/chatapp/schemas.ts). */
+import { z, uuid } from '../../shared/zod.js';
+import { chatappMessageSchema } from '../../shared/chatapp/schemas.js';
+
+/** Twilio's form-encoded webhook parameters; required ones are checked after the signature. */
+export const inboundParams = z.record(z.string(), z.string()).openapi({ description: 'Twilio WhatsApp webhook parameters; MessageSid and From are required (checked after the signature).' });
+export const statusParams = z.record(z.string(), z.string()).openapi({ description: 'Twilio status callback parameters; MessageSid and MessageStatus are required (checked after the signature).' });
+
+export const templateSendSchema = z
+  .object({
+    user_id: uuid(),
+    template_name: z.string().min(1).max(100),
+    variables: z.record(z.string(), z.string().max(1024)).default({}),
+  })
+  .openapi('ChatappTemplateSend');
+
+export const messageParams = z.object({ message_id: uuid() });
+export const messageQuery = z
+  .object({
+    user_id: uuid().optional(),
+    phone_number: z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be E.164').optional(),
+    direction: z.enum(['inbound', 'outbound']).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+  })
+  .refine((q) => q.user_id || q.phone_number, { path: ['user_id'], message: 'user_id or phone_number is required' });
+export const messageList = z.object({ messages: z.array(chatappMessageSchema) });

@@ -1,0 +1,90 @@
+/** The discovery routes: trigger a run, runs, status and sources. */
+import { ApiRouter } from '../../routing.js';
+import { z } from '../../../shared/zod.js';
+import { discoveryStatus, triggerDiscovery } from '../../../shared/sre/discovery/trigger.js';
+import { getRun } from '../../../shared/sre/discovery/runs.store.js';
+import { createSource, listSources, updateSource } from '../../../shared/sre/discovery/sources.store.js';
+import * as s from './discovery.schemas.js';
+import { idParams } from '../cmdb/common.schemas.js';
+
+const tags = ['cmdb'];
+const base = '/api/v1/cmdb';
+
+export function discoveryRoutes(): ApiRouter {
+  return new ApiRouter()
+    .route({
+      method: 'post',
+      path: `${base}/discovery/trigger`,
+      tags,
+      summary: 'Start a discovery run (no body)',
+      description:
+        'Answers 202 with the run id; the run executes on the `discovery` queue. While a run is running (manual or scheduled) ' +
+        'no second one starts: the answer names the running run with `already_running: true`. Poll GET /discovery/runs/{id}. ' +
+        'Scheduled runs (every DISCOVERY_INTERVAL seconds when DISCOVERY_ENABLED) open one run per interval slot; a slot whose tick ' +
+        'finds a run already running is covered by that run. A run left running for max(30 min, 3 intervals) is marked failed as abandoned.',
+      auth: 'apiKey',
+      responses: { 202: { description: 'The run that covers this trigger', schema: s.triggerResponse } },
+      handler: async (_input, ctx) => {
+        const { run, created } = await triggerDiscovery();
+        ctx.status = 202;
+        ctx.set('Location', `${base}/discovery/runs/${run.id}`);
+        return { run_id: run.id, status: run.status, started_at: run.started_at, already_running: !created };
+      },
+    })
+    .route({
+      method: 'get',
+      path: `${base}/discovery/runs/{id}`,
+      tags,
+      summary: 'One discovery run',
+      description: '`errors` maps each failed source name to its error; a failed source fails only its own part (`status: partial`).',
+      auth: 'apiKey',
+      request: { params: idParams },
+      responses: { 200: { description: 'The run', schema: s.runSchema } },
+      handler: ({ params }) => getRun(params.id),
+    })
+    .route({
+      method: 'get',
+      path: `${base}/discovery/status`,
+      tags,
+      summary: 'Discovery status: every source with its last runs, and the latest runs',
+      auth: 'apiKey',
+      request: { query: s.statusQuery },
+      responses: { 200: { description: 'Status', schema: s.statusSchema } },
+      handler: ({ query }) => discoveryStatus(query.per_source, query.runs),
+    })
+    .route({
+      method: 'get',
+      path: `${base}/discovery/sources`,
+      tags,
+      summary: 'Discovery sources',
+      description: 'Sources named docker, prometheus and traefik are seeded from CONTAINER_RUNTIME_HOST, METRICS_URL and PROXY_API_URL.',
+      auth: 'apiKey',
+      responses: { 200: { description: 'Sources', schema: z.object({ items: z.array(s.sourceSchema) }) } },
+      handler: async () => ({ items: await listSources() }),
+    })
+    .route({
+      method: 'post',
+      path: `${base}/discovery/sources`,
+      tags,
+      summary: 'Add a discovery source',
+      auth: 'apiKey',
+      request: { body: s.sourceCreate },
+      responses: { 201: { description: 'Created', schema: s.sourceSchema } },
+      errors: { 409: 'A source of that name exists' },
+      handler: async ({ body }, ctx) => {
+        ctx.status = 201;
+        return createSource(body);
+      },
+    })
+    .route({
+      method: 'patch',
+      path: `${base}/discovery/sources/{id}`,
+      tags,
+      summary: 'Enable, disable or re-address a discovery source',
+      description: 'A disabled source is not read; its entities keep their state (they are not marked stale).',
+      auth: 'apiKey',
+      request: { params: idParams, body: s.sourcePatch },
+      responses: { 200: { description: 'Updated', schema: s.sourceSchema } },
+      handler: ({ params, body }) => updateSource(params.id, body),
+    });
+}
