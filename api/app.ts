@@ -42,6 +42,8 @@ export interface AppOptions {
   web?: WebMode;
   /** The HTTP server, for Vite's hot reload. */
   server?: http.Server;
+  /** The built app's folder when not dist/web (tests). */
+  webDir?: string;
 }
 
 /** The application; `extra` routers are mounted after the domains' (tests use it to exercise the conventions). */
@@ -74,7 +76,7 @@ export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Ko
   );
 
   mountQueueDashboard(app);
-  mountWebApp(app, options.web ?? defaultWebMode(), options.server);
+  mountWebApp(app, options.web ?? defaultWebMode(), options.server, options.webDir);
   const docs = docsRouter();
   app.use(docs.routes());
   for (const router of [...domainRouters(), ...extra]) app.use(router.koa.routes()).use(router.koa.allowedMethods());

@@ -48,16 +48,16 @@ export function defaultWebMode(): WebMode {
   return 'vite';
 }
 
-/** Mounts the app; `server` carries Vite's hot-reload websocket in vite mode. */
-export function mountWebApp(app: Koa, mode: WebMode, server?: http.Server): void {
+/** Mounts the app; `server` carries Vite's hot-reload websocket in vite mode; `dir` replaces dist/web in built mode. */
+export function mountWebApp(app: Koa, mode: WebMode, server?: http.Server, dir = builtDir): void {
   if (mode === 'off') return;
   if (mode === 'built') {
-    const assets = serve(builtDir, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true });
+    const assets = serve(dir, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true });
     let indexHtml: Promise<string> | undefined;
     app.use(async (ctx, next) => {
       if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
       if (ctx.path.startsWith('/assets/')) return assets(ctx, next);
-      if (!(await servePage(ctx, () => (indexHtml ??= readFile(path.join(builtDir, 'index.html'), 'utf8'))))) await next();
+      if (!(await servePage(ctx, () => (indexHtml ??= readFile(path.join(dir, 'index.html'), 'utf8'))))) await next();
     });
     return;
   }

@@ -1,6 +1,6 @@
 /** Providers and routes. Each screen is its own chunk (React.lazy), so the first load stays small. */
 import { lazy, type ReactNode } from 'react';
-import { MantineProvider } from '@mantine/core';
+import { MantineProvider, createTheme } from '@mantine/core';
 import { Notifications } from '@mantine/notifications';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
@@ -37,11 +37,14 @@ function Home() {
   return <Navigate to={me.roles.includes('sre') ? '/admin' : '/portal'} replace />;
 }
 
+/** Inter comes from @fontsource (bundled, no CDN). */
+const theme = createTheme({ fontFamily: 'Inter, system-ui, sans-serif', headings: { fontFamily: 'Inter, system-ui, sans-serif' } });
+
 const portalPaths = ['/portal', '/contacts', '/documents', '/cases', '/profile', '/history', '/automations'];
 
 export function App() {
   return (
-    <MantineProvider defaultColorScheme="light">
+    <MantineProvider theme={theme} defaultColorScheme="light">
       <Notifications position="top-right" />
       <QueryClientProvider client={queryClient}>
         <BrowserRouter>
