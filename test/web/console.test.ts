@@ -137,6 +137,9 @@ describe('SRE console in Chromium', () => {
     await screenshot(page, '3-cmdb-entity');
     await page.goto(`${app.url}/admin/cmdb`);
     await page.getByRole('table', { name: 'Entities' }).waitFor();
+    // No Prometheus here: deploy-all's outcome is the API's problem, shown as its title and detail.
+    await page.getByRole('button', { name: 'Deploy all monitors' }).click();
+    await page.getByRole('alert').getByText('METRICS_URL is not configured: there is no Prometheus to deploy to.').waitFor();
     await screenshot(page, '3-cmdb');
   });
 
