@@ -8,7 +8,7 @@
  *   const sre = await signIn(app.url, 'sre');          // { cookie, csrfToken, request() }
  *   await sre.request('/api/v1/alerts/…/acknowledge', { method: 'POST', json: {} });
  */
-import { afterAll } from 'vitest';
+import { onShutdown } from '../../shared/lifecycle.js';
 import { startDevProvider, devAccounts, type DevAccount, type DevProvider } from '../../shared/identity/dev-provider.js';
 import { freePort } from './ports.js';
 
@@ -38,7 +38,8 @@ export async function startIdentity(options: { accounts?: Record<string, DevAcco
     accounts: options.accounts,
     rolesClaim,
   });
-  afterAll(() => provider.close());
+  // Closed by the per-file teardown (shutdown), wherever startIdentity was called from.
+  onShutdown('identity provider', provider.close);
   Object.assign(process.env, {
     PUBLIC_URL: publicUrl,
     OIDC_ISSUER_URL: provider.issuer,
