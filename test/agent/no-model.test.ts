@@ -25,7 +25,8 @@ describe('agent without a model', () => {
   it('web chat without a model still publishes the message, TYPING and the fixed reply', async () => {
     const u = await createUser({ phone_number: freshPhone() });
     const { session } = await resolveSession(u.user_id);
-    const sms = await subscribe(api.url, session.session_id, 'sms');
+    const sms = subscribe(api.url, session.session_id, 'sms');
+    await sms.opened;
     try {
       const res = await api.request('/api/chat', { method: 'POST', json: { user_id: u.user_id, message: 'anyone there?' } });
       expect(res.status).toBe(200);

@@ -7,7 +7,8 @@ import { startIdentity, signIn, devAccounts, type SignedIn } from '../helpers/id
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { subscribeUrl } from '../helpers/sse.js';
 import { db } from '../../shared/db/index.js';
-import { fixture, waitFor } from '../sre/alerting-helpers.js';
+import { fixture } from '../sre/alerting-helpers.js';
+import { eventually } from '../helpers/eventually.js';
 import type { SreEvent } from '../../shared/sre/events.js';
 
 process.env.ALERT_WEBHOOK_TOKEN = 'am-secret-token';
@@ -31,7 +32,7 @@ async function fire(alertname: string) {
 }
 
 async function alertNamed(alertname: string) {
-  return waitFor(async () => (await db()('sre_alert_instances').whereRaw("labels->>'alertname' = ?", [alertname]).first()) as { id: string } | undefined);
+  return eventually(async () => (await db()('sre_alert_instances').whereRaw("labels->>'alertname' = ?", [alertname]).first()) as { id: string } | undefined);
 }
 
 describe('actions in the browser', () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { configureChatapp, eventually, freshPhone, postWebhook, testAuthToken, whatsappParams } from '../helpers/chatapp.js';
+import { eventually } from '../helpers/eventually.js';
+import { configureChatapp, freshPhone, postWebhook, testAuthToken, whatsappParams } from '../helpers/chatapp.js';
 import { twilioSignature } from '../../shared/clients/twilio.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';

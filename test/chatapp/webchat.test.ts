@@ -38,7 +38,8 @@ describe('POST /api/chat', () => {
   it('publishes the user message at once, TYPING and TOOL_CALL/TOOL_RESULT while the agent runs, then the reply, and returns it', async () => {
     const u = await createUser({ phone_number: freshPhone() });
     const { session } = await resolveSession(u.user_id);
-    const voice = await subscribe(api.url, session.session_id, 'voice');
+    const voice = subscribe(api.url, session.session_id, 'voice');
+    await voice.opened;
     try {
       const res = await api.request('/api/chat', { method: 'POST', json: { user_id: u.user_id, message: 'Where is my order?' } });
       expect(res.status).toBe(200);

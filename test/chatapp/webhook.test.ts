@@ -3,7 +3,8 @@ import { startPlatform, type Platform } from '../helpers/platform.js';
 import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { startLocalLlm } from '../helpers/local-llm-server.js';
 import { subscribe } from '../helpers/sse.js';
-import { configureChatapp, eventually, freshPhone, messageSid, postWebhook, whatsappParams } from '../helpers/chatapp.js';
+import { eventually } from '../helpers/eventually.js';
+import { configureChatapp, freshPhone, messageSid, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
@@ -92,7 +93,8 @@ describe('inbound processing', () => {
   it('inbound → agent → reply → published: seen by a subscriber of another channel, reply sent, window extended', async () => {
     const u = await createUser({ phone_number: freshPhone(), display_name: 'Grace' });
     const { session } = await resolveSession(u.user_id);
-    const voice = await subscribe(api.url, session.session_id, 'voice');
+    const voice = subscribe(api.url, session.session_id, 'voice');
+    await voice.opened;
     try {
       const params = whatsappParams(u.phone_number, 'Book a table for two');
       const started = Date.now();
@@ -151,16 +153,21 @@ describe('inbound processing', () => {
     expect(third.status).toBe(200);
     expect(third.headers.get('x-chatapp-duplicate')).toBe('true');
     const { session } = await resolveSession(u.user_id);
+    // A marker message from the same number through the same webhook and queue: a second (wrong)
+    // processing of the repeat was queued before it, so it shows up before the marker's reply.
+    expect((await postWebhook(api.url, whatsappParams(u.phone_number, 'marker'))).status).toBe(200);
     const history = await eventually(async () => {
       const h = (await getContext(session.session_id)).conversation_history.filter((m) => m.channel === 'chatapp');
-      return h.length >= 2 && h;
-    });
-    await new Promise((r) => setTimeout(r, 300)); // room for a second (wrong) processing to show up
+      return h.some((m) => m.content.startsWith('You said: marker')) && h;
+    }, 15_000, 'the reply to the marker in the history');
+    await eventually(async () => sentTo(u.phone_number).length >= 2, 15_000, 'the reply to the marker sent');
     expect(await inboundRows(sid)).toHaveLength(1);
-    expect(sentTo(u.phone_number)).toHaveLength(1);
+    expect(sentTo(u.phone_number).map((m) => m.params.Body)).toEqual(['You said: only once (updates seen: 0)', 'You said: marker (updates seen: 0)']);
     expect(history.map((m) => [m.role, m.content])).toEqual([
       ['user', 'only once'],
       ['assistant', 'You said: only once (updates seen: 0)'],
+      ['user', 'marker'],
+      ['assistant', 'You said: marker (updates seen: 0)'],
     ]);
   });
 

@@ -1,4 +1,4 @@
-/** Helpers of the messaging-app tests: provider configuration, signed webhook calls, polling. */
+/** Helpers of the messaging-app tests: provider configuration, signed webhook calls. */
 import { randomBytes, randomInt } from 'node:crypto';
 import { twilioSignature } from '../../shared/clients/twilio.js';
 
@@ -51,15 +51,4 @@ export function postWebhook(
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded', ...options.headers };
   if (signature !== null) headers['X-Twilio-Signature'] = signature;
   return fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
-}
-
-/** Polls until `check` returns a value (not undefined/false), or fails after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, ms = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

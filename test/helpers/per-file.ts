@@ -8,7 +8,7 @@ import { afterAll, inject } from 'vitest';
 import { cloneTemplate, dropDatabase, serverUrl } from './databases.js';
 import { deleteKeysWithPrefix, redisAddress } from './redis-keys.js';
 
-const database = await cloneTemplate(inject('templateDatabase'));
+const database = await cloneTemplate(inject('templateDatabase'), inject('testRunId'));
 const prefix = `sbtest-${randomBytes(5).toString('hex')}`;
 // Captured now: a test may repoint BUS_* at a Redis of its own.
 const redisAt = redisAddress();

@@ -1,6 +1,11 @@
-/** SSE subscribers (the `eventsource` package) collecting parsed `data:` messages: of a session's event stream, or of any stream URL. */
+/**
+ * The one SSE subscriber of the tests: a real client (the `eventsource` package) on a session's
+ * event stream, collecting every event. Waits are event-driven; "nothing more arrived" is shown by
+ * a marker sent after the thing that must not happen (`sendMarker`), since the stream keeps order.
+ */
+import { randomUUID } from 'node:crypto';
 import { EventSource } from 'eventsource';
-import { testApiKey } from './platform.js';
+import { testApiKey, type Platform } from './platform.js';
 
 export interface Envelope {
   event_type: string;
@@ -8,6 +13,106 @@ export interface Envelope {
   channel: string;
   data: Record<string, any>;
 }
+
+/** An envelope with the SSE id it came with (its sequence). */
+export interface SessionEvent extends Envelope {
+  id: number;
+}
+
+export interface Subscriber {
+  events: SessionEvent[];
+  /** Resolves once the stream is open; rejects if it could not be opened. */
+  opened: Promise<void>;
+  /** Resolves once `count` events arrived. */
+  waitFor(count: number, ms?: number): Promise<SessionEvent[]>;
+  /** Resolves with the first event that matches. */
+  next(match: (e: SessionEvent) => boolean, ms?: number): Promise<SessionEvent>;
+  /** Every event received up to and including `marker` (see `sendMarker`). */
+  throughMarker(marker: string, ms?: number): Promise<SessionEvent[]>;
+  close(): void;
+}
+
+export interface SubscribeOptions {
+  apiKey?: string;
+  scheme?: 'bearer' | 'x-api-key';
+  lastEventId?: number;
+}
+
+export function subscribe(url: string, sessionId: string, channel: string, options: SubscribeOptions = {}): Subscriber {
+  const { apiKey = testApiKey, scheme = 'x-api-key', lastEventId } = options;
+  const events: SessionEvent[] = [];
+  const auth: Record<string, string> = scheme === 'x-api-key' ? { 'X-API-Key': apiKey } : { Authorization: `Bearer ${apiKey}` };
+  const es = new EventSource(`${url}/api/sessions/${sessionId}/events?channel=${channel}`, {
+    fetch: (input, init) =>
+      fetch(input, {
+        ...init,
+        headers: <Record<string, string>>{
+          ...init.headers,
+          ...auth,
+          // The client sends its own Last-Event-ID when it reconnects; the first connection resumes from ours.
+          ...(lastEventId !== undefined && !init.headers['Last-Event-ID'] ? { 'Last-Event-ID': String(lastEventId) } : {}),
+        },
+      }),
+  });
+  let waiters: Array<() => void> = [];
+  es.onmessage = (e) => {
+    events.push({ id: Number(e.lastEventId), ...(JSON.parse(e.data) as Envelope) });
+    waiters.forEach((w) => w());
+  };
+  const opened = new Promise<void>((resolve, reject) => {
+    es.onopen = () => resolve();
+    es.onerror = (e) => {
+      if (es.readyState === es.CLOSED) reject(new Error(`SSE failed: ${(e as { message?: string }).message}`));
+    };
+  });
+  const seen = () => JSON.stringify(events.map((e) => [e.event_type, e.channel, e.data.content ?? e.data.role ?? e.data.marker]).slice(-20));
+
+  /** Resolves with `found()`'s first non-undefined value, re-checked on every event. */
+  const when = <T>(found: () => T | undefined, what: string, ms: number) =>
+    new Promise<T>((resolve, reject) => {
+      const check = () => {
+        const value = found();
+        if (value === undefined) return;
+        waiters = waiters.filter((w) => w !== check);
+        clearTimeout(timer);
+        resolve(value);
+      };
+      const timer = setTimeout(() => {
+        waiters = waiters.filter((w) => w !== check);
+        reject(new Error(`timed out after ${ms} ms waiting for ${what} on the ${channel} stream; last events: ${seen()}`));
+      }, ms);
+      waiters.push(check);
+      check();
+    });
+
+  return {
+    events,
+    opened,
+    waitFor: (count, ms = 10_000) => when(() => (events.length >= count ? events : undefined), `${count} events (got ${events.length})`, ms),
+    next: (match, ms = 15_000) => when(() => events.find(match), 'a matching event', ms),
+    throughMarker: (marker, ms = 15_000) =>
+      when(() => {
+        const at = events.findIndex((e) => e.data.marker === marker);
+        return at < 0 ? undefined : events.slice(0, at + 1);
+      }, `marker ${marker}`, ms),
+    close: () => es.close(),
+  };
+}
+
+/**
+ * Publishes a marker (a TYPING event, which goes through the session's ordered lane like every
+ * event) on `channel`, so a subscriber of another channel receives it after everything accepted
+ * before it. Returns the marker to pass to `throughMarker`.
+ */
+export async function sendMarker(api: Platform, sessionId: string, channel = 'email'): Promise<string> {
+  const marker = randomUUID();
+  const res = await api.request(`/api/sessions/${sessionId}/events`, { method: 'POST', json: { event_type: 'TYPING', channel, data: { is_typing: false, marker } } });
+  if (res.status !== 200) throw new Error(`marker not accepted: ${res.status} ${await res.text()}`);
+  return marker;
+}
+
+/** What a marker looks like in a list of events, to compare lists with `toEqual`. */
+export const markerEvent = (marker: string) => ({ event_type: 'TYPING', data: { is_typing: false, marker } });
 
 /** Opens an SSE stream at `url` with extra request headers (API key, Cookie); resolves once it is open. */
 export async function subscribeUrl<T>(url: string, headers: Record<string, string>, describe: (e: T) => unknown = (e) => e) {
@@ -40,9 +145,4 @@ export async function subscribeUrl<T>(url: string, headers: Record<string, strin
     },
     close: () => source.close(),
   };
-}
-
-/** A session's event stream, as the test API key. */
-export function subscribe(baseUrl: string, sessionId: string, channel: string) {
-  return subscribeUrl<Envelope>(`${baseUrl}/api/sessions/${sessionId}/events?channel=${channel}`, { 'X-API-Key': testApiKey }, (e) => [e.event_type, e.channel, e.data.role]);
 }

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import { z } from '../../shared/zod.js';
 import { enqueueIn, jobDefinitions, jobOptions, registry, queue, type Registry } from '../../shared/queues.js';
@@ -104,7 +105,7 @@ describe('queue registry and workers', () => {
     };
     const [worker] = startWorkers(drainRegistry, { 'drain.slow': slow });
     const job = await enqueueIn(drainRegistry, 'drain.slow', { ms: 400 });
-    while ((await job.getState()) !== 'active') await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => (await job.getState()) === 'active', 10_000, 'the slow job to be active');
     await worker!.close();
     expect(finishedRuns).toEqual([400]);
     expect(await (await queue('drain', drainRegistry).getJob(job.id!))!.getState()).toBe('completed');

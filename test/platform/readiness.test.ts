@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { eventually } from '../helpers/eventually.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { startPlatform, type Platform } from '../helpers/platform.js';
@@ -14,14 +15,12 @@ const startRedis = () =>
 beforeAll(async () => {
   port = await freePort();
   redis = startRedis();
-  for (let attempt = 0; ; attempt++) {
+  await eventually(async () => {
     const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => null });
     const ok = await probe.connect().then(() => true, () => false);
     probe.disconnect();
-    if (ok) break;
-    if (attempt > 50) throw new Error('redis-server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return ok;
+  }, 5_000, 'redis-server to accept connections');
   process.env.BUS_PORT = String(port);
   process.env.BUS_HOST = '127.0.0.1';
   api = await startPlatform({ workers: false });

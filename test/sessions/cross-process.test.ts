@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
-import { json, newInteraction, newSession, publish, subscribe } from './helpers.js';
+import { json, newInteraction, newSession, publish } from './helpers.js';
+import { subscribe } from '../helpers/sse.js';
 
 let api: Platform;
 let other: ChildProcess;
@@ -48,7 +49,7 @@ describe('across API processes', () => {
       const remoteBody = await json(viaRemote, 200);
       for (const s of [remote, local]) {
         const got = await s.waitFor(2);
-        expect(got.map((e) => [e.id, e.envelope.data.content])).toEqual([
+        expect(got.map((e) => [e.id, e.data.content])).toEqual([
           [viaLocal.sequence, 'via this process'],
           [remoteBody.sequence, 'via the other process'],
         ]);

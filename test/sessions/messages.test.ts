@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '../../shared/db/index.js';
 import { acceptMessage } from '../../shared/sessions/publish.js';
 import { getContext } from '../../shared/sessions/context.js';
+import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { expectFieldError, json, newInteraction, newSession, publish } from './helpers.js';
 
@@ -63,8 +64,9 @@ describe('publishing messages', () => {
     const chat = await newInteraction(api, sessionId, 'chat');
     const results = await Promise.all(Array.from({ length: 10 }, () => publish(api, sessionId, message(chat, 'dup'), { 'Idempotency-Key': 'same' }).then((r) => r.json())));
     expect(new Set(results.map((r) => r.message_id)).size).toBe(1);
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await getContext(sessionId)).conversation_history).toHaveLength(1);
+    // The session's events are delivered in acceptance order: a second 'dup' would land before the marker.
+    await json(await publish(api, sessionId, message(chat, 'marker')), 200);
+    expect((await getContext(sessionId)).conversation_history.map((m) => m.content)).toEqual(['dup', 'marker']);
   });
 
   it('a delivery job run twice persists and audits the message once', async () => {
@@ -108,8 +110,11 @@ describe('publishing messages', () => {
     const chat = await newInteraction(api, sessionId, 'chat');
     const accepted = await acceptMessage(sessionId, { channel: 'chat', role: 'assistant', content: 'later', interaction_id: chat });
     expect(accepted).toMatchObject({ message_published: false, sequence: null });
-    for (let i = 0; i < 50 && !(await getContext(sessionId)).conversation_history.length; i++) await new Promise((r) => setTimeout(r, 50));
-    expect((await getContext(sessionId)).conversation_history).toEqual([{ role: 'assistant', content: 'later', channel: 'chat' }]);
+    const history = await eventually(async () => {
+      const h = (await getContext(sessionId)).conversation_history;
+      return h.length > 0 && h;
+    }, 10_000, 'the message accepted without waiting in the history');
+    expect(history).toEqual([{ role: 'assistant', content: 'later', channel: 'chat' }]);
   });
 
   it('non-message events are published in the stream and audited; CONTEXT_UPDATE changes the context', async () => {

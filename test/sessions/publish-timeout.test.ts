@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { waitForPublished } from '../../shared/sessions/publish.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
-import { json, newInteraction, newSession, publish, subscribe } from './helpers.js';
+import { json, newInteraction, newSession, publish } from './helpers.js';
+import { subscribe } from '../helpers/sse.js';
 
 let api: Platform;
 beforeAll(async () => {
@@ -24,10 +25,10 @@ describe('the bounded wait of POST messages', () => {
       expect(sequence).toBeGreaterThan(0);
       // The chat interaction's CHANNEL_JOINED is not awaited either (the wait is 0), so it may reach the watcher first.
       let events = await watcher.waitFor(1);
-      if (events[0]!.envelope.event_type === 'CHANNEL_JOINED') events = await watcher.waitFor(2);
-      expect(events.map((e) => e.envelope.event_type).filter((t) => t !== 'CHANNEL_JOINED')).toEqual(['MESSAGE']);
-      const event = events.find((e) => e.envelope.event_type === 'MESSAGE');
-      expect(event!).toMatchObject({ id: sequence, envelope: { event_type: 'MESSAGE', data: { content: 'eventually', message_id: body.message_id } } });
+      if (events[0]!.event_type === 'CHANNEL_JOINED') events = await watcher.waitFor(2);
+      expect(events.map((e) => e.event_type).filter((t) => t !== 'CHANNEL_JOINED')).toEqual(['MESSAGE']);
+      const event = events.find((e) => e.event_type === 'MESSAGE');
+      expect(event!).toMatchObject({ id: sequence, event_type: 'MESSAGE', data: { content: 'eventually', message_id: body.message_id } });
       expect((await getContext(sessionId)).conversation_history).toEqual([{ role: 'user', content: 'eventually', channel: 'chat' }]);
     } finally {
       watcher.close();

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { db } from '../../shared/db/index.js';
 import { expireSessions } from '../../shared/sessions/resolve.js';
 import { schedules } from '../../workers/schedules.js';
@@ -120,8 +121,7 @@ describe('resolving a session', () => {
     const s = await json(await resolve(userId, '5 minutes'), 200);
     await db()('sessions').where({ session_id: s.session_id }).update({ last_activity: db().raw(`now() - interval '6 minutes'`) });
     await tick(schedule!);
-    for (let i = 0; i < 100 && (await db()('sessions').where({ session_id: s.session_id }).first()).status !== 'closed'; i++) await new Promise((r) => setTimeout(r, 50));
-    expect((await db()('sessions').where({ session_id: s.session_id }).first()).status).toBe('closed');
+    await eventually(async () => (await db()('sessions').where({ session_id: s.session_id }).first()).status === 'closed', 5_000, 'the expired session to be closed');
   });
 
   it('sessions are removed with their user', async () => {

@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createRedis } from '../../shared/redis.js';
 import { sessionChannel } from '../../shared/bus.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
-import { newSession, subscribe } from './helpers.js';
+import { newSession } from './helpers.js';
+import { subscribe } from '../helpers/sse.js';
 
 let api: Platform;
 beforeAll(async () => {

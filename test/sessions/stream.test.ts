@@ -6,7 +6,8 @@ import { slowSubscriberBytes } from '../../api/sessions/stream.js';
 import { metricsRegistry } from '../../shared/metrics.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
-import { json, newInteraction, newSession, publish, subscribe, type Subscriber } from './helpers.js';
+import { json, newInteraction, newSession, publish } from './helpers.js';
+import { markerEvent, sendMarker, subscribe, type Subscriber } from '../helpers/sse.js';
 
 let api: Platform;
 const open: Subscriber[] = [];
@@ -23,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => open.forEach((s) => s.close()));
 
-const key = { apiKey: testApiKey };
+const key = { apiKey: testApiKey, scheme: 'bearer' as const };
 const say = (sessionId: string, channel: string, interactionId: string, content: string, role = 'user') =>
   publish(api, sessionId, { channel, role, content, interaction_id: interactionId }).then((r) => json(r, 200));
 
@@ -65,12 +66,12 @@ describe('the session event stream (SSE)', () => {
     await say(sessionId, 'chat', chat, 'from chat');
     await say(sessionId, 'voice', voice, 'from voice', 'assistant');
     await say(sessionId, 'chat', chat, 'chat again');
-    const voiceGot = await voiceSub.waitFor(2);
-    const chatGot = await chatSub.waitFor(1);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(voiceSub.events.map((e) => e.envelope.data.content)).toEqual(['from chat', 'chat again']);
-    expect(chatGot.map((e) => e.envelope.data.content)).toEqual(['from voice']);
-    expect(voiceGot.every((e) => e.envelope.channel === 'chat')).toBe(true);
+    // Anything wrongly delivered would arrive before the marker, which follows the three messages.
+    const marker = await sendMarker(api, sessionId, 'sms');
+    const voiceGot = await voiceSub.throughMarker(marker);
+    const chatGot = await chatSub.throughMarker(marker);
+    expect(voiceGot.map((e) => [e.channel, e.data.content])).toEqual([['chat', 'from chat'], ['chat', 'chat again'], ['sms', undefined]]);
+    expect(chatGot.map((e) => [e.channel, e.data.content])).toEqual([['voice', 'from voice'], ['sms', undefined]]);
   });
 
   it('sends a keep-alive comment every SESSION_SSE_KEEPALIVE_SECONDS', async () => {
@@ -102,7 +103,7 @@ describe('the session event stream (SSE)', () => {
     const sms = await newInteraction(api, sessionId, 'sms', 'SM123');
     await json(await api.request(`/api/sessions/interactions/${sms}/close`, { method: 'POST', json: {} }), 200);
     const got = await watcher.waitFor(2);
-    expect(got.map((e) => [e.envelope.event_type, e.envelope.channel, e.envelope.data])).toEqual([
+    expect(got.map((e) => [e.event_type, e.channel, e.data])).toEqual([
       ['CHANNEL_JOINED', 'sms', { interaction_id: sms, channel_ref: 'SM123' }],
       ['CHANNEL_LEFT', 'sms', { interaction_id: sms }],
     ]);
@@ -116,9 +117,9 @@ describe('the session event stream (SSE)', () => {
     const resumed = sub(api.url, sessionId, 'voice', { ...key, lastEventId: first.sequence });
     await resumed.opened;
     for (let i = 5; i < 8; i++) await say(sessionId, 'chat', chat, `m${i}`);
-    const got = await resumed.waitFor(7);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(resumed.events.map((e) => e.envelope.data.content)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7']);
+    const marker = await sendMarker(api, sessionId);
+    const got = await resumed.throughMarker(marker);
+    expect(got.map((e) => e.data.content ?? e.data)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', markerEvent(marker).data]);
     const ids = got.map((e) => e.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
@@ -136,9 +137,9 @@ describe('the session event stream (SSE)', () => {
       }
     })();
     await sending;
-    await watcher.waitFor(total, 15_000);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(watcher.events.map((e) => e.envelope.data.content)).toEqual(Array.from({ length: total }, (_, i) => `n${i}`));
+    const marker = await sendMarker(api, sessionId);
+    const got = await watcher.throughMarker(marker);
+    expect(got.map((e) => e.data.content ?? e.data)).toEqual([...Array.from({ length: total }, (_, i) => `n${i}`), markerEvent(marker).data]);
   });
 
   it('the process holds one Redis subscriber connection however many clients listen', async () => {
@@ -160,8 +161,9 @@ describe('the session event stream (SSE)', () => {
     const before = await cutOff();
     // A raw client that never reads: the kernel buffers fill, then the server's, until the server gives up on it.
     const http = await import('node:http');
-    http.get(`${api.url}/api/sessions/${sessionId}/events?channel=voice`, { headers: { 'X-API-Key': testApiKey } }, (res) => res.pause()).on('error', () => undefined);
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((connected) =>
+      http.get(`${api.url}/api/sessions/${sessionId}/events?channel=voice`, { headers: { 'X-API-Key': testApiKey } }, (res) => connected(res.pause())).on('error', () => undefined),
+    );
     const big = 'x'.repeat(30_000);
     let sent = 0;
     while ((await cutOff()) === before && sent < 600) {
@@ -203,12 +205,13 @@ describe('the session event stream (SSE)', () => {
     expect(history.map((m) => m.content)).toEqual(all.slice(-50).map((m) => m.content));
     const audit = await db()('session_events').where({ session_id: sessionId, event_type: 'message_published' }).count('* as n').first();
     expect(Number(audit!.n)).toBe(1000);
+    // No subscriber listens on email: the marker reaches all four after the 1,000 messages.
+    const marker = await sendMarker(api, sessionId, 'email');
     for (const c of channelNames) {
-      const got = await watchers[c]!.waitFor(750, 20_000);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(watchers[c]!.events).toHaveLength(750);
-      expect(got.every((e) => e.envelope.channel !== c)).toBe(true);
-      expect(new Set(got.map((e) => e.envelope.data.message_id)).size).toBe(750);
+      const got = (await watchers[c]!.throughMarker(marker, 20_000)).slice(0, -1);
+      expect(got).toHaveLength(750);
+      expect(got.every((e) => e.channel !== c)).toBe(true);
+      expect(new Set(got.map((e) => e.data.message_id)).size).toBe(750);
       // Delivered in acceptance (sequence) order.
       expect(got.map((e) => e.id)).toEqual(all.filter((m) => !m.content.startsWith(`${c}-`)).map((m) => m.sequence));
     }

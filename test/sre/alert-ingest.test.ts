@@ -4,7 +4,8 @@ import { alertFingerprint } from '../../shared/sre/alerts/fingerprint.js';
 import { db } from '../../shared/db/index.js';
 import { jobDefinitions } from '../../shared/queues.js';
 import { alertmanagerPayload, normalizeAlerts } from '../../shared/sre/alerts/payloads.js';
-import { fixture, waitFor } from './alerting-helpers.js';
+import { fixture } from './alerting-helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 process.env.ALERT_WEBHOOK_TOKEN = 'am-secret-token';
 process.env.FLAP_THRESHOLD = '3';
@@ -107,7 +108,7 @@ describe('webhooks', () => {
     const res = await post('alertmanager', fixture('webhook-v4-firing.json'));
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ accepted: 2, source: 'alertmanager/default' });
-    const page = await waitFor(async () => {
+    const page = await eventually(async () => {
       const p = await alerts('source=alertmanager/default&label=service=checkout');
       return p.total === 2 ? p : null;
     });
@@ -120,7 +121,7 @@ describe('webhooks', () => {
   it('handle each alert of a payload on its own: one firing repeat and one resolved', async () => {
     const res = await post('alertmanager', fixture('webhook-v4-mixed-firing-resolved.json'));
     expect(res.status).toBe(202);
-    const resolved = await waitFor(async () => (await alerts('fingerprint=35168abc2368c313&status=resolved')).items[0]);
+    const resolved = await eventually(async () => (await alerts('fingerprint=35168abc2368c313&status=resolved')).items[0]);
     expect(resolved).toMatchObject({ status: 'resolved', resolved_by: 'sender:alertmanager/default', ends_at: '2026-11-21T23:35:06.000Z' });
     const firing = (await alerts('fingerprint=f7ca8b2ae37f4b50')).items;
     expect(firing).toHaveLength(1);
@@ -130,7 +131,7 @@ describe('webhooks', () => {
   it("accept Grafana's documented sample, keeping its fingerprints and values", async () => {
     const res = await post('grafana', grafanaSample, { Authorization: `Basic ${Buffer.from('grafana:am-secret-token').toString('base64')}` });
     expect(res.status).toBe(202);
-    const page = await waitFor(async () => {
+    const page = await eventually(async () => {
       const p = await alerts('source=grafana/default');
       return p.total === 2 ? p : null;
     });
@@ -142,7 +143,7 @@ describe('webhooks', () => {
   it('compute the Alertmanager fingerprint when the sender sends none', async () => {
     const labels = { alertname: 'NoPrint', instance: 'x:1' };
     await post('alertmanager', { version: '4', status: 'firing', alerts: [{ status: 'firing', labels, annotations: {} }] });
-    const a = await waitFor(async () => (await alerts('label=alertname=NoPrint')).items[0]);
+    const a = await eventually(async () => (await alerts('label=alertname=NoPrint')).items[0]);
     expect(a.fingerprint).toBe(alertFingerprint(labels));
   });
 
@@ -172,7 +173,7 @@ describe('webhooks', () => {
     expect(source).toMatchObject({ webhook_path: '/webhooks/alertmanager/team-a', has_own_secret: true });
     expect((await post('alertmanager', fixture('webhook-v4-firing.json'), bearer, 'team-a')).status).toBe(401);
     expect((await post('alertmanager', fixture('webhook-v4-firing.json'), { Authorization: 'Bearer team-a-secret' }, 'team-a')).status).toBe(202);
-    await waitFor(async () => (await alerts('source=alertmanager/team-a')).total === 2);
+    await eventually(async () => (await alerts('source=alertmanager/team-a')).total === 2);
     expect((await api.request('/api/v1/alerts/sources', { method: 'POST', json: { kind: 'alertmanager', name: 'team-a' } })).status).toBe(409);
     expect((await api.request(`/api/v1/alerts/sources/${source.id}`, { method: 'PATCH', json: { enabled: false } })).status).toBe(200);
     expect((await post('alertmanager', fixture('webhook-v4-firing.json'), { Authorization: 'Bearer team-a-secret' }, 'team-a')).status).toBe(404);
@@ -221,7 +222,7 @@ describe('dedup', () => {
     }));
     const answers = await Promise.all(payloads.map((body) => post('alertmanager', body)));
     expect(answers.map((r) => r.status)).toEqual(Array(10).fill(202));
-    const rows = await waitFor(async () => {
+    const rows = await eventually(async () => {
       const r = await db()('sre_alert_instances').where('alertname', 'Burst').select('fingerprint', 'occurrence_count', 'status');
       return r.reduce((s, x) => s + x.occurrence_count, 0) === 1000 ? r : null;
     }, 20_000);
@@ -242,14 +243,14 @@ describe('lifecycle', () => {
 
   it('firing → acknowledged → resolved by API, with a history row per move; illegal moves are 409', async () => {
     await post('alertmanager', one('firing'));
-    const a = await waitFor(async () => (await alerts('label=alertname=Life')).items[0]);
+    const a = await eventually(async () => (await alerts('label=alertname=Life')).items[0]);
     const ack = await api.request(`/api/v1/alerts/${a.id}/acknowledge`, { method: 'POST', json: { by: 'alice' } });
     expect(ack.status).toBe(200);
     expect(await ack.json()).toMatchObject({ status: 'acknowledged', acknowledged_by: 'alice' });
     expect((await api.request(`/api/v1/alerts/${a.id}/acknowledge`, { method: 'POST', json: {} })).status).toBe(409);
     // A repeat firing while acknowledged updates the instance without reopening it.
     await post('alertmanager', one('firing'));
-    await waitFor(async () => (await (await api.request(`/api/v1/alerts/${a.id}`)).json()).occurrence_count === 2);
+    await eventually(async () => (await (await api.request(`/api/v1/alerts/${a.id}`)).json()).occurrence_count === 2);
     expect((await (await api.request(`/api/v1/alerts/${a.id}`)).json()).status).toBe('acknowledged');
     const res = await api.request(`/api/v1/alerts/${a.id}/resolve`, { method: 'POST', json: { by: 'bob', note: 'fixed' } });
     expect(await res.json()).toMatchObject({ status: 'resolved', resolved_by: 'bob' });
@@ -266,11 +267,11 @@ describe('lifecycle', () => {
 
   it("the sender's resolved status resolves; a firing after that opens a new instance", async () => {
     await post('alertmanager', one('firing', 'Again'));
-    const first = await waitFor(async () => (await alerts('label=alertname=Again')).items[0]);
+    const first = await eventually(async () => (await alerts('label=alertname=Again')).items[0]);
     await post('alertmanager', one('resolved', 'Again'));
-    await waitFor(async () => (await alerts('label=alertname=Again&status=resolved')).total === 1);
+    await eventually(async () => (await alerts('label=alertname=Again&status=resolved')).total === 1);
     await post('alertmanager', one('firing', 'Again'));
-    const page = await waitFor(async () => {
+    const page = await eventually(async () => {
       const p = await alerts('label=alertname=Again');
       return p.total === 2 ? p : null;
     });
@@ -283,7 +284,7 @@ describe('lifecycle', () => {
     // 3 is the threshold here: firing, resolved, firing (new instance), resolved → 4 changes.
     for (const status of ['firing', 'resolved', 'firing', 'resolved', 'firing'] as const) {
       await post('alertmanager', one(status, 'Flappy'));
-      await waitFor(async () => {
+      await eventually(async () => {
         const [row] = await db()('sre_alert_instances').where('alertname', 'Flappy').orderBy('created_at', 'desc').limit(1);
         return row?.status === status;
       });

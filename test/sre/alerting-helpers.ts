@@ -1,22 +1,10 @@
-/** Helpers of the alerting tests: fixtures, polling, and local HTTP servers speaking external wire formats. */
+/** Helpers of the alerting tests: fixtures and local HTTP servers speaking external wire formats. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { onShutdown } from '../../shared/lifecycle.js';
 
 export const fixture = (name: string) => JSON.parse(readFileSync(`/work/shared/fixtures/alertmanager/${name}`, 'utf8'));
-
-/** Polls until `check` returns a truthy value (or throws on timeout with the last value seen). */
-export async function waitFor<T>(check: () => Promise<T>, timeoutMs = 10_000, intervalMs = 100): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  for (;;) {
-    last = await check();
-    if (last) return last as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`waitFor timed out; last value: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
 
 export interface Recorded {
   method: string;

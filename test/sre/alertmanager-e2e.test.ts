@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { alertFingerprint } from '../../shared/sre/alerts/fingerprint.js';
-import { waitFor } from './alerting-helpers.js';
+import { eventually } from '../helpers/eventually.js';
 import { freePort } from '../helpers/ports.js';
 
 // The real Alertmanager (Debian package prometheus-alertmanager), its webhook receiver pointing at the API.
@@ -49,7 +49,7 @@ receivers:
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   am.stderr!.on('data', (c) => (stderr += c));
-  await waitFor(async () => {
+  await eventually(async () => {
     if (am.exitCode !== null) throw new Error(`alertmanager exited: ${stderr}`);
     return fetch(`${amUrl}/-/ready`).then((r) => r.ok, () => false);
   }, 15_000);
@@ -77,7 +77,7 @@ describe('with a real Alertmanager', () => {
     await postToAlertmanager([a]);
     await postToAlertmanager([a, b]);
 
-    const firing = await waitFor(async () => {
+    const firing = await eventually(async () => {
       const p = await (await api.request('/api/v1/alerts?label=alertname=E2EDiskFull&status=firing')).json();
       return p.total === 2 ? p : null;
     }, 15_000);
@@ -91,7 +91,7 @@ describe('with a real Alertmanager', () => {
     // endsAt in the past: Alertmanager sends them as resolved at the next group interval.
     const past = new Date(Date.now() - 1000).toISOString();
     await postToAlertmanager([{ ...a, endsAt: past }, { ...b, endsAt: past }]);
-    const resolved = await waitFor(async () => {
+    const resolved = await eventually(async () => {
       const p = await (await api.request('/api/v1/alerts?label=alertname=E2EDiskFull')).json();
       return p.total === 2 && p.items.every((x: any) => x.status === 'resolved') ? p : null;
     }, 15_000);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { readFile, stat } from 'node:fs/promises';
-import { metricsEndpoint, startPrometheus, until, waitForScrapes } from './discovery-servers.js';
+import { metricsEndpoint, startPrometheus, waitForScrapes } from './discovery-servers.js';
+import { eventually } from '../helpers/eventually.js';
 import { freePort } from '../helpers/ports.js';
 import { startLocalLlm } from '../helpers/local-llm-server.js';
 
@@ -51,7 +52,7 @@ let target: Entity;
 beforeAll(async () => {
   await waitForScrapes(prometheus.url, 3);
   const { run_id } = (await (await post('/api/v1/cmdb/discovery/trigger')).json()) as { run_id: string };
-  await until(async () => ((await (await api.request(`/api/v1/cmdb/discovery/runs/${run_id}`)).json()) as { status: string }).status === 'succeeded', 15_000, 'discovery');
+  await eventually(async () => ((await (await api.request(`/api/v1/cmdb/discovery/runs/${run_id}`)).json()) as { status: string }).status === 'succeeded', 15_000, 'discovery');
   const list = (await (await api.request('/api/v1/cmdb/entities?type=scrape_target')).json()) as { items: Entity[] };
   target = list.items.find((e) => e.name === `127.0.0.1:${closedPort}`)!;
 });
@@ -67,7 +68,7 @@ describe('monitor deployment', () => {
     expect(rules.map((r) => r.labels.sre_monitor_id).sort()).toEqual(pending.map((m) => m.id).sort());
     expect((await monitors()).every((m) => m.status === 'deployed' && m.last_error === null)).toBe(true);
     // The deployed template really matches the down target: Prometheus evaluates it into an alert.
-    const alert = await until(async () => {
+    const alert = await eventually(async () => {
       const rule = (await loadedRules()).find((r) => r.labels.sre_entity_id === target.id);
       return rule?.alerts.find((a) => a.labels.instance === target.name);
     }, 10_000, 'the ScrapeTargetDown alert');

@@ -4,6 +4,7 @@
  * write detector over the CMDB tables (row versions by xmin).
  */
 import http from 'node:http';
+import { eventually } from '../helpers/eventually.js';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -101,14 +102,10 @@ export async function startPrometheus(jobs: Record<string, string[]>): Promise<R
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+  await eventually(async () => {
     if (child.exitCode !== null) throw new Error(`prometheus exited: ${stderr}`);
-    const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error(`prometheus not ready: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
+  }, 20_000, 'Prometheus to be ready');
   const kill = async () => {
     if (child.exitCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -129,24 +126,11 @@ export async function startPrometheus(jobs: Record<string, string[]>): Promise<R
 
 /** Waits until Prometheus has scraped every active target at least once (health no longer "unknown"). */
 export async function waitForScrapes(url: string, count: number): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
+  await eventually(async () => {
     const body = (await (await fetch(`${url}/api/v1/targets?state=active`)).json()) as { data: { activeTargets: Array<{ health: string }> } };
     const t = body.data.activeTargets;
-    if (t.length >= count && t.every((x) => x.health !== 'unknown')) return;
-    if (Date.now() > deadline) throw new Error(`targets not scraped: ${JSON.stringify(t.map((x) => x.health))}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-export async function until<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return t.length >= count && t.every((x) => x.health !== 'unknown');
+  }, 15_000, `Prometheus to scrape ${count} targets`);
 }
 
 export const cmdbTables = ['sre_entities', 'sre_relationships', 'sre_recommendations', 'sre_entity_monitors'] as const;

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { mkdtemp } from 'node:fs/promises';
 import type { ContainerSummary } from '../../shared/clients/docker.js';
 import type { TraefikRouter, TraefikService } from '../../shared/clients/traefik.js';
-import { changedRows, dockerApiServer, traefikApiServer, metricsEndpoint, rowVersions, startPrometheus, until, waitForScrapes } from './discovery-servers.js';
+import { changedRows, dockerApiServer, traefikApiServer, metricsEndpoint, rowVersions, startPrometheus, waitForScrapes } from './discovery-servers.js';
+import { eventually } from '../helpers/eventually.js';
 import { freePort } from '../helpers/ports.js';
 
 // The fixtures of the container runtime and the proxy, in their APIs' documented shapes.
@@ -71,7 +72,7 @@ async function trigger(): Promise<{ run_id: string; already_running: boolean; st
   return res.json();
 }
 async function finished(runId: string): Promise<Run> {
-  return until(async () => {
+  return eventually(async () => {
     const run = (await (await api.request(`/api/v1/cmdb/discovery/runs/${runId}`)).json()) as Run;
     return run.status !== 'running' && run;
   }, 20_000, 'the discovery run');

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { fixture, localServer, waitFor } from '../sre/alerting-helpers.js';
+import { fixture, localServer } from '../sre/alerting-helpers.js';
+import { eventually } from '../helpers/eventually.js';
 import { dockerApiServer, traefikApiServer } from '../sre/discovery-servers.js';
 import { launchBrowser, screenshot, signInAt } from '../helpers/browser.js';
 import { devAccounts, startIdentity } from '../helpers/identity.js';
@@ -69,14 +70,14 @@ describe('SRE console in Chromium', () => {
   it('alerts: API data on the dashboard; acknowledging in the browser is recorded by the person', async () => {
     const posted = await postAlert(firing('DiskAlmostFull', { severity: 'warning' }));
     expect(posted.status, await posted.text()).toBeLessThan(300);
-    const alert = await waitFor(async () => (await api<{ items: Array<{ id: string }> }>('/api/v1/alerts?q=DiskAlmostFull')).items[0]);
+    const alert = await eventually(async () => (await api<{ items: Array<{ id: string }> }>('/api/v1/alerts?q=DiskAlmostFull')).items[0]);
     await page.goto(`${app.url}/admin/alerts`);
     await expect.poll(() => page.getByRole('link', { name: 'DiskAlmostFull' }).count(), { timeout: 15_000 }).toBe(1);
     await expect.poll(() => page.getByText(sreName).count()).toBeGreaterThan(0);
     await screenshot(page, '1-alerts');
 
     await page.getByRole('button', { name: 'Acknowledge DiskAlmostFull' }).click();
-    const row = await waitFor(async () => (await db()('sre_alert_state_history').where({ alert_id: alert.id, to_status: 'acknowledged' }).first()) as { actor: string } | undefined);
+    const row = await eventually(async () => (await db()('sre_alert_state_history').where({ alert_id: alert.id, to_status: 'acknowledged' }).first()) as { actor: string } | undefined);
     expect(row.actor).toBe(sreName);
     expect((await db()('sre_alert_instances').where({ id: alert.id }).first()).status).toBe('acknowledged');
 
@@ -105,7 +106,7 @@ describe('SRE console in Chromium', () => {
     await page.getByRole('button', { name: 'Escalate' }).click();
     await page.getByLabel('Reason').fill('customer impact, paging the on-call');
     await page.getByRole('button', { name: 'Send escalation' }).click();
-    const sent = await waitFor(async () => pager.requests.find((r) => r.url === '/escalations'));
+    const sent = await eventually(async () => pager.requests.find((r) => r.url === '/escalations'));
     expect(sent.body).toMatchObject({ event: 'incident.escalated', reason: 'customer impact, paging the on-call', escalated_by: sreName });
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
     await page.getByText('customer impact, paging the on-call').first().waitFor();
@@ -119,7 +120,7 @@ describe('SRE console in Chromium', () => {
     const before = Number((await db()('sre_discovery_runs').count({ n: '*' }).first())!.n);
     await page.goto(`${app.url}/admin/discovery`);
     await page.getByRole('button', { name: 'Run discovery now' }).click();
-    const run = await waitFor(async () => (await db()('sre_discovery_runs').where({ trigger: 'manual' }).whereNot({ status: 'running' }).first()) as { status: string } | undefined, 20_000);
+    const run = await eventually(async () => (await db()('sre_discovery_runs').where({ trigger: 'manual' }).whereNot({ status: 'running' }).first()) as { status: string } | undefined, 20_000);
     expect(Number((await db()('sre_discovery_runs').count({ n: '*' }).first())!.n)).toBe(before + 1);
     await page.getByRole('alert', { name: `Run ${run.status}` }).waitFor({ timeout: 5_000 });
     await page.getByRole('table', { name: 'Run history' }).getByText('manual').first().waitFor();
@@ -177,7 +178,7 @@ describe('SRE console in Chromium', () => {
     // Execute records the person; delete asks first.
     await page.getByRole('link', { name: 'Scale checkout' }).click();
     await page.getByRole('button', { name: 'Execute' }).click();
-    const execution = await waitFor(async () => (await db()('sre_runbook_executions').where({ runbook_id: row.id }).first()) as { triggered_by: string } | undefined);
+    const execution = await eventually(async () => (await db()('sre_runbook_executions').where({ runbook_id: row.id }).first()) as { triggered_by: string } | undefined);
     expect(execution.triggered_by).toBe(sreName);
     await page.getByRole('table', { name: 'Executions' }).getByText(`manual · ${sreName}`).waitFor();
     await screenshot(page, '5-runbook-detail');
