@@ -86,6 +86,16 @@ export const variables = {
   AUTOMATION_URL: [optionalUrl, 'workflow automation (n8n) base URL'],
   AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
 
+  ISSUE_TRACKER_BASE_URL: [optionalUrl, 'issue-tracker tool server: public address of the issue tracker, used in the links its tools return (default ISSUE_TRACKER_API_URL)'],
+  ISSUE_TRACKER_API_URL: [optionalUrl, 'issue-tracker tool server: internal address of the issue tracker (GitLab) it calls'],
+  ISSUE_TRACKER_PROJECT_PATH: [z.string().regex(/^[\w.-]+(\/[\w.-]+)+$/, 'must look like group/project').optional(), 'issue-tracker tool server: path of the project it works on, e.g. group/project'],
+  ISSUE_TRACKER_VERIFY_SSL: [bool(true), 'issue-tracker tool server: verify the TLS certificate of ISSUE_TRACKER_API_URL (false for a self-signed internal tracker)'],
+  ISSUE_TRACKER_MCP_TOKEN: [z.string().default(''), 'issue-tracker tool server: access token it sends as PRIVATE-TOKEN'],
+  IDENTITY_BASE_URL: [optionalUrl, 'issue-tracker tool server: identity provider whose tokens it accepts (JWKS from /.well-known/openid-configuration, issuer and audience checked); unset: MCP_SERVICE_TOKENS'],
+  MCP_SERVICE_PORT: [int(9400, 0), 'port of the issue-tracker tool server (tools role, MCP over Streamable HTTP at /mcp)'],
+  MCP_SERVICE_URL: [optionalUrl, 'public address of the issue-tracker tool server (default http://localhost:MCP_SERVICE_PORT); the audience identity-provider tokens must carry'],
+  MCP_SERVICE_TOKENS: [z.string().default(''), 'comma-separated bearer tokens the issue-tracker tool server accepts when IDENTITY_BASE_URL is unset (npm run dev generates one)'],
+
   CONTAINER_RUNTIME_HOST: [z.string().default(''), 'container runtime: tcp://host:port of a Docker socket proxy or a unix socket path'],
   METRICS_URL: [optionalUrl, 'Prometheus base URL (targets discovery, rule reload)'],
   PROXY_API_URL: [optionalUrl, 'Traefik API base URL'],
@@ -194,6 +204,19 @@ function nested(env: Env) {
         proxyApiUrl: env.PROXY_API_URL,
       },
       monitors: { autoApply: env.MONITORS_AUTO_APPLY, rulesDir: env.RULES_DIR },
+    },
+    toolServer: {
+      port: env.MCP_SERVICE_PORT,
+      publicUrl: (env.MCP_SERVICE_URL ?? `http://localhost:${env.MCP_SERVICE_PORT}`).replace(/\/+$/, ''),
+      tokens: env.MCP_SERVICE_TOKENS.split(',').map((t) => t.trim()).filter(Boolean),
+      identityBaseUrl: env.IDENTITY_BASE_URL?.replace(/\/+$/, ''),
+      tracker: {
+        apiUrl: env.ISSUE_TRACKER_API_URL?.replace(/\/+$/, ''),
+        baseUrl: (env.ISSUE_TRACKER_BASE_URL ?? env.ISSUE_TRACKER_API_URL)?.replace(/\/+$/, ''),
+        projectPath: env.ISSUE_TRACKER_PROJECT_PATH,
+        verifySsl: env.ISSUE_TRACKER_VERIFY_SSL,
+        token: env.ISSUE_TRACKER_MCP_TOKEN,
+      },
     },
   };
 }

@@ -2,10 +2,12 @@
  * npm run dev: the whole platform in one command on a machine with nothing configured.
  * PostgreSQL: DATABASE_URL, else an embedded server with its data under .data/postgres (kept between runs).
  * Redis: BUS_HOST:BUS_PORT when it answers, else a redis-server from PATH started on that port.
+ * Then migrations, the web, worker and tools roles, and the URLs to open. Ctrl-C stops all it started.
  * Sign-in: OIDC_ISSUER_URL, else an embedded identity provider with two dev accounts (shared/identity/).
  * Then migrations, the web and worker roles, and the URLs to open. Ctrl-C stops all it started.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -70,6 +72,8 @@ async function main() {
   } catch (err) {
     fail(err instanceof ConfigError ? err.message : String(err));
   }
+  // The issue-tracker tool server accepts only bearer tokens: a fresh one per run unless configured.
+  if (!env.MCP_SERVICE_TOKENS && !env.IDENTITY_BASE_URL) env.MCP_SERVICE_TOKENS = `dev-mcp-${randomBytes(12).toString('hex')}`;
   Object.assign(process.env, env);
   // Redis first: when it cannot be had, say so before starting anything else.
   if (!(await pingRedis(1000))) {
@@ -105,7 +109,7 @@ async function main() {
   await migrator.destroy();
   console.log(applied.length ? `applied ${applied.length} migration(s)` : 'migrations current');
 
-  const children = [spawnRole('api/main', env), spawnRole('workers/main', env)];
+  const children = [spawnRole('api/main', env), spawnRole('workers/main', env), spawnRole('api/tools-server/main', env)];
   // Should this process die before stopping them, the roles go down with it.
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
   // One origin for everything printed: the session cookie belongs to the host of PUBLIC_URL.
@@ -119,6 +123,7 @@ async function main() {
       `  API reference  ${base}/api/docs`,
       `  Queues         ${base}/admin/queues   (user ${cfg.auth.admin.user}, password ${cfg.auth.admin.password})`,
       `  API key        ${cfg.auth.apiKeys[0]}   (X-API-Key or Authorization: Bearer)`,
+      `  Tracker MCP    http://127.0.0.1:${cfg.toolServer.port}/mcp   (${env.IDENTITY_BASE_URL ? `tokens of ${env.IDENTITY_BASE_URL}` : `Authorization: Bearer ${env.MCP_SERVICE_TOKENS!.split(',')[0]}`})`,
       signIn,
       '  Ctrl-C stops everything',
       '',

@@ -7,15 +7,15 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const compiled = import.meta.url.endsWith('.js');
 
 /**
- * Node flags of both roles (the Procfile repeats them). A 32 MB young generation: a busy API holds
+ * Node flags of the roles (the Procfile repeats them). A 32 MB young generation: a busy API holds
  * many short-lived request, job and SSE objects at once, and the default 16 MB semi-space made it
  * scavenge so often that it fell behind. bench:sessions at 500 msg/s, alternating runs: API CPU
  * 19.5 and 22.1 s without, 14.7 and 16.6 s with; p50 2.7 s and 19.6 s without, 15 and 60 ms with.
  */
 export const roleNodeFlags = ['--max-semi-space-size=32'];
 
-/** Spawns a role's entry file (api/main or workers/main) with the given environment, the roles' Node flags and extra ones (e.g. --cpu-prof). */
-export function spawnRole(entry: 'api/main' | 'workers/main', env: NodeJS.ProcessEnv, extraNodeFlags: string[] = []): ChildProcess {
+/** Spawns a role's entry file (api/main, workers/main or api/tools-server/main) with the given environment, the roles' Node flags and extra ones (e.g. --cpu-prof). */
+export function spawnRole(entry: 'api/main' | 'workers/main' | 'api/tools-server/main', env: NodeJS.ProcessEnv, extraNodeFlags: string[] = []): ChildProcess {
   const args = compiled ? [path.join(root, `${entry}.js`)] : ['--import', 'tsx', path.join(root, `${entry}.ts`)];
   return spawn(process.execPath, [...roleNodeFlags, ...extraNodeFlags, ...args], { env, stdio: 'inherit' });
 }

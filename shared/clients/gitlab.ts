@@ -1,9 +1,57 @@
 /**
- * GitLab REST API v4 (issues only), over fetch: POST /projects/:id/issues with the PRIVATE-TOKEN header.
- * https://docs.gitlab.com/api/issues/#new-issue
+ * GitLab REST API v4 through @gitbeaker/rest (https://docs.gitlab.com/api/rest/): one connection
+ * factory for the SRE incident tickets (ISSUE_TRACKER_URL/TOKEN/PROJECT_ID) and the issue-tracker
+ * tool server (ISSUE_TRACKER_API_URL/MCP_TOKEN). The token goes out as PRIVATE-TOKEN.
  */
+import { Gitlab, GitbeakerRequestError, GitbeakerRetryError, GitbeakerTimeoutError } from '@gitbeaker/rest';
+import type { Agent as HttpAgent } from 'node:http';
+import { Agent } from 'undici';
 import { config } from '../config.js';
-import { ExternalHttpError, requestText } from './http.js';
+import { ExternalHttpError } from './http.js';
+
+export type GitLabApi = InstanceType<typeof Gitlab<false>>;
+
+export interface GitLabConnection {
+  /** Base address of the GitLab instance (the API is below /api/v4). */
+  url: string;
+  token: string;
+  /** false accepts any certificate of this address (a self-signed internal GitLab); default true. */
+  verifySsl?: boolean;
+  /** Longest wait for one call (paged reads included). */
+  timeoutMs?: number;
+}
+
+/**
+ * A gitbeaker client of one GitLab. Verification off is scoped to this client: gitbeaker hands `agent`
+ * to fetch as its undici dispatcher, so other outgoing requests of the process still verify.
+ */
+export function gitlabApi(conn: GitLabConnection): GitLabApi {
+  const agent = conn.verifySsl === false ? new Agent({ connect: { rejectUnauthorized: false } }) : undefined;
+  // gitbeaker types `agent` as an http.Agent but passes it to fetch as `dispatcher`, which wants an undici one.
+  return new Gitlab({ host: conn.url.replace(/\/+$/, ''), token: conn.token, queryTimeout: conn.timeoutMs ?? 10_000, ...(agent ? { agent: agent as unknown as HttpAgent } : {}) });
+}
+
+/** What went wrong in a GitLab call: the HTTP status (none when unreachable or timed out) and GitLab's own message. */
+export interface GitLabFailure {
+  status?: number;
+  message: string;
+  timedOut: boolean;
+}
+
+/** Reads a gitbeaker (or fetch) failure; anything else (a programming error) is rethrown. */
+export function gitlabFailure(err: unknown): GitLabFailure {
+  if (err instanceof GitbeakerRequestError) {
+    return { status: err.cause?.response.status, message: err.cause?.description || err.message, timedOut: false };
+  }
+  if (err instanceof GitbeakerTimeoutError) return { message: 'no answer before the timeout', timedOut: true };
+  if (err instanceof GitbeakerRetryError) return { status: 502, message: err.message, timedOut: false };
+  // fetch rejects with TypeError('fetch failed') whose cause says why (refused, DNS, TLS).
+  if (err instanceof TypeError && err.message === 'fetch failed') {
+    const cause = err.cause as { code?: string; message?: string } | undefined;
+    return { message: `unreachable: ${[cause?.code, cause?.message].filter(Boolean).join(' ') || err.message}`, timedOut: false };
+  }
+  throw err;
+}
 
 export interface GitLabIssue {
   id: number;
@@ -14,32 +62,35 @@ export interface GitLabIssue {
   state?: string;
 }
 
-export interface GitLabOptions {
-  url: string;
-  token: string;
+export interface GitLabOptions extends GitLabConnection {
   projectId: string;
-  timeoutMs?: number;
 }
 
+/** The SRE service's incident tickets. */
 export class GitLabClient {
-  constructor(private readonly opts: GitLabOptions) {}
+  private readonly api: GitLabApi;
 
-  /** Creates an issue in the configured project. */
+  constructor(private readonly opts: GitLabOptions) {
+    this.api = gitlabApi(opts);
+  }
+
+  /**
+   * Creates an issue in the configured project (POST /projects/:id/issues). Failures are
+   * ExternalHttpError with GitLab's status, so callers can tell permanent (4xx) from transient ones.
+   */
   async createIssue(input: { title: string; description?: string; labels?: string[]; confidential?: boolean }): Promise<GitLabIssue> {
-    const url = `${this.opts.url.replace(/\/+$/, '')}/api/v4/projects/${encodeURIComponent(this.opts.projectId)}/issues`;
-    const { status, text } = await requestText('GitLab', url, {
-      method: 'POST',
-      headers: { 'PRIVATE-TOKEN': this.opts.token, 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({ title: input.title, description: input.description, labels: input.labels?.join(','), confidential: input.confidential }),
-      timeoutMs: this.opts.timeoutMs ?? 10_000,
-    });
     let body: Partial<GitLabIssue>;
     try {
-      body = JSON.parse(text);
-    } catch {
-      throw new ExternalHttpError(`GitLab answered ${status} with a body that is not JSON`, status);
+      body = (await this.api.Issues.create(this.opts.projectId, input.title, {
+        description: input.description,
+        labels: input.labels?.join(','),
+        confidential: input.confidential,
+      })) as Partial<GitLabIssue>;
+    } catch (err) {
+      const failure = gitlabFailure(err);
+      throw new ExternalHttpError(`GitLab POST issues ${failure.status ? `answered ${failure.status}` : 'failed'}: ${failure.message.slice(0, 300)}`, failure.status);
     }
-    if (typeof body.iid !== 'number' || typeof body.web_url !== 'string') throw new ExternalHttpError('GitLab answered without iid/web_url', status);
+    if (typeof body?.iid !== 'number' || typeof body.web_url !== 'string') throw new ExternalHttpError('GitLab answered without iid/web_url', 201);
     return body as GitLabIssue;
   }
 }

@@ -114,35 +114,45 @@ export async function sendMarker(api: Platform, sessionId: string, channel = 'em
 /** What a marker looks like in a list of events, to compare lists with `toEqual`. */
 export const markerEvent = (marker: string) => ({ event_type: 'TYPING', data: { is_typing: false, marker } });
 
-/** Opens an SSE stream at `url` with extra request headers (API key, Cookie); resolves once it is open. */
+/**
+ * A subscriber of any SSE stream (e.g. GET /api/v1/sre/events) with extra request headers (API key
+ * or a signed-in person's Cookie), collecting each `data:` message as parsed JSON with the time it
+ * arrived. Resolves once the stream is open.
+ */
 export async function subscribeUrl<T>(url: string, headers: Record<string, string>, describe: (e: T) => unknown = (e) => e) {
   const events: T[] = [];
+  /** Date.now() at which each of `events` arrived. */
   const received: number[] = [];
-  const source = new EventSource(url, {
-    fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }),
-  });
-  source.addEventListener('message', (e) => {
+  let arrived: () => void = () => {};
+  const es = new EventSource(url, { fetch: (input, init) => fetch(input, { ...init, headers: { ...(init.headers as Record<string, string>), ...headers } }) });
+  es.onmessage = (e) => {
     events.push(JSON.parse(e.data) as T);
     received.push(Date.now());
-  });
+    arrived();
+  };
   await new Promise<void>((resolve, reject) => {
-    source.addEventListener('open', () => resolve(), { once: true });
-    source.addEventListener('error', (e) => reject(new Error(`SSE failed: ${String((e as { message?: string }).message)}`)), { once: true });
+    es.onopen = () => resolve();
+    es.onerror = (e) => reject(new Error(`SSE failed: ${(e as { message?: string }).message}`));
   });
   return {
     events,
-    /** Date.now() at which each of `events` arrived. */
     received,
-    /** Waits until a message matches. */
+    /** Resolves with the first message that matches (re-checked as each arrives). */
     async next(match: (e: T) => boolean, ms = 15_000): Promise<T> {
       const deadline = Date.now() + ms;
-      for (;;) {
-        const found = events.find(match);
+      for (let found = events.find(match); ; found = events.find(match)) {
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching event; got ${JSON.stringify(events.map(describe))}`);
-        await new Promise((r) => setTimeout(r, 10));
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no matching event within ${ms} ms; got ${JSON.stringify(events.map(describe))}`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          arrived = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
       }
     },
-    close: () => source.close(),
+    close: () => es.close(),
   };
 }
