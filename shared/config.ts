@@ -86,6 +86,12 @@ export const variables = {
   AUTOMATION_URL: [optionalUrl, 'workflow automation (n8n) base URL'],
   AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
 
+  TOOL_CALL_TIMEOUT_MS: [int(30000, 100), 'time limit of one tool-gateway call (gateway routes, /mcp, agent); over it the call is a tool error'],
+  TOOL_RESULT_MAX_BYTES: [int(262144, 256), 'largest tool result (JSON bytes) the gateway hands back; over it the call is a tool error'],
+  WORKFLOW_TOOL_TAG: [z.string().min(1).default('switchboard-tool'), 'tag that offers an active automation workflow as a tool (workflow executor)'],
+  WORKFLOW_TOOLS_TTL: [int(60, 1), 'seconds the list of workflow tools is cached before GET /api/v1/workflows is asked again'],
+  AGENT_DELEGATION_WAIT_MS: [int(20000, 0), 'how long agent_delegate waits for the answer before returning the run id (capped below TOOL_CALL_TIMEOUT_MS)'],
+  AGENT_SERVICE_USER_PHONE: [z.string().regex(/^\+[1-9][0-9]{1,14}$/, 'must be an E.164 number').default('+19990000000'), 'phone number of the service user created on demand for agent delegations without a user'],
   ISSUE_TRACKER_BASE_URL: [optionalUrl, 'issue-tracker tool server: public address of the issue tracker, used in the links its tools return (default ISSUE_TRACKER_API_URL)'],
   ISSUE_TRACKER_API_URL: [optionalUrl, 'issue-tracker tool server: internal address of the issue tracker (GitLab) it calls'],
   ISSUE_TRACKER_PROJECT_PATH: [z.string().regex(/^[\w.-]+(\/[\w.-]+)+$/, 'must look like group/project').optional(), 'issue-tracker tool server: path of the project it works on, e.g. group/project'],
@@ -187,6 +193,14 @@ function nested(env: Env) {
       ) as Record<string, string>,
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
+    tools: {
+      callTimeoutMs: env.TOOL_CALL_TIMEOUT_MS,
+      resultMaxBytes: env.TOOL_RESULT_MAX_BYTES,
+      workflowTag: env.WORKFLOW_TOOL_TAG,
+      workflowTtlSeconds: env.WORKFLOW_TOOLS_TTL,
+      delegationWaitMs: env.AGENT_DELEGATION_WAIT_MS,
+      serviceUserPhone: env.AGENT_SERVICE_USER_PHONE,
+    },
     crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
     sre: {
       alertWebhookToken: env.ALERT_WEBHOOK_TOKEN,

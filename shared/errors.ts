@@ -33,6 +33,10 @@ export class ServiceUnavailableError extends AppError {}
 /** Readiness probe failed: a dependency is down or migrations are pending. */
 export class NotReadyError extends ServiceUnavailableError {}
 export class UpstreamError extends AppError {}
+/** A tool's result exceeded the gateway's size limit (TOOL_RESULT_MAX_BYTES). */
+export class ToolResultTooLargeError extends UpstreamError {}
+/** A call did not finish within its time limit (e.g. TOOL_CALL_TIMEOUT_MS). */
+export class GatewayTimeoutError extends AppError {}
 
 interface ProblemKind {
   status: number;
@@ -52,6 +56,8 @@ export const problemKinds = new Map<Function, ProblemKind>([
   [MethodNotAllowedError, { status: 405, title: 'Method Not Allowed', slug: 'method-not-allowed' }],
   [UnsupportedMediaTypeError, { status: 415, title: 'Unsupported Media Type', slug: 'unsupported-media-type' }],
   [UpstreamError, { status: 502, title: 'Bad Gateway', slug: 'upstream' }],
+  [ToolResultTooLargeError, { status: 502, title: 'Bad Gateway', slug: 'tool-result-too-large' }],
+  [GatewayTimeoutError, { status: 504, title: 'Gateway Timeout', slug: 'timeout' }],
   [ServiceUnavailableError, { status: 503, title: 'Service Unavailable', slug: 'unavailable' }],
   [NotReadyError, { status: 503, title: 'Service Unavailable', slug: 'not-ready' }],
 ]);

@@ -9,24 +9,30 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from './errors.js';
 import { loadToolCatalog } from './tool-catalog.js';
-import { executeTool, getTool, listTools, toolJsonSchema } from './tools.js';
+import { availableTools, executeTool, findTool, toolJsonSchema, type ToolCaller } from './tools.js';
+import { callTool } from './tool-gateway/gateway.js';
 
-/** A new MCP server over the registry (optionally only one executor type's tools). */
-export function createMcpServer(executor?: string): Server {
+/**
+ * A new MCP server over the registry (optionally only one executor type's tools). With a `caller`,
+ * every call goes through the tool gateway (time and size limits, audit in Postgres) on its behalf;
+ * without one (the issue-tracker server, which bounds its own calls), tools run directly.
+ */
+export function createMcpServer(executor?: string, caller?: ToolCaller): Server {
   loadToolCatalog();
   const server = new Server({ name: executor ? `switchboard-${executor}` : 'switchboard', version: '1.0.0' }, { capabilities: { tools: {} } });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: listTools(executor).map((t) => ({ name: t.name, description: t.description, inputSchema: toolJsonSchema(t) as { type: 'object' } })),
+    tools: (await availableTools(executor)).map((t) => ({ name: t.name, description: t.description, inputSchema: toolJsonSchema(t) as { type: 'object' } })),
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const tool = getTool(request.params.name);
+    const tool = await findTool(request.params.name);
     if (!tool || (executor && tool.executor !== executor)) {
       return { isError: true, content: [{ type: 'text', text: `Unknown tool ${request.params.name}.` }] };
     }
     try {
-      const result = await executeTool(tool, request.params.arguments ?? {});
+      const args = request.params.arguments ?? {};
+      const result = caller ? await callTool(tool, args, caller) : await executeTool(tool, args);
       return { content: [{ type: 'text', text: JSON.stringify(result ?? null) }] };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;

@@ -80,7 +80,7 @@ export const queueDefinitions = {
   sessions: { concurrency: 32, jobOptions: retrying(8, 100) },
   // Messaging-app channel: outbound sends to the provider.
   chatapp: { concurrency: 8, jobOptions: retrying(6, 1000) },
-  // Agent runs (messaging-app inbound messages, web chat turns): model calls kept apart from sends.
+  // Agent runs (messaging-app inbound messages, web chat turns, delegated tasks): model calls kept apart from sends.
   agent: { concurrency: 8, jobOptions: retrying(3, 1000) },
   // CRM: lead webhook batches.
   crm: { concurrency: 8, jobOptions: retrying(5, 500) },
@@ -127,6 +127,9 @@ export const jobDefinitions = {
     schema: z.object({ turn_id: z.guid(), session_id: z.guid(), interaction_id: z.guid(), message: z.string() }),
     jobId: (p) => `webchat-${p.turn_id}`,
   }),
+
+  /** Run one task delegated to the agent through the tool gateway (agent_delegate). */
+  'agent.delegate': define({ queue: 'agent', schema: z.object({ run_id: z.guid() }), jobId: (p) => `agent-delegate-${p.run_id}` }),
 
   // --- crm ------------------------------------------------------------------
   // A lead webhook batch: validated per lead and written by one multi-row statement. One job per delivery id.

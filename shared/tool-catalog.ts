@@ -1,6 +1,9 @@
 /** Puts every domain's tools into the one registry (shared/tools.ts). Idempotent; call before listing tools. */
-import { registerTools } from './tools.js';
+import { registerToolSource, registerTools } from './tools.js';
+import { workflowToolSource } from './tool-gateway/workflow.tools.js';
 import { crmTools } from './crm/crm.tools.js';
+import { sreTools } from './sre/sre.tools.js';
+import { delegationTools } from './agent/delegation.tools.js';
 import { issueTrackerTools } from './issue-tracker/issue-tracker.tools.js';
 
 let loaded = false;
@@ -12,7 +15,13 @@ export function loadToolCatalog(): void {
   registerTools([
     // crm
     ...crmTools,
+    // sre
+    ...sreTools,
+    // agent delegation
+    ...delegationTools,
   ]);
+  // workflow: tagged automation workflows, listed on demand
+  registerToolSource(workflowToolSource);
 }
 
 let trackerLoaded = false;

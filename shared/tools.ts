@@ -2,8 +2,23 @@
  * The one registry of agent tools. A tool is declared once (name, description, zod input schema,
  * handler) and used by the LLM agent, the tool-gateway endpoints and the MCP servers alike.
  */
+import { createHash } from 'node:crypto';
 import { z } from './zod.js';
 import { ValidationError, fieldErrors, type FieldError } from './errors.js';
+
+/** Who is calling a tool: an API key (gateway routes, /mcp) or the platform's agent in a session. */
+export interface ToolCaller {
+  kind: 'api_key' | 'agent' | 'stdio';
+  /** The API key's id (a digest prefix, never the key), the agent's session id, or "stdio" (local MCP server). */
+  id: string;
+}
+
+/** What a tool handler knows about its call besides the input. */
+export interface ToolContext {
+  caller: ToolCaller;
+  /** The tool's name (one handler may serve several tools, e.g. workflows). */
+  tool: string;
+}
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Exact tool name, e.g. crm_create_lead: a public contract. */
@@ -12,7 +27,18 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Executor type in the tool gateway (e.g. "crm"). */
   executor: string;
   input: S;
-  handler: (input: z.output<S>) => Promise<unknown>;
+  handler: (input: z.output<S>, ctx: ToolContext) => Promise<unknown>;
+  /** JSON Schema shown instead of the zod schema's (tools whose schema comes from outside, e.g. workflows). */
+  jsonSchema?: Record<string, unknown>;
+}
+
+/**
+ * Tools that come and go with an external system (e.g. automation workflows): listed on demand, each
+ * source caching and bounding its own refresh.
+ */
+export interface ToolSource {
+  executor: string;
+  list(): Promise<ToolDefinition[]>;
 }
 
 /** Declares a tool with its input type inferred from the schema. */
@@ -37,8 +63,31 @@ export function getTool(name: string): ToolDefinition | undefined {
   return tools.get(name);
 }
 
+const sources = new Map<string, ToolSource>();
+
+/** Adds a source of dynamic tools (one per executor). */
+export function registerToolSource(source: ToolSource): void {
+  if (sources.has(source.executor)) throw new Error(`tool source "${source.executor}" is registered twice`);
+  sources.set(source.executor, source);
+}
+
+/** The registry's tools and every source's current tools, optionally of one executor type. */
+export async function availableTools(executor?: string): Promise<ToolDefinition[]> {
+  const dynamic = await Promise.all([...sources.values()].filter((s) => !executor || s.executor === executor).map((s) => s.list()));
+  const registered = listTools(executor);
+  const names = new Set(registered.map((t) => t.name));
+  // A dynamic tool never shadows a declared one.
+  return [...registered, ...dynamic.flat().filter((t) => !names.has(t.name))];
+}
+
+/** A declared tool by name, else one of the sources' current tools. */
+export async function findTool(name: string): Promise<ToolDefinition | undefined> {
+  return tools.get(name) ?? (await availableTools()).find((t) => t.name === name);
+}
+
 /** JSON Schema of a tool's input (for the gateway listing, the LLM and MCP). */
 export function toolJsonSchema(tool: ToolDefinition): Record<string, unknown> {
+  if (tool.jsonSchema) return tool.jsonSchema;
   const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   return schema;
 }
@@ -51,8 +100,30 @@ export class ToolInputError extends ValidationError {
 }
 
 /** Validates input with the tool's schema and runs it. Throws NotFoundError-free: unknown names are the caller's concern. */
-export async function executeTool(tool: ToolDefinition, input: unknown): Promise<unknown> {
+export async function executeTool(tool: ToolDefinition, input: unknown, caller: ToolCaller = { kind: 'agent', id: 'local' }): Promise<unknown> {
   const parsed = tool.input.safeParse(input ?? {});
   if (!parsed.success) throw new ToolInputError(tool.name, fieldErrors('input', parsed.error.issues));
-  return tool.handler(parsed.data);
+  return tool.handler(parsed.data, { caller, tool: tool.name });
+}
+
+/** Domain errors name request fields (body.x); a tool caller sent tool input (input.x). */
+export function asToolInput<I, C, R>(handler: (input: I, ctx: C) => Promise<R>): (input: I, ctx: C) => Promise<R> {
+  return async (input, ctx) => {
+    try {
+      return await handler(input, ctx);
+    } catch (err) {
+      if (err instanceof ValidationError) {
+        const errors = err.errors.map((e) => ({ ...e, path: e.path.replace(/^body\./, 'input.') }));
+        throw new ValidationError(err.message, errors, err.extensions);
+      }
+      throw err;
+    }
+  };
+}
+
+/** SHA-256 of a value's JSON (keys sorted, so equal inputs give equal digests). */
+export function inputDigest(input: unknown): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
+  return createHash('sha256').update(JSON.stringify(canonical(input ?? null)) ?? 'null').digest('hex');
 }

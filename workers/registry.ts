@@ -11,6 +11,7 @@ import { expireJob } from './sessions/expire.job.js';
 import { sendMessage } from './chatapp/send.job.js';
 import { processInboundMessage } from './chatapp/inbound.job.js';
 import { answerWebChatTurn } from './chatapp/webchat.job.js';
+import { delegateJob } from './agent/delegate.job.js';
 import { ingestAlerts } from './sre/alerts-ingest.job.js';
 import { runDiscovery } from './sre/discovery-run.job.js';
 import { alertsTick } from './sre/alerts-tick.job.js';
@@ -29,6 +30,9 @@ export const handlers: { [N in JobName]: JobHandler<N> } = {
   'chatapp.send': sendMessage,
   'chatapp.inbound': processInboundMessage,
   'chatapp.webchat': answerWebChatTurn,
+
+  // --- agent
+  'agent.delegate': delegateJob,
 
   // --- crm
   'crm.ingest-lead-batch': ingestLeadBatchJob,

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import { config } from '../../shared/config.js';
 import { ForbiddenError, UnauthorizedError } from '../../shared/errors.js';
@@ -19,6 +19,9 @@ export function presentedApiKey(ctx: Context): string | undefined {
   const m = /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'));
   return m?.[1]?.trim();
 }
+
+/** A stable, non-secret id of an API key (for audit rows): the first 16 hex digits of its SHA-256. */
+export const apiKeyId = (key: string) => `key:${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
 
 /** Basic-auth user and password of a request, if any. */
 export function basicCredentials(ctx: Context): { user: string; password: string } | undefined {

@@ -2,16 +2,39 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
-import { NotFoundError } from '../../shared/errors.js';
 import { loadToolCatalog } from '../../shared/tool-catalog.js';
-import { executeTool, getTool, listTools, toolJsonSchema } from '../../shared/tools.js';
+import { availableTools, toolJsonSchema, type ToolCaller } from '../../shared/tools.js';
 import { createMcpServer } from '../../shared/mcp-server.js';
+import { callToolByName } from '../../shared/tool-gateway/gateway.js';
+import { listToolCalls, toolCallOutcomes } from '../../shared/tool-gateway/tool-calls.store.js';
+import { pageQuery, pageSchema } from '../../shared/sre/listing.js';
+import { apiKeyId, presentedApiKey } from '../middleware/auth.js';
+import type { Context } from 'koa';
 
 const toolListing = z
   .object({
     tools: z.array(z.object({ name: z.string(), description: z.string(), executor: z.string(), input_schema: z.record(z.string(), z.unknown()) })),
   })
   .openapi('ToolList');
+
+const toolCall = z
+  .object({
+    id: z.uuid(),
+    tool: z.string(),
+    executor: z.string(),
+    caller_kind: z.enum(['api_key', 'agent', 'stdio']),
+    caller_id: z.string().describe('API key id (`key:` + 16 hex digits of its SHA-256), the agent\'s session id, or `stdio`'),
+    outcome: z.enum(toolCallOutcomes),
+    error: z.string().nullable(),
+    duration_ms: z.number().int(),
+    input_sha256: z.string().describe('SHA-256 of the input JSON (keys sorted); the input itself is not stored'),
+    result_bytes: z.number().int().nullable(),
+    created_at: z.date().openapi({ type: 'string', format: 'date-time' }),
+  })
+  .openapi('ToolCall');
+
+/** The gateway's caller: the API key the request presented (routes are behind requireApiKey). */
+const callerOf = (ctx: Context): ToolCaller => ({ kind: 'api_key', id: apiKeyId(presentedApiKey(ctx) ?? '') });
 
 export function toolRoutes(): ApiRouter {
   loadToolCatalog();
@@ -21,12 +44,15 @@ export function toolRoutes(): ApiRouter {
       path: '/api/v1/tools',
       tags: ['tools'],
       summary: 'List agent tools with their input JSON Schemas',
-      description: 'Every tool of the platform\'s tool registry (the same definitions the agent and the MCP servers use). `executor` filters by executor type, e.g. `crm`.',
+      description: [
+        'Every tool of the platform\'s tool registry (the same definitions the agent and the MCP servers use). `executor` filters by executor type:',
+        '`crm`, `sre`, `agent` (agent delegation) and `workflow` (active automation workflows tagged WORKFLOW_TOOL_TAG, refreshed every WORKFLOW_TOOLS_TTL seconds).',
+      ].join(' '),
       auth: 'apiKey',
       request: { query: z.object({ executor: z.string().optional() }) },
       responses: { 200: { description: 'The tools', schema: toolListing } },
-      handler: ({ query }) => ({
-        tools: listTools(query.executor).map((t) => ({ name: t.name, description: t.description, executor: t.executor, input_schema: toolJsonSchema(t) })),
+      handler: async ({ query }) => ({
+        tools: (await availableTools(query.executor)).map((t) => ({ name: t.name, description: t.description, executor: t.executor, input_schema: toolJsonSchema(t) })),
       }),
     })
     .route({
@@ -39,16 +65,40 @@ export function toolRoutes(): ApiRouter {
         'Bad input is a 400 whose `errors` name each field as `input.<field>`; an unknown tool is a 404; the tool\'s own',
         'errors keep their status (404 unknown id, 409 invalid state move, 400 invalid reference such as a stage outside the pipeline).',
         'Credentials: the gateway calls the backend in-process, so the caller\'s API key is the only credential needed.',
+        'Each call is limited to TOOL_CALL_TIMEOUT_MS (over it: 504, the tool may still finish in the background) and its result to',
+        'TOOL_RESULT_MAX_BYTES of JSON (over it: 502 `tool-result-too-large`), and is audited (see GET /api/v1/tools/calls).',
       ].join('\n'),
       auth: 'apiKey',
       request: { params: z.object({ name: z.string().max(100) }), body: z.record(z.string(), z.unknown()).openapi({ description: 'The tool input' }) },
       responses: { 200: { description: 'The tool ran', schema: z.object({ tool: z.string(), executor: z.string(), result: z.unknown() }) } },
-      errors: { 409: 'The tool refused an invalid state move (e.g. a lead transition); the body names the allowed next states' },
-      handler: async ({ params, body }) => {
-        const tool = getTool(params.name);
-        if (!tool) throw new NotFoundError(`No tool ${params.name}.`);
-        return { tool: tool.name, executor: tool.executor, result: (await executeTool(tool, body)) ?? null };
+      errors: {
+        409: 'The tool refused an invalid state move (e.g. a lead transition); the body names the allowed next states',
+        502: 'The tool\'s backend failed, or its result exceeded TOOL_RESULT_MAX_BYTES (`result_bytes`, `limit_bytes`)',
+        504: 'The tool did not finish within TOOL_CALL_TIMEOUT_MS',
       },
+      handler: async ({ params, body }, ctx) => {
+        const { tool, result } = await callToolByName(params.name, body, callerOf(ctx));
+        return { tool: tool.name, executor: tool.executor, result: result ?? null };
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/v1/tools/calls',
+      tags: ['tools'],
+      summary: 'The audit of tool-gateway calls, newest first',
+      description: 'One row per call through the gateway routes, /mcp and the agent: who, tool, executor, outcome, duration. Inputs are kept only as a SHA-256 digest.',
+      auth: 'apiKey',
+      request: {
+        query: z.object({
+          tool: z.string().max(200).optional(),
+          executor: z.string().max(100).optional(),
+          outcome: z.enum(toolCallOutcomes).optional(),
+          caller_id: z.string().max(200).optional(),
+          ...pageQuery,
+        }),
+      },
+      responses: { 200: { description: 'A page of calls', schema: pageSchema(toolCall, 'ToolCallPage') } },
+      handler: ({ query }) => listToolCalls(query),
     })
     .route({
       method: 'post',
@@ -64,7 +114,7 @@ export function toolRoutes(): ApiRouter {
       request: { body: z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))]).openapi({ description: 'JSON-RPC 2.0 message or batch' }) },
       responses: { 200: { description: 'JSON-RPC response(s)' } },
       handler: async ({ body }, ctx) => {
-        const server = createMcpServer();
+        const server = createMcpServer(undefined, callerOf(ctx));
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         ctx.res.on('close', () => {
           void transport.close();

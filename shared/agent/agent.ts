@@ -2,12 +2,14 @@
  * The agent: one interface over a language model with the platform's tools. With LLM_PROVIDER=openai
  * it runs a tool loop on the configured OpenAI-compatible endpoint; with none it answers a fixed text
  * saying no model is configured. Either way it emits TYPING, and TOOL_CALL / TOOL_RESULT per tool call.
+ * Tool calls go through the tool gateway (time and size limits, audit), as calls of assistants do.
  */
 import type OpenAI from 'openai';
 import { llmClient, llmModel } from '../clients/llm.js';
-import { executeTool, getTool, listTools, toolJsonSchema } from '../tools.js';
+import { availableTools, findTool, inputDigest, toolJsonSchema, type ToolCaller } from '../tools.js';
 import { loadToolCatalog } from '../tool-catalog.js';
 import { AppError } from '../errors.js';
+import { callTool } from '../tool-gateway/gateway.js';
 import { modelHistory, type HistoryEntry } from './history.js';
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -23,6 +25,17 @@ export interface AgentTurn {
   history: HistoryEntry[];
   /** The user's new message. */
   message: string;
+  /** Who the tool gateway audits the agent's calls as: the agent in its session (default id "agent"). */
+  caller?: ToolCaller;
+  /** Executor types whose tools this turn is not offered (a delegated run cannot delegate again). */
+  excludeExecutors?: string[];
+  /**
+   * Tool results already obtained by an earlier attempt of the same run, by call key: such a call is
+   * answered from here instead of running the tool again (retried jobs do not repeat side effects).
+   */
+  recorded?: Record<string, ToolCallRecord>;
+  /** Called after each tool call that ran, so the caller can record it under its key. */
+  onToolResult?: (key: string, record: ToolCallRecord) => Promise<void>;
 }
 
 export interface ToolCallRecord {
@@ -53,26 +66,26 @@ const maxToolRounds = 6;
 /** Longest tool result text handed back to the model. */
 const maxToolResultChars = 8000;
 
-function toolSpecs(): OpenAI.Chat.Completions.ChatCompletionTool[] {
+async function toolSpecs(exclude: string[] = []): Promise<OpenAI.Chat.Completions.ChatCompletionTool[]> {
   loadToolCatalog();
-  return listTools().map((tool) => ({
+  return (await availableTools()).filter((t) => !exclude.includes(t.executor)).map((tool) => ({
     type: 'function',
     function: { name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) },
   }));
 }
 
 /** Runs one tool call; an unknown tool, bad arguments or a failure come back as an error result for the model. */
-async function runTool(name: string, rawArguments: string): Promise<ToolCallRecord> {
+async function runTool(name: string, rawArguments: string, turn: AgentTurn): Promise<ToolCallRecord> {
   let args: unknown;
   try {
     args = rawArguments.trim() ? JSON.parse(rawArguments) : {};
   } catch {
     return { tool_name: name, arguments: rawArguments, ok: false, result: { error: 'the arguments are not valid JSON' } };
   }
-  const tool = getTool(name);
-  if (!tool) return { tool_name: name, arguments: args, ok: false, result: { error: `unknown tool "${name}"` } };
+  const tool = await findTool(name);
+  if (!tool || turn.excludeExecutors?.includes(tool.executor)) return { tool_name: name, arguments: args, ok: false, result: { error: `unknown tool "${name}"` } };
   try {
-    return { tool_name: name, arguments: args, ok: true, result: (await executeTool(tool, args)) ?? null };
+    return { tool_name: name, arguments: args, ok: true, result: (await callTool(tool, args, turn.caller ?? { kind: 'agent', id: 'agent' })) ?? null };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
     const fields = err instanceof AppError && err.errors.length ? { fields: err.errors } : {};
@@ -87,7 +100,9 @@ function resultText(result: unknown): string {
 
 async function toolLoop(client: OpenAI, turn: AgentTurn, emit: AgentEvents): Promise<AgentReply> {
   const model = llmModel();
-  const tools = toolSpecs();
+  const tools = await toolSpecs(turn.excludeExecutors);
+  // Call keys: tool, argument digest and how often that pair was seen in this run (stable across retries of the same dialogue).
+  const seen = new Map<string, number>();
   const messages: Message[] = [{ role: 'system', content: systemPrompt }, ...modelHistory(turn.history, turn.channel), { role: 'user', content: turn.message }];
   const calls: ToolCallRecord[] = [];
   for (let round = 0; ; round++) {
@@ -105,10 +120,18 @@ async function toolLoop(client: OpenAI, turn: AgentTurn, emit: AgentEvents): Pro
       } catch {
         // Shown as the raw text; runTool reports the error to the model.
       }
-      await emit('TOOL_CALL', { tool_name: name, arguments: shownArgs });
-      const record = await runTool(name, call.function.arguments);
+      const pair = `${name}:${inputDigest(shownArgs)}`;
+      const n = (seen.get(pair) ?? 0) + 1;
+      seen.set(pair, n);
+      const key = `${pair}:${n}`;
+      let record = turn.recorded?.[key];
+      if (!record) {
+        await emit('TOOL_CALL', { tool_name: name, arguments: shownArgs });
+        record = await runTool(name, call.function.arguments, turn);
+        await turn.onToolResult?.(key, record);
+        await emit('TOOL_RESULT', { tool_name: name, result: record.result });
+      }
       calls.push(record);
-      await emit('TOOL_RESULT', { tool_name: name, result: record.result });
       messages.push({ role: 'tool', tool_call_id: call.id, content: resultText(record.result) });
     }
   }

@@ -98,7 +98,7 @@ export async function webChat(input: z.output<typeof webChatRequestSchema>, wait
 }
 
 /** The history before a turn: the context without the turn's own user message (already published). */
-function historyBefore(history: HistoryEntry[], message: string): HistoryEntry[] {
+export function historyBefore(history: HistoryEntry[], message: string): HistoryEntry[] {
   for (let i = history.length - 1; i >= 0; i--) {
     const h = history[i]!;
     if (h.role === 'user' && h.channel === WEB_CHANNEL && h.content === message) return [...history.slice(0, i), ...history.slice(i + 1)];
@@ -115,7 +115,7 @@ export async function answerWebChat(
   let result: { reply: string; tool_calls: ToolCallRecord[] };
   try {
     result = await runAgent(
-      { channel: WEB_CHANNEL, history: historyBefore(conversation_history, turn.message), message: turn.message },
+      { channel: WEB_CHANNEL, history: historyBefore(conversation_history, turn.message), message: turn.message, caller: { kind: 'agent', id: turn.session_id } },
       sessionEvents(turn.session_id, WEB_CHANNEL, turn.interaction_id),
     );
   } catch (err) {

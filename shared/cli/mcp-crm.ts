@@ -17,7 +17,7 @@ try {
   process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
   process.exit(1);
 }
-const server = createMcpServer('crm');
+const server = createMcpServer('crm', { kind: 'stdio', id: 'stdio' });
 const transport = new StdioServerTransport();
 transport.onclose = () => void closeDb().then(() => process.exit(0));
 await server.connect(transport);

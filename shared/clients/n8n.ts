@@ -19,6 +19,16 @@ export interface N8nExecution {
   status?: N8nExecutionStatus;
 }
 
+/** A workflow as GET /api/v1/workflows lists it (public API 1.1; only the fields we read). */
+export interface N8nWorkflow {
+  id: string;
+  name: string;
+  active: boolean;
+  tags?: Array<{ id?: string; name: string }>;
+  nodes?: Array<{ name?: string; type: string; webhookId?: string; notes?: string; parameters?: { path?: string; httpMethod?: string } }>;
+  updatedAt?: string;
+}
+
 export interface WebhookAnswer {
   status: number;
   /** The execution id when the workflow answers with one ("Respond to Webhook" returning {{$execution.id}}). */
@@ -54,6 +64,32 @@ export class N8nClient {
     const first = Array.isArray(body) ? body[0] : body;
     const id = first && typeof first === 'object' ? ((first as Record<string, unknown>).executionId ?? (first as Record<string, unknown>).execution_id) : undefined;
     return { status, executionId: id === undefined || id === null ? null : String(id), body };
+  }
+
+  /** One page of GET /api/v1/workflows (filtered by active and tag names). */
+  async listWorkflows(q: { active?: boolean; tags?: string; limit?: number; cursor?: string }): Promise<{ data: N8nWorkflow[]; nextCursor: string | null }> {
+    if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');
+    const params = new URLSearchParams();
+    if (q.active !== undefined) params.set('active', String(q.active));
+    if (q.tags) params.set('tags', q.tags);
+    if (q.limit) params.set('limit', String(q.limit));
+    if (q.cursor) params.set('cursor', q.cursor);
+    const { body } = await this.send(`${this.opts.url.replace(/\/+$/, '')}/api/v1/workflows?${params}`, { method: 'GET' });
+    const page = body as { data?: N8nWorkflow[]; nextCursor?: string | null };
+    return { data: Array.isArray(page?.data) ? page.data : [], nextCursor: page?.nextCursor ?? null };
+  }
+
+  /**
+   * The production webhook URL of a webhook path, always under the automation base URL (the API key
+   * travels with the call, so it must never go elsewhere); null for a path that would leave it.
+   */
+  webhookUrl(path: string): string | null {
+    if (!this.opts.url) return null;
+    const segments = path.replace(/^\/+/, '').split('/');
+    if (!segments.length || segments.some((s) => s === '' || s === '.' || s === '..')) return null;
+    const base = `${this.opts.url.replace(/\/+$/, '')}/webhook/`;
+    const url = new URL(base + segments.map(encodeURIComponent).join('/'));
+    return url.href.startsWith(new URL(base).href) ? url.href : null;
   }
 
   /** GET /api/v1/executions/{id} of the automation API. */

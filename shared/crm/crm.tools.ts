@@ -5,8 +5,7 @@
  * opportunity filters. Lists return the 50 newest matches with `has_more`.
  */
 import { z, uuid } from '../zod.js';
-import { defineTool, type ToolDefinition } from '../tools.js';
-import { ValidationError } from '../errors.js';
+import { asToolInput, defineTool, type ToolDefinition } from '../tools.js';
 import { createAccount, getAccountDetail, updateAccount } from './accounts.js';
 import { convertLead, createLead, getLead, updateLead } from './leads.js';
 import { createOpportunity, getOpportunity, updateOpportunity } from './opportunities.js';
@@ -20,21 +19,6 @@ const executor = 'crm';
 const actor = 'agent';
 const listPage = { limit: 50, sort: '-created_at' };
 const str = z.string();
-
-/** Domain errors name request fields (body.x); an agent sent tool input (input.x). */
-function asToolInput<I, R>(handler: (input: I) => Promise<R>): (input: I) => Promise<R> {
-  return async (input) => {
-    try {
-      return await handler(input);
-    } catch (err) {
-      if (err instanceof ValidationError) {
-        const errors = err.errors.map((e) => ({ ...e, path: e.path.replace(/^body\./, 'input.') }));
-        throw new ValidationError(err.message, errors, err.extensions);
-      }
-      throw err;
-    }
-  };
-}
 
 const page = <T>(p: { items: T[]; next_cursor: string | null }, key: string) => ({ [key]: p.items, count: p.items.length, has_more: p.next_cursor !== null });
 

@@ -1,0 +1,116 @@
+/**
+ * Agent delegation (executor `agent`): an assistant hands a task to the platform's agent, which works
+ * it with the platform's tools in the session of a given user (or of a service user created on
+ * demand). The run goes through the `agent.delegate` job; its TOOL_CALL / TOOL_RESULT events, the task
+ * and the answer appear on the session's stream (channel chat). A retried job replays the tool
+ * results it already recorded instead of calling those tools again.
+ */
+import { config } from '../config.js';
+import { ConflictError } from '../errors.js';
+import { enqueue, jobEvents } from '../queues.js';
+import { logger } from '../logger.js';
+import { createUser, findUserByPhone, getUser, type User } from '../sessions/users.store.js';
+import { resolveSession } from '../sessions/resolve.js';
+import { startInteraction } from '../sessions/interactions.js';
+import { acceptMessage } from '../sessions/publish.js';
+import { getContext } from '../sessions/context.js';
+import { AGENT_FAILED_REPLY, sessionEvents } from '../chatapp/inbound.js';
+import { historyBefore, WEB_CHANNEL } from '../chatapp/webchat.js';
+import type { ToolCaller } from '../tools.js';
+import { runAgent } from './agent.js';
+import { finishRun, getRun, insertRun, markRunning, recordToolResult, type DelegationRun } from './delegation-runs.store.js';
+
+/** Executor type of the delegation tools; a delegated run is not offered them (no delegation loops). */
+export const DELEGATION_EXECUTOR = 'agent';
+
+/** The service user delegations without a user run as, created on first use. */
+async function serviceUser(): Promise<User> {
+  const phone = config().tools.serviceUserPhone;
+  const found = await findUserByPhone(phone);
+  if (found) return found;
+  try {
+    return await createUser({ phone_number: phone, display_name: 'switchboard agent (service user)' });
+  } catch (err) {
+    // Created concurrently by another delegation.
+    if (err instanceof ConflictError) return (await findUserByPhone(phone))!;
+    throw err;
+  }
+}
+
+/** What the delegation tools answer about a run. */
+export function runView(run: DelegationRun) {
+  return {
+    run_id: run.id,
+    status: run.status,
+    session_id: run.session_id,
+    interaction_id: run.interaction_id,
+    user_id: run.user_id,
+    answer: run.answer,
+    error: run.error,
+    tool_calls: Object.values(run.tool_results).map((r) => ({ tool_name: r.tool_name, ok: r.ok })),
+  };
+}
+
+/**
+ * Starts a delegation and waits up to `waitMs` for its answer; a longer run answers with its handle
+ * (run_id, status queued or running) for agent_delegation_status.
+ */
+export async function delegate(input: { task: string; user_id?: string }, caller: ToolCaller, waitMs: number) {
+  const user = input.user_id ? await getUser(input.user_id) : await serviceUser();
+  const { session } = await resolveSession(user.user_id);
+  const interaction = await startInteraction(session.session_id, { channel: WEB_CHANNEL });
+  const run = await insertRun({ user_id: user.user_id, session_id: session.session_id, interaction_id: interaction.interaction_id, task: input.task, requested_by: `${caller.kind}:${caller.id}` });
+  // Waiting for the task to be persisted puts it in the history the run reads.
+  await acceptMessage(
+    session.session_id,
+    { channel: WEB_CHANNEL, role: 'user', content: input.task, interaction_id: interaction.interaction_id, metadata: { delegation_run_id: run.id, requested_by: run.requested_by } },
+    { idempotencyKey: `delegation:${run.id}:task`, waitMs: config().sessions.publishWaitMs },
+  );
+  const job = await enqueue('agent.delegate', { run_id: run.id });
+  if (waitMs > 0) {
+    try {
+      await job.waitUntilFinished(await jobEvents('agent.delegate'), waitMs);
+    } catch (err) {
+      // Not finished in time (or failed): the run's row says which.
+      logger('agent').debug({ err, run_id: run.id }, 'delegation not finished within the wait');
+    }
+  }
+  return runView(await getRun(run.id));
+}
+
+/** The `agent.delegate` job: runs the agent on the task once, publishes the answer, records the outcome. */
+export async function runDelegation(runId: string, finalAttempt: boolean): Promise<{ status: string }> {
+  const run = await getRun(runId);
+  if (run.status === 'completed' || run.status === 'failed') return { status: run.status };
+  await markRunning(runId);
+  const { conversation_history } = await getContext(run.session_id);
+  let answer: string;
+  try {
+    const reply = await runAgent(
+      {
+        channel: WEB_CHANNEL,
+        history: historyBefore(conversation_history, run.task),
+        message: run.task,
+        caller: { kind: 'agent', id: run.session_id },
+        excludeExecutors: [DELEGATION_EXECUTOR],
+        recorded: run.tool_results,
+        onToolResult: (key, record) => recordToolResult(runId, key, record),
+      },
+      sessionEvents(run.session_id, WEB_CHANNEL, run.interaction_id),
+    );
+    answer = reply.reply;
+  } catch (err) {
+    if (!finalAttempt) throw err;
+    logger('agent').error({ err, run_id: runId }, 'delegated run failed for good');
+    await finishRun(runId, { status: 'failed', error: err instanceof Error ? err.message : String(err) });
+    await acceptMessage(run.session_id, { channel: WEB_CHANNEL, role: 'assistant', content: AGENT_FAILED_REPLY, interaction_id: run.interaction_id, metadata: { delegation_run_id: runId } }, { idempotencyKey: `delegation:${runId}:answer` });
+    return { status: 'failed' };
+  }
+  await acceptMessage(
+    run.session_id,
+    { channel: WEB_CHANNEL, role: 'assistant', content: answer, interaction_id: run.interaction_id, metadata: { delegation_run_id: runId } },
+    { idempotencyKey: `delegation:${runId}:answer` },
+  );
+  await finishRun(runId, { status: 'completed', answer });
+  return { status: 'completed' };
+}
