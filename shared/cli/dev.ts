@@ -85,6 +85,7 @@ async function main() {
     env.DATABASE_URL = await startEmbeddedPostgres(cfg.db.devEmbeddedPort);
   }
   let signIn = `  Sign-in        ${cfg.auth.oidc.issuerUrl}`;
+  let mcpTokens: string | undefined;
   if (!cfg.auth.oidc.issuerUrl) {
     // Loaded only here: oidc-provider is a development dependency, never part of a production start.
     const { devAccounts, startDevProvider } = await import('../identity/dev-provider.js');
@@ -94,6 +95,8 @@ async function main() {
       postLogoutRedirectUris: [`${cfg.publicUrl}/`],
       clientId: 'switchboard-dev',
       rolesClaim: cfg.auth.oidc.rolesClaim,
+      // Coding assistants can get a real token for the tool server (accepted when IDENTITY_BASE_URL names this provider).
+      toolResources: [`${cfg.toolServer.publicUrl}/mcp`, cfg.toolServer.publicUrl],
     }).catch((err: Error) => fail(`The embedded identity provider could not listen on port ${cfg.auth.devOidcPort} (${err.message}): set DEV_OIDC_PORT, or OIDC_ISSUER_URL to a provider of yours.`));
     cleanups.push(provider.close);
     Object.assign(env, { OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: provider.clientId, OIDC_CLIENT_SECRET: provider.clientSecret });
@@ -102,6 +105,11 @@ async function main() {
       `  Sign-in        ${cfg.publicUrl}/api/global/auth/login   (embedded identity provider ${provider.issuer})`,
       `                 SRE:         user ${sre.login}, password ${sre.password}   (${sre.name}; roles ${sre.roles.join(', ')})`,
       `                 portal user: user ${user.login}, password ${user.password}   (${user.name}; no special role)`,
+    ].join('\n');
+    const tools = provider.toolsClient!;
+    mcpTokens = [
+      `  MCP dev token  client ${tools.clientId}, secret ${tools.clientSecret}   (client credentials; the tool server accepts it with IDENTITY_BASE_URL=${provider.issuer})`,
+      `                 curl -s -u ${tools.clientId}:${tools.clientSecret} -d grant_type=client_credentials -d resource=${cfg.toolServer.publicUrl}/mcp ${tools.tokenEndpoint}`,
     ].join('\n');
   }
   const migrator = knexFactory(knexOptions(env.DATABASE_URL!));
@@ -124,6 +132,7 @@ async function main() {
       `  Queues         ${base}/admin/queues   (user ${cfg.auth.admin.user}, password ${cfg.auth.admin.password})`,
       `  API key        ${cfg.auth.apiKeys[0]}   (X-API-Key or Authorization: Bearer)`,
       `  Tracker MCP    http://127.0.0.1:${cfg.toolServer.port}/mcp   (${env.IDENTITY_BASE_URL ? `tokens of ${env.IDENTITY_BASE_URL}` : `Authorization: Bearer ${env.MCP_SERVICE_TOKENS!.split(',')[0]}`})`,
+      ...(mcpTokens ? [mcpTokens] : []),
       signIn,
       '  Ctrl-C stops everything',
       '',

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 export interface DevAccount {
   /** What is typed in the login form's Username field. */
@@ -37,12 +37,22 @@ export interface DevProviderOptions {
   accounts?: Record<string, DevAccount>;
   /** Claim carrying the roles (OIDC_ROLES_CLAIM); default roles. */
   rolesClaim?: string;
+  /**
+   * Resource indicators (RFC 8707) of tool servers, e.g. MCP_SERVICE_URL and MCP_SERVICE_URL/mcp: for each,
+   * the tools client may obtain a JWT access token (RFC 9068) with that audience and scope mcp through
+   * client credentials. None: no tools client.
+   */
+  toolResources?: string[];
+  toolsClientId?: string;
+  toolsClientSecret?: string;
 }
 
 export interface DevProvider {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  /** The client-credentials client for tool servers (with toolResources). */
+  toolsClient?: { clientId: string; clientSecret: string; tokenEndpoint: string };
   close: () => Promise<void>;
 }
 
@@ -81,6 +91,9 @@ export async function startDevProvider(options: DevProviderOptions): Promise<Dev
   const rolesClaim = options.rolesClaim ?? 'roles';
   const clientId = options.clientId ?? 'switchboard-dev';
   const clientSecret = options.clientSecret ?? randomBytes(24).toString('base64url');
+  const toolResources = new Set(options.toolResources ?? []);
+  const toolsClientId = options.toolsClientId ?? 'switchboard-dev-tools';
+  const toolsClientSecret = options.toolsClientSecret ?? randomBytes(24).toString('base64url');
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -97,15 +110,34 @@ export async function startDevProvider(options: DevProviderOptions): Promise<Dev
         response_types: ['code'],
         grant_types: ['authorization_code'],
       },
+      // A machine client without a browser: a coding assistant asking for a token to the tool server.
+      ...(toolResources.size
+        ? [{ client_id: toolsClientId, client_secret: toolsClientSecret, redirect_uris: [], response_types: [], grant_types: ['client_credentials'] }]
+        : []),
     ],
     jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'dev', use: 'sig', alg: 'RS256' } as never] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     claims: { openid: ['sub', rolesClaim], profile: ['name', 'preferred_username'], email: ['email', 'email_verified'] },
     // Explicit lifetimes (seconds), which also keeps the provider from printing a notice per default.
-    ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, Interaction: 600, Session: 86_400, Grant: 86_400 },
+    ttl: { AccessToken: 3600, ClientCredentials: 3600, AuthorizationCode: 60, IdToken: 3600, Interaction: 600, Session: 86_400, Grant: 86_400 },
     // Our client always uses PKCE; the dev provider insists, as a careful real one would.
     pkce: { required: () => true },
-    features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },
+    features: {
+      devInteractions: { enabled: false },
+      rpInitiatedLogout: { enabled: true },
+      clientCredentials: { enabled: toolResources.size > 0 },
+      resourceIndicators: {
+        enabled: toolResources.size > 0,
+        // Without a resource parameter the tools client still means the tool server (the first one named);
+        // the sign-in client keeps its opaque token for userinfo.
+        defaultResource: (_ctx, client, oneOf) => oneOf ?? (client.clientId === toolsClientId ? [...toolResources][0] : undefined),
+        // Only the named tool servers, only for the tools client: anything else is invalid_target.
+        getResourceServerInfo: (_ctx, resource, client) => {
+          if (client.clientId !== toolsClientId || !toolResources.has(resource)) throw new errors.InvalidTarget();
+          return { scope: 'mcp', audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 3600 };
+        },
+      },
+    },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx, id) => {
       const account = byLogin.get(id);
@@ -165,6 +197,7 @@ export async function startDevProvider(options: DevProviderOptions): Promise<Dev
     issuer,
     clientId,
     clientSecret,
+    toolsClient: toolResources.size ? { clientId: toolsClientId, clientSecret: toolsClientSecret, tokenEndpoint: `${issuer}/token` } : undefined,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -25,9 +25,10 @@ export interface Identity {
 /**
  * Starts the provider for this test file and points the app's configuration at it (PUBLIC_URL,
  * OIDC_ISSUER_URL, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, and `env`). Call before the platform reads
- * its configuration, i.e. before startPlatform.
+ * its configuration, i.e. before startPlatform. With `toolResources` the provider also issues tool-server
+ * tokens (provider.toolsClient, client credentials).
  */
-export async function startIdentity(options: { accounts?: Record<string, DevAccount>; env?: Record<string, string> } = {}): Promise<Identity> {
+export async function startIdentity(options: { accounts?: Record<string, DevAccount>; env?: Record<string, string>; toolResources?: string[] } = {}): Promise<Identity> {
   const appPort = await freePort();
   const publicUrl = `http://127.0.0.1:${appPort}`;
   const rolesClaim = options.env?.OIDC_ROLES_CLAIM ?? 'roles';
@@ -37,6 +38,7 @@ export async function startIdentity(options: { accounts?: Record<string, DevAcco
     postLogoutRedirectUris: [`${publicUrl}/`],
     accounts: options.accounts,
     rolesClaim,
+    toolResources: options.toolResources,
   });
   // Closed by the per-file teardown (shutdown), wherever startIdentity was called from.
   onShutdown('identity provider', provider.close);
