@@ -20,6 +20,8 @@ import { chatappRoutes } from './chatapp/chatapp.routes.js';
 import type { ApiRouter } from './routing.js';
 import { sreRouters } from './sre/index.js';
 import { authRoutes } from './auth/auth.routes.js';
+import { portalRoutes } from './portal/portal.routes.js';
+import { portalRemoteRoutes } from './portal/remote.routes.js';
 
 /** Every domain's routes, in one list. */
 export function domainRouters(): ApiRouter[] {
@@ -32,6 +34,8 @@ export function domainRouters(): ApiRouter[] {
     userRoutes(),
     chatappRoutes(),
     ...sreRouters(),
+    portalRoutes(),
+    portalRemoteRoutes(),
   ];
 }
 

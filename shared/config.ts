@@ -21,13 +21,15 @@ const interval = (fallback: string) =>
 
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
-  NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production refuses unsafe defaults'],
+  NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite and benchmarks, which configure themselves)'],
+  SWITCHBOARD_DEV: [bool(false), 'set by npm run dev only: development conveniences (API key dev-key, admin/admin, unsigned alert and lead webhooks); without it (or NODE_ENV=test) every start requires real credentials'],
   PORT: [int(3000, 0), 'HTTP port of the API (web role)'],
   HOST: [z.string().default('0.0.0.0'), 'address the API binds to'],
   LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(), 'pino log level; default info, silent when NODE_ENV=test'],
-  API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); dev accepts dev-key when empty'],
-  ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); dev default admin'],
-  ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; dev default admin'],
+  API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); required outside npm run dev, which accepts dev-key when empty'],
+  ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); required outside npm run dev (default admin there)'],
+  ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; required outside npm run dev (default admin there)'],
+  METRICS_TOKEN: [z.string().default(''), 'bearer token that /metrics (web and worker roles) requires; empty leaves /metrics open to whoever reaches it'],
   PUBLIC_URL: [optionalUrl, 'address people open in the browser (scheme, host, port); the OIDC redirect is PUBLIC_URL/api/global/auth/oidc/callback; default http://localhost:PORT, https required in production'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
 
@@ -45,6 +47,7 @@ export const variables = {
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
   DATABASE_POOL_MAX: [int(10, 1), 'connections per process in the knex pool'],
+  DATABASE_STATEMENT_TIMEOUT_MS: [int(15000, 0), 'longest a database statement of the API and workers may run (Postgres statement_timeout; 0 = none); migrations are not bounded'],
   DEV_POSTGRES_PORT: [int(54329, 1), 'port of the embedded PostgreSQL that npm run dev starts when DATABASE_URL is unset'],
   BUS_HOST: [z.string().default('localhost'), 'Redis host (message bus and queues)'],
   BUS_PORT: [int(6379, 1), 'Redis port'],
@@ -55,6 +58,8 @@ export const variables = {
   SERVICE_SESSION_SYSTEM: [bool(false), 'feature flag enabling the session system (dev turns it on)'],
   SERVICE_SESSION_RESUME_WINDOW: [interval('24 hours'), 'default resume window of a session, interval syntax'],
   SERVICE_SESSION_MAX_HISTORY: [int(50, 1), 'messages kept in a session conversation_history'],
+  SSE_MAX_STREAMS: [int(10000, 1), 'most SSE streams one API process holds open; more get 429 with Retry-After'],
+  SSE_MAX_STREAMS_PER_KEY: [int(2000, 1), 'most SSE streams one API key holds open in one API process; more get 429 with Retry-After'],
   SESSION_SSE_KEEPALIVE_SECONDS: [int(15, 1), 'seconds between SSE keep-alive comments'],
   SESSION_PUBLISH_WAIT_MS: [int(2000, 0), 'how long POST messages waits for persist+publish before answering 202'],
   SESSION_EXPIRY_CRON: [z.string().default('* * * * *'), 'cron expression of the tick that closes expired sessions'],
@@ -71,11 +76,12 @@ export const variables = {
   LLM_BASE_URL: [optionalUrl, 'base URL of the OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio)'],
   LLM_MODEL: [z.string().default('gpt-4o-mini'), 'model name'],
 
-  CRM_WEBHOOK_SECRET: [z.string().default(''), 'secret of the lead webhooks (HMAC-SHA256 or Standard Webhooks); empty accepts unsigned requests'],
+  CRM_WEBHOOK_SECRET: [z.string().default(''), 'secret of the lead webhooks (HMAC-SHA256 or Standard Webhooks); required outside npm run dev, where empty accepts unsigned requests'],
+  CRM_WEBHOOK_REPLAY_WINDOW: [int(86400, 1), 'seconds during which a body signed with X-Webhook-Signature is not accepted again (replay protection of the untimestamped scheme)'],
   CRM_BATCH_MAX: [int(1000, 1), 'most leads accepted by one batch webhook call; more gets 413'],
   CRM_BATCH_WAIT_MS: [int(15000, 0), 'how long the batch webhook waits for the queued batch to be written before answering 202 (accepted, still processing)'],
 
-  ALERT_WEBHOOK_TOKEN: [z.string().default(''), 'secret of the default alert sources (bearer token or basic-auth password); production requires it'],
+  ALERT_WEBHOOK_TOKEN: [z.string().default(''), 'secret of the default alert sources (bearer token or basic-auth password); required outside npm run dev, where empty accepts unauthenticated alerts'],
   FLAP_THRESHOLD: [int(5, 1), 'state changes within FLAP_WINDOW above which an alert is flapping'],
   FLAP_WINDOW: [int(600, 1), 'flapping window in seconds'],
   ESCALATION_AFTER: [int(900, 1), 'seconds an incident may stay unacknowledged before it is escalated'],
@@ -86,6 +92,9 @@ export const variables = {
   AUTOMATION_URL: [optionalUrl, 'workflow automation (n8n) base URL'],
   AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
 
+  DOCUMENT_MAX_BYTES: [int(20 * 1024 * 1024, 1), 'largest portal document upload in bytes (larger → 413, nothing stored)'],
+  AGENT_API_URL: [optionalUrl, 'agent API the portal reads conversation history from (GET /sessions…); default this platform (PUBLIC_URL)'],
+  AGENT_API_KEY: [z.string().default(''), 'X-API-Key the portal sends to AGENT_API_URL; default the first of API_KEYS'],
   TOOL_CALL_TIMEOUT_MS: [int(30000, 100), 'time limit of one tool-gateway call (gateway routes, /mcp, agent); over it the call is a tool error'],
   TOOL_RESULT_MAX_BYTES: [int(262144, 256), 'largest tool result (JSON bytes) the gateway hands back; over it the call is a tool error'],
   WORKFLOW_TOOL_TAG: [z.string().min(1).default('switchboard-tool'), 'tag that offers an active automation workflow as a tool (workflow executor)'],
@@ -105,6 +114,7 @@ export const variables = {
   CONTAINER_RUNTIME_HOST: [z.string().default(''), 'container runtime: tcp://host:port of a Docker socket proxy or a unix socket path'],
   METRICS_URL: [optionalUrl, 'Prometheus base URL (targets discovery, rule reload)'],
   PROXY_API_URL: [optionalUrl, 'Traefik API base URL'],
+  DISCOVERY_ALLOWED_TARGETS: [z.string().default(''), 'comma-separated hosts, host:port pairs and unix socket paths that discovery sources set through the API may use although private or local (configured sources always may)'],
   DISCOVERY_ENABLED: [bool(true), 'run scheduled discovery'],
   DISCOVERY_INTERVAL: [int(300, 1), 'seconds between scheduled discovery runs'],
   MONITORS_AUTO_APPLY: [bool(true), 'turn recommendations for new entities into entity monitors'],
@@ -122,8 +132,11 @@ const envSchema = z.object(
 
 export class ConfigError extends Error {}
 
-/** Parses an environment; throws one ConfigError naming every bad variable. */
-export function parseEnv(source: NodeJS.ProcessEnv): Env {
+/**
+ * Parses an environment; throws one ConfigError naming every bad variable. `credentials: false` is for a
+ * process that serves none of the API's routes (see configWithoutApiCredentials).
+ */
+export function parseEnv(source: NodeJS.ProcessEnv, options: { credentials?: boolean } = {}): Env {
   // Empty strings mean "unset", as in most .env tooling.
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
   const result = envSchema.safeParse(cleaned);
@@ -132,19 +145,50 @@ export function parseEnv(source: NodeJS.ProcessEnv): Env {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const env = result.data as Env;
-  if (env.NODE_ENV === 'production') {
-    const problems = (['DATABASE_URL', 'API_KEYS', 'ADMIN_PASSWORD', 'ALERT_WEBHOOK_TOKEN', 'PUBLIC_URL', 'OIDC_ISSUER_URL', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const)
-      .filter((k) => !env[k])
-      .map((k) => `  ${k}: required when NODE_ENV=production`);
-    // Sign-in cookies are Secure and the provider redirects back here: plain http would leak both.
-    if (env.PUBLIC_URL && !env.PUBLIC_URL.startsWith('https://')) problems.push('  PUBLIC_URL: must be https when NODE_ENV=production');
-    if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
-  }
+  const unsafe = startupSafetyProblems(env, options.credentials ?? true);
+  if (unsafe.length) throw new ConfigError(`Invalid configuration:\n${unsafe.map((p) => `  ${p}`).join('\n')}`);
   return env;
 }
 
+/** Whether development conveniences apply: `npm run dev` (SWITCHBOARD_DEV) or the test suite (NODE_ENV=test). */
+export function conveniencesAllowed(env: Pick<Env, 'SWITCHBOARD_DEV' | 'NODE_ENV'>): boolean {
+  return env.SWITCHBOARD_DEV || env.NODE_ENV === 'test';
+}
+
+/** Credentials every start needs unless development conveniences apply, with the well-known values they must not have. */
+const realCredentials = {
+  API_KEYS: (v: string) => (v.split(',').map((k) => k.trim()).includes('dev-key') ? 'must not contain the development key dev-key' : undefined),
+  ADMIN_USER: () => undefined,
+  ADMIN_PASSWORD: (v: string) => (v === 'admin' ? 'must not be the development password admin' : undefined),
+  ALERT_WEBHOOK_TOKEN: () => undefined,
+  CRM_WEBHOOK_SECRET: () => undefined,
+} as const satisfies Partial<Record<keyof Env, (value: string) => string | undefined>>;
+
+/**
+ * The one place that decides whether a configuration is safe to start with; each problem names its variable.
+ * With NODE_ENV unset (development) or production, and no SWITCHBOARD_DEV, the API refuses to run on
+ * well-known or absent credentials: a forgotten variable must not leave a route open.
+ */
+export function startupSafetyProblems(env: Env, credentials = true): string[] {
+  const problems: string[] = [];
+  const why = env.NODE_ENV === 'production' ? 'required when NODE_ENV=production' : 'required outside npm run dev (SWITCHBOARD_DEV) and tests (NODE_ENV=test)';
+  if (env.NODE_ENV === 'production') {
+    for (const name of ['DATABASE_URL', 'PUBLIC_URL', 'OIDC_ISSUER_URL', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const) if (!env[name]) problems.push(`${name}: ${why}`);
+    // Sign-in cookies are Secure and the provider redirects back here: plain http would leak both.
+    if (env.PUBLIC_URL && !env.PUBLIC_URL.startsWith('https://')) problems.push('PUBLIC_URL: must be https when NODE_ENV=production');
+  }
+  if (credentials && !conveniencesAllowed(env)) {
+    for (const [name, check] of Object.entries(realCredentials) as Array<[keyof typeof realCredentials, (v: string) => string | undefined]>) {
+      const value = env[name];
+      const problem = value ? check(value) : why;
+      if (problem) problems.push(`${name}: ${problem}`);
+    }
+  }
+  return problems;
+}
+
 function nested(env: Env) {
-  const dev = env.NODE_ENV !== 'production';
+  const dev = conveniencesAllowed(env);
   return {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
@@ -152,6 +196,8 @@ function nested(env: Env) {
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     // Tests are silent unless a test asks for logs (LOG_LEVEL set).
     log: { level: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info') },
+    metrics: { token: env.METRICS_TOKEN },
+    streams: { max: env.SSE_MAX_STREAMS, maxPerKey: env.SSE_MAX_STREAMS_PER_KEY },
     auth: {
       apiKeys: env.API_KEYS ? env.API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : dev ? ['dev-key'] : [],
       admin: { user: env.ADMIN_USER || (dev ? 'admin' : ''), password: env.ADMIN_PASSWORD || (dev ? 'admin' : '') },
@@ -170,7 +216,12 @@ function nested(env: Env) {
       session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX },
       devOidcPort: env.DEV_OIDC_PORT,
     },
-    db: { url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard', poolMax: env.DATABASE_POOL_MAX, devEmbeddedPort: env.DEV_POSTGRES_PORT },
+    db: {
+      url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard',
+      poolMax: env.DATABASE_POOL_MAX,
+      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+      devEmbeddedPort: env.DEV_POSTGRES_PORT,
+    },
     redis: { host: env.BUS_HOST, port: env.BUS_PORT, password: env.BUS_PASSWORD || undefined },
     queues: { prefix: env.QUEUE_PREFIX },
     workers: { metricsPort: env.WORKER_METRICS_PORT },
@@ -201,7 +252,12 @@ function nested(env: Env) {
       delegationWaitMs: env.AGENT_DELEGATION_WAIT_MS,
       serviceUserPhone: env.AGENT_SERVICE_USER_PHONE,
     },
-    crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
+    crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, replayWindowSeconds: env.CRM_WEBHOOK_REPLAY_WINDOW, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
+    portal: {
+      documentMaxBytes: env.DOCUMENT_MAX_BYTES,
+      agentApiUrl: env.AGENT_API_URL,
+      agentApiKey: env.AGENT_API_KEY,
+    },
     sre: {
       alertWebhookToken: env.ALERT_WEBHOOK_TOKEN,
       flapThreshold: env.FLAP_THRESHOLD,
@@ -216,6 +272,7 @@ function nested(env: Env) {
         containerRuntimeHost: env.CONTAINER_RUNTIME_HOST,
         metricsUrl: env.METRICS_URL,
         proxyApiUrl: env.PROXY_API_URL,
+        allowedTargets: env.DISCOVERY_ALLOWED_TARGETS.split(',').map((t) => t.trim()).filter(Boolean),
       },
       monitors: { autoApply: env.MONITORS_AUTO_APPLY, rulesDir: env.RULES_DIR },
     },
@@ -237,12 +294,21 @@ function nested(env: Env) {
 
 export type Config = ReturnType<typeof nested>;
 
-/** Builds the typed, nested configuration from an environment. */
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  return nested(parseEnv(source));
+/** Builds the typed, nested configuration from an environment (`credentials: false`: see parseEnv). */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: { credentials?: boolean } = {}): Config {
+  return nested(parseEnv(source, options));
 }
 
 let current: Config | undefined;
+
+/**
+ * The configuration of a process that serves none of the API's routes (the stdio MCP server, the tools
+ * role with its own tokens, CLI helpers): the routes' credentials are not its concern. Later config() calls return it.
+ */
+export function configWithoutApiCredentials(): Config {
+  current ??= loadConfig(process.env, { credentials: false });
+  return current;
+}
 
 /** The process configuration, parsed from process.env on first use. */
 export function config(): Config {

@@ -30,6 +30,15 @@ export class PayloadTooLargeError extends AppError {}
 export class UnsupportedMediaTypeError extends AppError {}
 export class MethodNotAllowedError extends AppError {}
 export class ServiceUnavailableError extends AppError {}
+/** A client over a limit; `retryAfterSeconds` becomes the Retry-After header. */
+export class TooManyRequestsError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, [], { retry_after_seconds: retryAfterSeconds });
+  }
+}
 /** Readiness probe failed: a dependency is down or migrations are pending. */
 export class NotReadyError extends ServiceUnavailableError {}
 export class UpstreamError extends AppError {}
@@ -55,6 +64,7 @@ export const problemKinds = new Map<Function, ProblemKind>([
   [PayloadTooLargeError, { status: 413, title: 'Payload Too Large', slug: 'payload-too-large' }],
   [MethodNotAllowedError, { status: 405, title: 'Method Not Allowed', slug: 'method-not-allowed' }],
   [UnsupportedMediaTypeError, { status: 415, title: 'Unsupported Media Type', slug: 'unsupported-media-type' }],
+  [TooManyRequestsError, { status: 429, title: 'Too Many Requests', slug: 'too-many-requests' }],
   [UpstreamError, { status: 502, title: 'Bad Gateway', slug: 'upstream' }],
   [ToolResultTooLargeError, { status: 502, title: 'Bad Gateway', slug: 'tool-result-too-large' }],
   [GatewayTimeoutError, { status: 504, title: 'Gateway Timeout', slug: 'timeout' }],

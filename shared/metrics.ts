@@ -1,5 +1,15 @@
 /** Prometheus metrics of this process (prom-client); each role serves its own registry. */
 import client from 'prom-client';
+import { config } from './config.js';
+import { secretsEqual } from './secrets.js';
+
+/** Whether a scrape may read /metrics: always when METRICS_TOKEN is unset, else only with `Authorization: Bearer <METRICS_TOKEN>`. */
+export function metricsScrapeAllowed(authorization: string | undefined): boolean {
+  const { token } = config().metrics;
+  if (!token) return true;
+  const presented = /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1]?.trim() ?? '';
+  return secretsEqual(presented, token);
+}
 
 export const metricsRegistry = new client.Registry();
 client.collectDefaultMetrics({ register: metricsRegistry });

@@ -86,6 +86,8 @@ export const queueDefinitions = {
   crm: { concurrency: 8, jobOptions: retrying(5, 500) },
   // SRE automation: alert ingestion, incidents, tickets, runbooks, escalations.
   sre: { concurrency: 8, jobOptions: retrying(8, 1000) },
+  // Portal: text extraction and full-text indexing of uploaded documents.
+  portal: { concurrency: 2, jobOptions: retrying(3, 2000) },
   // SRE discovery and monitor deployment (long runs kept apart from alert ingestion).
   discovery: { concurrency: 2, jobOptions: retrying(3, 5000) },
 } satisfies Record<string, QueueDefinition>;
@@ -112,6 +114,13 @@ export const jobDefinitions = {
     schema: deliverJobSchema,
     partition: { lanes: sessionLanes, key: (p) => p.session_id },
     jobId: (p) => (p.kind === 'message' ? p.message_id : p.event_id),
+  }),
+  // The model's one-line summary of a session that went idle or closed (portal history). One job per
+  // session and request moment: a session idle again later gets a fresh summary.
+  'sessions.summarize': define({
+    queue: 'agent',
+    schema: z.object({ session_id: z.guid(), requested_at: z.iso.datetime() }),
+    jobId: (p) => `summarize-${p.session_id}-${Date.parse(p.requested_at)}`,
   }),
   // Close every live session past its resume window (one run per scheduler slot).
   'sessions.expire': define({ queue: 'sessions', schema: z.object({ slot: z.string() }), jobId: (p) => slotJobId('sessions.expire', p.slot) }),
@@ -184,6 +193,16 @@ export const jobDefinitions = {
   'sre.alerts-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }), jobId: (p) => slotJobId('sre.alerts-tick', p.slot) }),
   // Tick: refreshes running executions from the automation API, times out overdue ones, re-enqueues lost ones.
   'sre.runbooks-tick': define({ queue: 'sre', schema: z.object({ slot: z.iso.datetime() }), jobId: (p) => slotJobId('sre.runbooks-tick', p.slot) }),
+
+  // --- portal ---------------------------------------------------------------
+  // Extracts and indexes one uploaded document (pending → processing → indexed | failed). `request_id`
+  // names one upload or re-index request, so a repeat of that request is one job while a later
+  // re-index is a new one; running the same job twice replaces the chunks with the same chunks.
+  'portal.index-document': define({
+    queue: 'portal',
+    schema: z.object({ document_id: z.guid(), request_id: z.guid() }),
+    jobId: (p) => `index-document-${p.request_id}`,
+  }),
 
   // --- discovery ------------------------------------------------------------
   // One discovery run: a manual trigger names the run it opened; a scheduled tick names its slot.

@@ -2,6 +2,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
 import { config } from './config.js';
+import { onShutdown } from './lifecycle.js';
 
 /** Connection options shared by queues, workers and the bus. */
 export function redisOptions(extra: RedisOptions = {}): RedisOptions {
@@ -12,6 +13,22 @@ export function redisOptions(extra: RedisOptions = {}): RedisOptions {
 /** A new Redis connection; `name` shows in CLIENT LIST. */
 export function createRedis(name: string, extra: RedisOptions = {}): Redis {
   return new Redis(redisOptions({ connectionName: `switchboard:${name}`, ...extra }));
+}
+
+const commandConnections = new Map<string, Redis>();
+
+/** The process's one command connection of a module (made on first use, closed at shutdown). */
+export function commandRedis(name: string): Redis {
+  let conn = commandConnections.get(name);
+  if (!conn) {
+    const created = createRedis(`${name}:${process.pid}`);
+    commandConnections.set(name, (conn = created));
+    onShutdown(`${name} redis`, () => {
+      if (commandConnections.get(name) === created) commandConnections.delete(name);
+      return created.quit().then(() => undefined, () => created.disconnect());
+    });
+  }
+  return conn;
 }
 
 /** Answers whether Redis replies to PING within the timeout. */

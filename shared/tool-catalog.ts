@@ -2,6 +2,7 @@
 import { registerToolSource, registerTools } from './tools.js';
 import { workflowToolSource } from './tool-gateway/workflow.tools.js';
 import { crmTools } from './crm/crm.tools.js';
+import { portalTools } from './portal/portal.tools.js';
 import { sreTools } from './sre/sre.tools.js';
 import { delegationTools } from './agent/delegation.tools.js';
 import { issueTrackerTools } from './issue-tracker/issue-tracker.tools.js';
@@ -15,6 +16,8 @@ export function loadToolCatalog(): void {
   registerTools([
     // crm
     ...crmTools,
+    // portal
+    ...portalTools,
     // sre
     ...sreTools,
     // agent delegation

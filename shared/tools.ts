@@ -11,6 +11,8 @@ export interface ToolCaller {
   kind: 'api_key' | 'agent' | 'stdio';
   /** The API key's id (a digest prefix, never the key), the agent's session id, or "stdio" (local MCP server). */
   id: string;
+  /** The user an agent call acts for (its session's user): tools over a person's own data need it (search_documents). */
+  user_id?: string;
 }
 
 /** What a tool handler knows about its call besides the input. */

@@ -5,7 +5,7 @@ import { closeDb } from '../shared/db/index.js';
 import { closeQueues, registry } from '../shared/queues.js';
 import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
-import { metricsRegistry } from '../shared/metrics.js';
+import { metricsRegistry, metricsScrapeAllowed } from '../shared/metrics.js';
 import { handlers } from './registry.js';
 import { startWorkers } from './runner.js';
 import { startScheduler } from './scheduler.js';
@@ -23,6 +23,7 @@ try {
 
   const metrics = http.createServer(async (req, res) => {
     if (req.url !== '/metrics') return void res.writeHead(404).end();
+    if (!metricsScrapeAllowed(req.headers.authorization)) return void res.writeHead(401, { 'WWW-Authenticate': 'Bearer realm="metrics"' }).end();
     res.writeHead(200, { 'Content-Type': metricsRegistry.contentType }).end(await metricsRegistry.metrics());
   });
   metrics.listen(cfg.workers.metricsPort, '127.0.0.1');

@@ -8,6 +8,7 @@ import type { JobHandler } from './runner.js';
 import { ingestLeadBatchJob } from './crm/ingest-lead-batch.job.js';
 import { deliverJob } from './sessions/deliver.job.js';
 import { expireJob } from './sessions/expire.job.js';
+import { summarizeJob } from './sessions/summarize.job.js';
 import { sendMessage } from './chatapp/send.job.js';
 import { processInboundMessage } from './chatapp/inbound.job.js';
 import { answerWebChatTurn } from './chatapp/webchat.job.js';
@@ -20,11 +21,13 @@ import { incidentEscalationNotify } from './sre/incident-escalation-notify.job.j
 import { incidentsTick } from './sre/incidents-tick.job.js';
 import { runbookExecute } from './sre/runbook-execute.job.js';
 import { runbooksTick } from './sre/runbooks-tick.job.js';
+import { indexDocumentJob } from './portal/index-document.job.js';
 
 export const handlers: { [N in JobName]: JobHandler<N> } = {
   // --- sessions
   'sessions.deliver': deliverJob,
   'sessions.expire': expireJob,
+  'sessions.summarize': summarizeJob,
 
   // --- chatapp
   'chatapp.send': sendMessage,
@@ -45,6 +48,9 @@ export const handlers: { [N in JobName]: JobHandler<N> } = {
   'sre.incidents-tick': incidentsTick,
   'sre.runbook-execute': runbookExecute,
   'sre.runbooks-tick': runbooksTick,
+
+  // --- portal
+  'portal.index-document': indexDocumentJob,
 
   // --- discovery
   'discovery.run': runDiscovery,

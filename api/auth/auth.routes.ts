@@ -6,6 +6,7 @@ import { completeAuthorization, endSessionUrl, startAuthorization } from '../../
 import { createAuthSession, deleteAuthSession, savePendingLogin, sweepAuthSessions, takePendingLogin } from '../../shared/auth/auth-sessions.store.js';
 import { browserSession, csrfHeader, loginCookie, personOf, sessionCookie, setCookie } from './browser-session.js';
 import { checkCsrf } from '../middleware/auth.js';
+import { upsertSignedInUser } from '../../shared/sessions/users.store.js';
 import { sendSignInErrorPage } from './error-page.js';
 
 const tags = ['Sign-in'];
@@ -66,7 +67,7 @@ export function authRoutes(): ApiRouter {
       path: '/api/global/auth/oidc/callback',
       tags,
       summary: 'Sign-in callback of the identity provider',
-      description: `Checks \`state\` against the sign-in this browser started (used once), exchanges the code with the PKCE verifier, checks the ID token's nonce, reads name, email and roles (OIDC_ROLES_CLAIM of the ID token or userinfo, mapped by OIDC_ROLE_MAP), creates the server-side session and sets its httpOnly cookie \`${sessionCookie}\`. Failures end on an HTML page (400 for a tampered state or a refused/replayed code).`,
+      description: `Checks \`state\` against the sign-in this browser started (used once), exchanges the code with the PKCE verifier, checks the ID token's nonce, reads name, email and roles (OIDC_ROLES_CLAIM of the ID token or userinfo, mapped by OIDC_ROLE_MAP), matches the person to a users row (by subject, else verified email, else a new row; email, name and roles copied), creates the server-side session and sets its httpOnly cookie \`${sessionCookie}\`. Failures end on an HTML page (400 for a tampered state or a refused/replayed code).`,
       auth: 'public',
       request: {
         query: z.object({
@@ -92,6 +93,8 @@ export function authRoutes(): ApiRouter {
           const login = await takePendingLogin(query.state);
           if (!login) throw new ValidationError('This sign-in has expired or was already completed. Start again.');
           const person = await completeAuthorization(ctx.search, { state: login.state, nonce: login.nonce, codeVerifier: login.code_verifier });
+          // The portal's user record: matched or created, with the provider's copies refreshed.
+          await upsertSignedInUser({ subject: person.subject, name: person.name, email: person.email, email_verified: person.emailVerified, roles: person.roles });
           // Signing in again replaces this browser's previous session rather than leaving it behind.
           const previous = ctx.cookies.get(sessionCookie);
           if (previous) await deleteAuthSession(previous);

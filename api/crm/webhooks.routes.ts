@@ -3,7 +3,8 @@ import type { Middleware } from 'koa';
 import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
-import { assertBatchSize, deliveryIdOf, receiveLead, verifyLeadWebhook } from '../../shared/crm/webhooks.js';
+import { assertBatchSize, claimSignedDelivery, deliveryIdOf, receiveLead, verifyLeadWebhook } from '../../shared/crm/webhooks.js';
+import { problemKindOf } from '../../shared/errors.js';
 import { submitLeadBatch } from '../../shared/crm/lead-batches.js';
 import { batchResult, leadInput, webhookLeadResult } from '../../shared/crm/schemas.js';
 
@@ -20,7 +21,11 @@ const security = [
   '**Signatures.** When CRM_WEBHOOK_SECRET is set, a request must carry either `X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the raw body>`',
   'or valid Standard Webhooks headers (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`); an absent or wrong',
   'signature is a 401 and nothing is stored. The HMAC key is the secret\'s UTF-8 bytes, or the decoded bytes of a `whsec_<base64>` secret.',
-  'When the secret is unset, unsigned requests are accepted.',
+  'When the secret is unset (only under npm run dev and in tests; every other start requires it), unsigned requests are accepted.',
+  '',
+  '**Replays.** Standard Webhooks is the recommended scheme: its signature covers a timestamp, so a captured request is refused after 5 minutes.',
+  'A body signed with `X-Webhook-Signature` is accepted once within CRM_WEBHOOK_REPLAY_WINDOW (default 24 h): the same signed body again is a 409',
+  '(a replay), unless it carries the same delivery id as the first (then the first outcome is returned). A delivery that failed with a 5xx may be re-sent.',
   '',
   '**Delivery ids.** `webhook-id` (else `Idempotency-Key`) identifies a delivery: a repeated id is answered with the first outcome and writes nothing',
   '(ids of single-lead and batch deliveries are separate). Without an id a request is processed each time (a duplicate email is still refused).',
@@ -30,11 +35,20 @@ const security = [
   'Emails are unique case-insensitively across leads.',
 ].join('\n');
 
-/** Signature check before any parsing of the lead fields, on the raw body the body parser kept. */
+/** Signature check before any parsing of the lead fields, on the raw body the body parser kept; then the replay check. */
 const signed: Middleware = async (ctx, next) => {
   const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
-  verifyLeadWebhook(raw, ctx.headers, config().crm.webhookSecret);
-  await next();
+  const digest = verifyLeadWebhook(raw, ctx.headers, config().crm.webhookSecret);
+  if (!digest) return next();
+  const release = await claimSignedDelivery(digest, deliveryIdOf(ctx.headers));
+  try {
+    await next();
+  } catch (err) {
+    // Not processed (a fault on our side): the sender's retry of the same body must be accepted.
+    if (problemKindOf(err).status >= 500) await release().catch(() => undefined);
+    throw err;
+  }
+  if (ctx.status >= 500) await release().catch(() => undefined);
 };
 
 export function webhookRoutes(): ApiRouter {
@@ -50,7 +64,7 @@ export function webhookRoutes(): ApiRouter {
       auth: 'public',
       request: { body: leadInput, headers },
       responses: { 201: { description: 'Lead created', schema: webhookLeadResult } },
-      errors: { 401: 'Signature absent or wrong (when CRM_WEBHOOK_SECRET is set)', 409: 'A lead with this email exists' },
+      errors: { 401: 'Signature absent or wrong (when CRM_WEBHOOK_SECRET is set)', 409: 'A lead with this email exists, or a replayed X-Webhook-Signature body' },
       handler: ({ body, headers }, ctx) => receiveLead(body, headers['x-source'] ?? null, deliveryIdOf(ctx.headers)),
     })
     .route({
@@ -83,7 +97,7 @@ export function webhookRoutes(): ApiRouter {
         200: { description: 'The batch was processed', schema: batchResult },
         202: { description: 'Accepted, still processing (past CRM_BATCH_WAIT_MS)', schema: batchResult.extend({ processing: z.literal(true), delivery_id: z.string() }) },
       },
-      errors: { 401: 'Signature absent or wrong (when CRM_WEBHOOK_SECRET is set)', 413: 'More than CRM_BATCH_MAX leads' },
+      errors: { 401: 'Signature absent or wrong (when CRM_WEBHOOK_SECRET is set)', 409: 'A replayed X-Webhook-Signature body', 413: 'More than CRM_BATCH_MAX leads' },
       handler: async ({ body, headers }, ctx) => {
         assertBatchSize(body.leads.length, config().crm.batchMax);
         const outcome = await submitLeadBatch(body.leads, headers['x-source'] ?? null, deliveryIdOf(ctx.headers));

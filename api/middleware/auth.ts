@@ -1,16 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import { config } from '../../shared/config.js';
 import { ForbiddenError, UnauthorizedError } from '../../shared/errors.js';
 import type { Role } from '../../shared/auth/roles.js';
 import { browserSession, csrfHeader } from '../auth/browser-session.js';
-
-/** Constant-time string comparison. */
-export function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
+import { matchDigest, secretDigest, secretsEqual } from '../../shared/secrets.js';
 
 /** The API key a request carries: X-API-Key, or Authorization: Bearer. */
 export function presentedApiKey(ctx: Context): string | undefined {
@@ -21,7 +14,8 @@ export function presentedApiKey(ctx: Context): string | undefined {
 }
 
 /** A stable, non-secret id of an API key (for audit rows): the first 16 hex digits of its SHA-256. */
-export const apiKeyId = (key: string) => `key:${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+const idOfDigest = (digest: Buffer) => `key:${digest.toString('hex').slice(0, 16)}`;
+export const apiKeyId = (key: string) => idOfDigest(secretDigest(key));
 
 /** Basic-auth user and password of a request, if any. */
 export function basicCredentials(ctx: Context): { user: string; password: string } | undefined {
@@ -32,8 +26,28 @@ export function basicCredentials(ctx: Context): { user: string; password: string
   return at < 0 ? undefined : { user: decoded.slice(0, at), password: decoded.slice(at + 1) };
 }
 
-function checkApiKey(key: string): void {
-  if (!config().auth.apiKeys.some((k) => safeEqual(k, key))) throw new UnauthorizedError('The API key is not valid.');
+let keyDigests: { keys: readonly string[]; digests: Buffer[]; ids: string[] } | undefined;
+
+/** Digests of the configured keys (computed once per configuration) and the non-secret id of each (apiKeyId). */
+function configuredKeys() {
+  const keys = config().auth.apiKeys;
+  if (keyDigests?.keys !== keys) {
+    const digests = keys.map(secretDigest);
+    keyDigests = { keys, digests, ids: digests.map(idOfDigest) };
+  }
+  return keyDigests;
+}
+
+/**
+ * Checks an API key against API_KEYS as SHA-256 digests in constant time, so neither a key's content nor
+ * its length shows in the timing. The matched key's id (start of its digest, never the key) is left in
+ * ctx.state.apiKeyId for per-key limits.
+ */
+function checkApiKey(ctx: Context, key: string): void {
+  const { digests, ids } = configuredKeys();
+  const index = matchDigest(key, digests);
+  if (index < 0) throw new UnauthorizedError('The API key is not valid.');
+  ctx.state.apiKeyId = ids[index];
 }
 
 /** Service routes: a key from API_KEYS (dev accepts dev-key when none is configured). */
@@ -41,7 +55,7 @@ export function requireApiKey(): Middleware {
   return async (ctx, next) => {
     const key = presentedApiKey(ctx);
     if (!key) throw new UnauthorizedError('An API key is required: send it in X-API-Key or Authorization: Bearer.');
-    checkApiKey(key);
+    checkApiKey(ctx, key);
     await next();
   };
 }
@@ -59,7 +73,7 @@ export function checkCsrf(ctx: Context, csrfToken: string): void {
     throw new ForbiddenError('Cross-site requests with the session cookie are refused.');
   }
   const given = ctx.get(csrfHeader);
-  if (!given || !safeEqual(given, csrfToken)) {
+  if (!given || !secretsEqual(given, csrfToken)) {
     throw new ForbiddenError(`A ${csrfHeader} header with the session's CSRF token (GET /api/global/auth/me) is required for ${ctx.method} requests.`);
   }
 }
@@ -80,7 +94,7 @@ export function requireCaller(rule: CallerRule): Middleware {
   return async (ctx, next) => {
     const key = rule.apiKey ? presentedApiKey(ctx) : undefined;
     if (key) {
-      checkApiKey(key);
+      checkApiKey(ctx, key);
       return next();
     }
     const session = await browserSession(ctx);
@@ -101,7 +115,10 @@ export function requireAdmin(): Middleware {
   return async (ctx, next) => {
     const { user, password } = config().auth.admin;
     const given = basicCredentials(ctx);
-    if (!given || !user || !safeEqual(given.user, user) || !safeEqual(given.password, password)) {
+    // Both parts are always compared, so the timing does not say which one was wrong.
+    const userOk = secretsEqual(given?.user ?? '', user);
+    const passwordOk = secretsEqual(given?.password ?? '', password);
+    if (!given || !user || !password || !userOk || !passwordOk) {
       ctx.set('WWW-Authenticate', 'Basic realm="switchboard admin", charset="UTF-8"');
       throw new UnauthorizedError('Admin credentials are required (basic auth).');
     }

@@ -1,5 +1,5 @@
 import type { Middleware, Context } from 'koa';
-import { AppError, NotFoundError, problemKindOf, problemKindOfStatus, problemTypeBase, type FieldError } from '../../shared/errors.js';
+import { AppError, NotFoundError, TooManyRequestsError, problemKindOf, problemKindOfStatus, problemTypeBase, type FieldError } from '../../shared/errors.js';
 
 /** Writes an RFC 9457 problem document. */
 function sendProblem(
@@ -51,6 +51,7 @@ export function problems(): Middleware {
       if (err instanceof AppError) {
         const kind = problemKindOf(err);
         if (kind.status >= 500) ctx.state.log?.error({ err }, 'request failed');
+        if (err instanceof TooManyRequestsError) ctx.set('Retry-After', String(err.retryAfterSeconds));
         sendProblem(ctx, kind.status, kind.title, kind.slug, err.message, err.errors, err.extensions);
         return;
       }

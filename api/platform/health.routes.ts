@@ -3,8 +3,8 @@ import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
 import { db, pendingMigrations } from '../../shared/db/index.js';
 import { pingRedis } from '../../shared/redis.js';
-import { metricsRegistry } from '../../shared/metrics.js';
-import { NotReadyError } from '../../shared/errors.js';
+import { metricsRegistry, metricsScrapeAllowed } from '../../shared/metrics.js';
+import { NotReadyError, UnauthorizedError } from '../../shared/errors.js';
 
 const checkState = z.enum(['up', 'down']);
 const readiness = z
@@ -72,9 +72,15 @@ export function healthRoutes(): ApiRouter {
       path: '/metrics',
       tags: ['platform'],
       summary: 'Prometheus metrics of this API process',
+      description: 'Open when METRICS_TOKEN is unset; otherwise the scrape must send `Authorization: Bearer <METRICS_TOKEN>` (Prometheus `authorization: {credentials: …}`), else 401. Worker roles serve /metrics on WORKER_METRICS_PORT under the same rule.',
       auth: 'public',
       responses: { 200: { description: 'Prometheus text format', schema: z.string(), contentType: 'text/plain; version=0.0.4' } },
+      errors: { 401: 'METRICS_TOKEN is set and the bearer token is missing or wrong' },
       handler: async (_input, ctx) => {
+        if (!metricsScrapeAllowed(ctx.get('Authorization'))) {
+          ctx.set('WWW-Authenticate', 'Bearer realm="metrics"');
+          throw new UnauthorizedError('/metrics requires Authorization: Bearer <METRICS_TOKEN>.');
+        }
         ctx.type = metricsRegistry.contentType;
         return metricsRegistry.metrics();
       },

@@ -3,9 +3,9 @@ import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
 import { ValidationError } from '../../shared/errors.js';
-import { channelSchema, clientEventSchema, messageInputSchema } from '../../shared/sessions/schemas.js';
+import { channelSchema, clientEventSchema, historyMessageSchema, messageInputSchema } from '../../shared/sessions/schemas.js';
 import { closeSession, resolveSession } from '../../shared/sessions/resolve.js';
-import { getSession, listSessions } from '../../shared/sessions/sessions.store.js';
+import { getSession, listSessions, sessionHistoryRows } from '../../shared/sessions/sessions.store.js';
 import { getUser } from '../../shared/sessions/users.store.js';
 import { closeInteraction, startInteraction } from '../../shared/sessions/interactions.js';
 import { listInteractions } from '../../shared/sessions/interactions.store.js';
@@ -25,8 +25,72 @@ const idempotencyHeaders = z.object({
   'idempotency-key': z.string().min(1).max(255).optional().openapi({ description: 'A repeat with the same key within 24 hours returns the first result and publishes nothing' }),
 });
 
+const historyFields = {
+  channel: z.string().nullable().openapi({ description: 'channel of the first interaction (where the conversation started); null before any' }),
+  message_count: z.number().int(),
+  summary: z.string().nullable().openapi({ description: 'written when the session goes idle or closes: by the model when one is configured, else the first user message cut short; null before' }),
+};
+const sessionListRow = sessionSchema.extend(historyFields).openapi('SessionListRow');
+const sessionWithMessages = sessionDetail
+  .extend({ ...historyFields, messages: z.array(historyMessageSchema).openapi({ description: 'the conversation history (newest SERVICE_MAX_HISTORY messages), oldest first' }) })
+  .openapi('SessionDetailWithMessages');
+
+/**
+ * A user's sessions and one session, served at /api/sessions and, for the portal, at /sessions (the
+ * agent API's paths in spec 002: the portal calls {AGENT_API_URL}/sessions, which defaults to this platform).
+ */
+function sessionReadRoutes(router: ApiRouter, base: '/api/sessions' | '/sessions'): ApiRouter {
+  const alias = base === '/sessions' ? ' Same as /api/sessions (the path the portal queries, spec 002 § Queries the portal makes).' : '';
+  return router
+    .route({
+      method: 'get',
+      path: base,
+      tags,
+      summary: "A user's sessions, newest first",
+      description: `Not in the spec's session API; the portal reads it. \`user_id\` is required (unknown user → 404); \`limit\` 1–100, default 20 (the portal asks 50). Each row has the history fields channel, message_count and summary.${alias}`,
+      auth: 'apiKey',
+      request: { query: z.object({ user_id: uuid(), limit: z.coerce.number().int().min(1).max(100).default(20) }) },
+      responses: { 200: { description: 'Sessions', schema: z.object({ sessions: z.array(sessionListRow) }) } },
+      errors: { 404: 'Unknown user' },
+      handler: async ({ query }) => {
+        await getUser(query.user_id);
+        const sessions = await listSessions(query.user_id, query.limit);
+        const extra = await sessionHistoryRows(sessions.map((s) => s.session_id));
+        return { sessions: sessions.map(({ context: _c, updated_at: _u, ...s }) => ({ ...s, ...(extra.get(s.session_id) ?? { channel: null, message_count: 0, summary: null }) })) };
+      },
+    })
+    .route({
+      method: 'get',
+      path: `${base}/{session_id}`,
+      tags,
+      summary: 'One session with its context fields, interactions and messages',
+      description: `Not in the spec's session API; the portal reads it for one conversation.${alias}`,
+      auth: 'apiKey',
+      request: { params: sessionIdParams },
+      responses: { 200: { description: 'The session', schema: sessionWithMessages } },
+      handler: async ({ params }) => {
+        const [{ context, updated_at: _u, ...session }, extra, interactions, history] = await Promise.all([
+          getSession(params.session_id),
+          sessionHistoryRows([params.session_id]),
+          listInteractions(params.session_id),
+          getContext(params.session_id),
+        ]);
+        const c = context as { last_channel?: string; preferences?: Record<string, unknown>; custom_data?: Record<string, unknown> };
+        return {
+          ...session,
+          ...extra.get(params.session_id)!,
+          context: { last_channel: c.last_channel ?? null, preferences: c.preferences ?? {}, custom_data: c.custom_data ?? {} },
+          interactions,
+          messages: history.conversation_history,
+        };
+      },
+    });
+}
+
 export function sessionRoutes(): ApiRouter {
   const router = sessionSystemRouter();
+  sessionReadRoutes(router, '/api/sessions');
+  sessionReadRoutes(router, '/sessions');
   return router
     .route({
       method: 'post',
@@ -46,41 +110,6 @@ export function sessionRoutes(): ApiRouter {
       handler: async ({ body }) => {
         const { session, resumed } = await resolveSession(body.user_id, body.resume_window);
         return { session_id: session.session_id, user_id: session.user_id, status: session.status, created_at: session.created_at, last_activity: session.last_activity, resumed };
-      },
-    })
-    .route({
-      method: 'get',
-      path: '/api/sessions',
-      tags,
-      summary: "A user's sessions, newest first",
-      description: 'Not in the spec; the portal reads it. `user_id` is required (unknown user → 404); `limit` 1–100, default 20.',
-      auth: 'apiKey',
-      request: { query: z.object({ user_id: uuid(), limit: z.coerce.number().int().min(1).max(100).default(20) }) },
-      responses: { 200: { description: 'Sessions', schema: z.object({ sessions: z.array(sessionSchema) }) } },
-      errors: { 404: 'Unknown user' },
-      handler: async ({ query }) => {
-        await getUser(query.user_id);
-        const sessions = await listSessions(query.user_id, query.limit);
-        return { sessions: sessions.map(({ context: _c, updated_at: _u, ...s }) => s) };
-      },
-    })
-    .route({
-      method: 'get',
-      path: '/api/sessions/{session_id}',
-      tags,
-      summary: 'One session with its context fields and interactions',
-      description: 'Not in the spec; the portal reads it. The conversation history is served by GET /api/sessions/{session_id}/context.',
-      auth: 'apiKey',
-      request: { params: sessionIdParams },
-      responses: { 200: { description: 'The session', schema: sessionDetail } },
-      handler: async ({ params }) => {
-        const { context, updated_at: _u, ...session } = await getSession(params.session_id);
-        const c = context as { last_channel?: string; preferences?: Record<string, unknown>; custom_data?: Record<string, unknown> };
-        return {
-          ...session,
-          context: { last_channel: c.last_channel ?? null, preferences: c.preferences ?? {}, custom_data: c.custom_data ?? {} },
-          interactions: await listInteractions(params.session_id),
-        };
       },
     })
     .route({
@@ -197,6 +226,7 @@ export function sessionRoutes(): ApiRouter {
         'Resuming: send `Last-Event-ID` (or `last_event_id` in the query): every event after it is replayed from Postgres, then the live events follow with no gap and no duplicate. Without it only live events are sent.',
         'Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, never compressed. The API key may be sent as `Authorization: Bearer` or `X-API-Key`.',
         'A subscriber more than 1 MiB behind is disconnected; it reconnects with Last-Event-ID and replays.',
+        'Open streams are capped per API process (SSE_MAX_STREAMS, default 10,000) and per API key within a process (SSE_MAX_STREAMS_PER_KEY, default 2,000): over a cap the answer is 429 with `Retry-After` (seconds) and nothing is streamed.',
       ].join('\n\n'),
       auth: 'apiKey',
       request: {
@@ -205,6 +235,7 @@ export function sessionRoutes(): ApiRouter {
         headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'must be a sequence number').optional() }),
       },
       responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream', schema: z.string() } },
+      errors: { 429: 'Too many open streams in this process or for this API key (Retry-After says when to try again)' },
       handler: async ({ params, query, headers }, ctx) => {
         await getSession(params.session_id);
         const fromHeader = headers['last-event-id'] !== undefined ? Number(headers['last-event-id']) : undefined;

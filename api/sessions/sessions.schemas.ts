@@ -28,7 +28,7 @@ export const startInteractionBody = z.object({
 export const closeInteractionBody = z.object({ final_history: z.array(historyMessageSchema).max(500).optional() });
 
 export const userSchema = z
-  .object({ user_id: uuid(), display_name: z.string().nullable(), phone_number: z.string(), email: z.string().nullable() })
+  .object({ user_id: uuid(), display_name: z.string().nullable(), phone_number: z.string().nullable().openapi({ description: "null for a person who signed in to the portal without giving one" }), email: z.string().nullable() })
   .openapi('User');
 export const newUserBody = z.object({
   phone_number: e164Schema,

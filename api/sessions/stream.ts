@@ -11,7 +11,7 @@ import client from 'prom-client';
 import { subscribeSession, type BusEvent } from '../../shared/bus.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
-import { SseLifetime, startSseResponse } from '../streams.js';
+import { SseLifetime, startSseResponse, streamCaller } from '../streams.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -42,7 +42,7 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
   // Events are held until the headers are out (and any replay is done): one arriving earlier
   // would otherwise be written with Koa's default status.
   let held: BusEvent[] | null = [];
-  const stream = new SseLifetime(res, openStreams);
+  const stream = new SseLifetime(res, openStreams, streamCaller(ctx));
   const end = () => stream.end();
   const write = (event: BusEvent) => {
     if (stream.ended || event.sequence <= last) return;

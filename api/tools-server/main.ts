@@ -1,5 +1,5 @@
 /** Tools role: the issue-tracker MCP server (MCP_SERVICE_PORT, 9400) for coding assistants. */
-import { config, ConfigError } from '../../shared/config.js';
+import { configWithoutApiCredentials, ConfigError } from '../../shared/config.js';
 import { handleSignals, onShutdown } from '../../shared/lifecycle.js';
 import { logger } from '../../shared/logger.js';
 import { createTracker, trackerSettingsFromConfig } from '../../shared/issue-tracker/tracker.js';
@@ -7,7 +7,8 @@ import { identityProviderTokens, serviceTokens, type BearerAuth } from './auth.j
 import { startToolServer } from './server.js';
 
 try {
-  const cfg = config();
+  // This role checks its own callers (MCP_SERVICE_TOKENS or the identity provider), never the API's keys.
+  const cfg = configWithoutApiCredentials();
   const { toolServer } = cfg;
   const settings = trackerSettingsFromConfig();
   if ('missing' in settings && cfg.isProduction) throw new ConfigError(`Invalid configuration:\n${settings.missing.map((k) => `  ${k}: required by the tools role`).join('\n')}`);

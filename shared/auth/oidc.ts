@@ -70,6 +70,8 @@ export interface SignedInPerson {
   subject: string;
   name: string;
   email: string | null;
+  /** The provider vouches for the email (claim email_verified); only then may it match an existing user. */
+  emailVerified: boolean;
   roles: Role[];
   idToken: string | null;
 }
@@ -111,6 +113,7 @@ export async function completeAuthorization(search: string, expected: { state: s
     subject: String(claims.sub),
     name,
     email,
+    emailVerified: claims.email_verified === true || claims.email_verified === 'true',
     roles: rolesFromClaims(claims, rolesClaim, roleMap),
     idToken: tokens.id_token ?? null,
   };

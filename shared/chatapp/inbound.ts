@@ -143,7 +143,7 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
     const { conversation_history } = await getContext(session.session_id);
     let answer: string;
     try {
-      answer = (await runAgent({ channel: CHANNEL, history: conversation_history, message: message.body!, caller: { kind: 'agent', id: session.session_id } }, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
+      answer = (await runAgent({ channel: CHANNEL, history: conversation_history, message: message.body!, caller: { kind: 'agent', id: session.session_id, user_id: user.user_id } }, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
     } catch (err) {
       if (!finalAttempt) throw err;
       logger('chatapp').error({ err, message_sid: messageSid }, 'agent failed for good; answering with an apology');

@@ -22,7 +22,12 @@ export const CHANNEL = 'chatapp';
 export const providerAddress = (phone: string) => `whatsapp:${phone}`;
 
 /** The user a message goes to (NotFoundError for an unknown user). */
-const recipient = (userId: string) => getUser(userId);
+/** The user a message goes to; one without a phone number (signed in to the portal only) cannot be messaged. */
+async function recipient(userId: string) {
+  const user = await getUser(userId);
+  if (!user.phone_number) throw new ConflictError(`User ${userId} has no phone number: set one in the portal profile first.`, [], { rule: 'phone_number_required' });
+  return { ...user, phone_number: user.phone_number };
+}
 
 /**
  * Accepts a proactive template message: 400 for an unknown template or variables that do not fit

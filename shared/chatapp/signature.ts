@@ -13,10 +13,15 @@ export function signedUrl(request: RequestUrl): string {
   return config().chatapp.publicUrl ?? `${request.protocol}://${request.host}${request.originalUrl}`;
 }
 
-/** Public URL of POST /chatapp/status beside the webhook's (CHATAPP_PUBLIC_URL); none without it. */
-export function statusCallbackUrl(): string | undefined {
-  const { publicUrl } = config().chatapp;
-  return publicUrl ? new URL('status', publicUrl).toString() : undefined;
+/**
+ * Public URL of POST /chatapp/status beside the webhook's (CHATAPP_PUBLIC_URL); none without it.
+ * A trailing slash on the webhook URL would make `status` resolve below it (…/webhook/status), so it is dropped first.
+ */
+export function statusCallbackUrl(publicUrl = config().chatapp.publicUrl): string | undefined {
+  if (!publicUrl) return undefined;
+  const webhook = new URL(publicUrl);
+  webhook.pathname = webhook.pathname.replace(/\/+$/, '') || '/';
+  return new URL('status', webhook).toString();
 }
 
 /** The URL a status callback was signed for: the one we gave the provider, else rebuilt from the request. */

@@ -17,6 +17,7 @@ import { startInteraction } from '../sessions/interactions.js';
 import { getInteraction, listInteractions } from '../sessions/interactions.store.js';
 import { acceptMessage, enqueueAndAwait } from '../sessions/publish.js';
 import { getContext } from '../sessions/context.js';
+import { getSession } from '../sessions/sessions.store.js';
 import { AGENT_FAILED_REPLY, sessionEvents } from './inbound.js';
 
 export const WEB_CHANNEL = 'chat';
@@ -112,10 +113,11 @@ export async function answerWebChat(
   finalAttempt: boolean,
 ): Promise<{ reply: string; tool_calls: ToolCallRecord[] }> {
   const { conversation_history } = await getContext(turn.session_id);
+  const { user_id } = await getSession(turn.session_id);
   let result: { reply: string; tool_calls: ToolCallRecord[] };
   try {
     result = await runAgent(
-      { channel: WEB_CHANNEL, history: historyBefore(conversation_history, turn.message), message: turn.message, caller: { kind: 'agent', id: turn.session_id } },
+      { channel: WEB_CHANNEL, history: historyBefore(conversation_history, turn.message), message: turn.message, caller: { kind: 'agent', id: turn.session_id, user_id } },
       sessionEvents(turn.session_id, WEB_CHANNEL, turn.interaction_id),
     );
   } catch (err) {

@@ -2,9 +2,8 @@
  * npm run dev: the whole platform in one command on a machine with nothing configured.
  * PostgreSQL: DATABASE_URL, else an embedded server with its data under .data/postgres (kept between runs).
  * Redis: BUS_HOST:BUS_PORT when it answers, else a redis-server from PATH started on that port.
- * Then migrations, the web, worker and tools roles, and the URLs to open. Ctrl-C stops all it started.
  * Sign-in: OIDC_ISSUER_URL, else an embedded identity provider with two dev accounts (shared/identity/).
- * Then migrations, the web and worker roles, and the URLs to open. Ctrl-C stops all it started.
+ * Then migrations, the web, worker and tools roles, and the URLs to open. Ctrl-C stops all it started.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -65,7 +64,9 @@ async function startLocalRedis(host: string, port: number): Promise<void> {
 }
 
 async function main() {
-  const env: NodeJS.ProcessEnv = { NODE_ENV: 'development', SERVICE_SESSION_SYSTEM: 'true', ...process.env };
+  // SWITCHBOARD_DEV turns on the development conveniences (dev-key, admin/admin, unsigned webhooks), which no
+  // other start accepts; with them on, the API listens on loopback only unless HOST says otherwise.
+  const env: NodeJS.ProcessEnv = { NODE_ENV: 'development', SERVICE_SESSION_SYSTEM: 'true', HOST: '127.0.0.1', ...process.env, SWITCHBOARD_DEV: '1' };
   let cfg;
   try {
     cfg = loadConfig(env);

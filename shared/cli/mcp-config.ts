@@ -40,7 +40,8 @@ if (values.check) {
 
 let cfg;
 try {
-  cfg = loadConfig();
+  // Writes a file for coding assistants; it serves nothing, so the API's credentials are not needed here.
+  cfg = loadConfig(process.env, { credentials: false });
 } catch (err) {
   console.error(err instanceof ConfigError ? err.message : String(err));
   process.exit(1);

@@ -5,14 +5,15 @@
  * stdout carries the protocol only: logs go to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { config, ConfigError } from '../config.js';
+import { configWithoutApiCredentials, ConfigError } from '../config.js';
 import { closeDb } from '../db/index.js';
 import { logToStderr, logger } from '../logger.js';
 import { createMcpServer } from '../mcp-server.js';
 
 logToStderr();
 try {
-  config();
+  // Spoken to over stdio only: no route, so none of the routes' credentials is required.
+  configWithoutApiCredentials();
 } catch (err) {
   process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
   process.exit(1);

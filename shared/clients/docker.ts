@@ -3,6 +3,8 @@
  * (tcp://host:port of a socket proxy, or a unix socket path).
  */
 import Docker from 'dockerode';
+import { logger } from '../logger.js';
+import { ExternalHttpError } from './http.js';
 
 /** The part of GET /containers/json that discovery reads. */
 export interface ContainerSummary {
@@ -31,7 +33,15 @@ export function dockerClient(address: string) {
   return {
     /** Every container, running or not. */
     async listContainers(): Promise<ContainerSummary[]> {
-      return (await docker.listContainers({ all: true })) as unknown as ContainerSummary[];
+      try {
+        return (await docker.listContainers({ all: true })) as unknown as ContainerSummary[];
+      } catch (err) {
+        // dockerode quotes the engine's answer in its message; that is logged, the error names only the status.
+        const status = (err as { statusCode?: number }).statusCode;
+        if (status === undefined) throw err;
+        logger('http-client').warn({ system: 'docker', status, err: (err as Error).message }, `Docker GET /containers/json answered ${status}`);
+        throw new ExternalHttpError(`Docker GET /containers/json answered ${status}`, status);
+      }
     },
   };
 }

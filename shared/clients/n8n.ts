@@ -1,10 +1,45 @@
 /**
  * n8n (workflow automation) over fetch: workflows started through their Webhook node's URL, and the
  * public REST API's GET /api/v1/executions/{id} to follow them. Every call carries the API key in
- * both x-automation-api-key (the platform's convention) and n8n's own X-N8N-API-KEY.
+ * both x-automation-api-key (the platform's convention) and n8n's own X-N8N-API-KEY, and therefore
+ * goes only to AUTOMATION_URL: a URL outside it is refused before anything is sent.
  */
 import { config } from '../config.js';
+import { AppError } from '../errors.js';
 import { ExternalHttpError, requestText } from './http.js';
+
+/** A workflow target outside the configured automation system (or none is configured): never called. */
+export class ForeignTargetError extends AppError {}
+
+/**
+ * The absolute URL of a workflow target: a path (`/webhook/restart-service`, resolved under AUTOMATION_URL)
+ * or an absolute URL that lies under AUTOMATION_URL (same origin, below its path). Throws ForeignTargetError otherwise.
+ */
+export function workflowUrl(target: string, base = config().sre.automation.url): string {
+  if (!base) throw new ForeignTargetError('AUTOMATION_URL is not configured, so no workflow can be called.');
+  const root = new URL(base);
+  const rootPath = root.pathname.replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = target.startsWith('/') && !target.startsWith('//') ? new URL(rootPath + target, root.origin) : new URL(target);
+  } catch {
+    throw new ForeignTargetError('is neither a path nor a URL.');
+  }
+  // The URL parser has already resolved dot segments, so a prefix check on the path is a real containment check.
+  const inside = url.origin === root.origin && !url.username && !url.password && (url.pathname === rootPath || url.pathname.startsWith(`${rootPath}/`));
+  if (!inside) throw new ForeignTargetError(`must be on the automation system: a path, or a URL under AUTOMATION_URL (${root.origin}${rootPath}/).`);
+  return url.toString();
+}
+
+/** Largest workflow answer kept as an execution's result (serialized JSON); larger ones are kept as a marker with their size. */
+export const maxResultBytes = 16 * 1024;
+
+/** A workflow's answer as it may be stored: as is when small, else a marker with its size (the full answer is logged, not stored). */
+export function boundedResult(body: unknown): unknown {
+  const text = JSON.stringify(body ?? null);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  return bytes <= maxResultBytes ? body : { truncated: true, bytes, note: `the answer exceeded ${maxResultBytes} bytes and was not stored` };
+}
 
 /** n8n execution status values (public API 1.1). */
 export type N8nExecutionStatus = 'canceled' | 'crashed' | 'error' | 'new' | 'running' | 'success' | 'unknown' | 'waiting';
@@ -43,7 +78,9 @@ export class N8nClient {
     return this.opts.apiKey ? { 'x-automation-api-key': this.opts.apiKey, 'X-N8N-API-KEY': this.opts.apiKey } : {};
   }
 
-  private async send(url: string, init: RequestInit): Promise<{ status: number; body: unknown }> {
+  private async send(target: string, init: RequestInit): Promise<{ status: number; body: unknown }> {
+    // Checked here, where the key is attached, so no caller can send it elsewhere.
+    const url = workflowUrl(target, this.opts.url);
     const { status, text } = await requestText('n8n', url, {
       ...init,
       headers: { Accept: 'application/json', ...this.headers(), ...(init.headers as Record<string, string>) },
@@ -58,12 +95,23 @@ export class N8nClient {
     return { status, body };
   }
 
-  /** Starts a workflow through its webhook URL (POST, JSON body). */
+  /** Starts a workflow through its webhook (a path or a URL under AUTOMATION_URL; POST, JSON body). */
   async triggerWebhook(webhookUrl: string, payload: unknown): Promise<WebhookAnswer> {
     const { status, body } = await this.send(webhookUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(payload) });
     const first = Array.isArray(body) ? body[0] : body;
     const id = first && typeof first === 'object' ? ((first as Record<string, unknown>).executionId ?? (first as Record<string, unknown>).execution_id) : undefined;
     return { status, executionId: id === undefined || id === null ? null : String(id), body };
+  }
+
+  private apiUrl(path: string): string {
+    if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');
+    return `${this.opts.url.replace(/\/+$/, '')}${path}`;
+  }
+
+  /** GET /api/v1/executions?limit=… (newest first): one page. */
+  async listExecutions(limit: number): Promise<N8nExecution[]> {
+    const { body } = await this.send(this.apiUrl(`/api/v1/executions?limit=${limit}`), { method: 'GET' });
+    return ((body as { data?: N8nExecution[] } | null)?.data ?? []) as N8nExecution[];
   }
 
   /** One page of GET /api/v1/workflows (filtered by active and tag names). */
@@ -95,7 +143,7 @@ export class N8nClient {
   /** GET /api/v1/executions/{id} of the automation API. */
   async getExecution(id: string): Promise<N8nExecution> {
     if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');
-    const { body } = await this.send(`${this.opts.url.replace(/\/+$/, '')}/api/v1/executions/${encodeURIComponent(id)}`, { method: 'GET' });
+    const { body } = await this.send(`/api/v1/executions/${encodeURIComponent(id)}`, { method: 'GET' });
     return body as N8nExecution;
   }
 }

@@ -1,6 +1,6 @@
 /** The metrics system client: the Prometheus HTTP API (targets, rules, lifecycle reload) over fetch. */
 import { UpstreamError } from '../errors.js';
-import { requestText } from './http.js';
+import { parseJsonAnswer, requestText } from './http.js';
 
 export interface PrometheusTarget {
   discoveredLabels: Record<string, string>;
@@ -33,7 +33,7 @@ export function prometheusClient(baseUrl: string, timeoutMs = 30_000) {
   const base = baseUrl.replace(/\/+$/, '');
   const call = (path: string, init: RequestInit = {}) => requestText(`Prometheus at ${base}`, base + path, { ...init, timeoutMs });
   async function data<T>(path: string): Promise<T> {
-    const body = JSON.parse((await call(path)).text) as { status: string; data?: T; error?: string };
+    const body = parseJsonAnswer<{ status: string; data?: T; error?: string }>(`Prometheus at ${base}`, path, (await call(path)).text);
     if (body.status !== 'success' || body.data === undefined) throw new UpstreamError(`Prometheus ${path} failed: ${body.error ?? 'no data'}`);
     return body.data;
   }

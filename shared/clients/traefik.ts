@@ -1,6 +1,6 @@
 /** The reverse proxy client: the Traefik API (HTTP routers and services) over fetch, following its pagination. */
 import { UpstreamError } from '../errors.js';
-import { requestText } from './http.js';
+import { parseJsonAnswer, requestText } from './http.js';
 
 export interface TraefikRouter {
   name: string;
@@ -29,7 +29,7 @@ export function traefikClient(baseUrl: string, timeoutMs = 30_000) {
     const items: T[] = [];
     for (let page = 1; ; ) {
       const res = await requestText(`Traefik API at ${base}`, `${base}${path}?page=${page}&per_page=${perPage}`, { timeoutMs });
-      const body = JSON.parse(res.text) as T[];
+      const body = parseJsonAnswer<T[]>(`Traefik API at ${base}`, path, res.text);
       if (!Array.isArray(body)) throw new UpstreamError(`Traefik GET ${path} did not answer a list`);
       items.push(...body);
       const next = Number(res.headers.get('X-Next-Page') ?? 0);

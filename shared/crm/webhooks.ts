@@ -10,11 +10,16 @@
  *
  * A delivery id (`webhook-id`, else `Idempotency-Key`) makes a delivery idempotent: a repeated id is
  * answered with the stored outcome of the first one and nothing is written again.
+ *
+ * Replays: Standard Webhooks signs a timestamp (5-minute tolerance), so a captured request expires. The
+ * body-only X-Webhook-Signature does not; a digest seen within CRM_WEBHOOK_REPLAY_WINDOW is refused (409).
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { config } from '../config.js';
 import { db } from '../db/index.js';
-import { PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
+import { commandRedis } from '../redis.js';
+import { ConflictError, PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
 import { insertLeads, leadIdsByEmail, type NewLead } from './lead.store.js';
 import { duplicateEmail } from './leads.js';
 import { lockDelivery, recordDelivery } from './webhook-delivery.store.js';
@@ -30,9 +35,12 @@ function secretKey(secret: string): Buffer {
   return secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');
 }
 
-/** Throws 401 unless the request is signed by one of the two schemes (no-op without a secret). */
-export function verifyLeadWebhook(rawBody: string, headers: Headers, secret: string): void {
-  if (!secret) return;
+/**
+ * Throws 401 unless the request is signed by one of the two schemes (no-op without a secret).
+ * Returns the body-only signature's digest when that scheme was used (it needs the replay check), else undefined.
+ */
+export function verifyLeadWebhook(rawBody: string, headers: Headers, secret: string): string | undefined {
+  if (!secret) return undefined;
   const key = secretKey(secret);
   const hmacHeader = header(headers, 'x-webhook-signature');
   if (hmacHeader !== undefined) {
@@ -41,7 +49,7 @@ export function verifyLeadWebhook(rawBody: string, headers: Headers, secret: str
     if (!given || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) {
       throw new UnauthorizedError('X-Webhook-Signature does not match the request body (expected sha256=<hex HMAC-SHA256 of the raw body>).');
     }
-    return;
+    return expected;
   }
   if (header(headers, 'webhook-signature') !== undefined) {
     try {
@@ -53,9 +61,34 @@ export function verifyLeadWebhook(rawBody: string, headers: Headers, secret: str
     } catch (err) {
       throw new UnauthorizedError(`The Standard Webhooks signature was rejected: ${(err as Error).message}.`);
     }
-    return;
+    return undefined;
   }
   throw new UnauthorizedError('A signature is required: X-Webhook-Signature or Standard Webhooks headers.');
+}
+
+/**
+ * Claims a body-only signature's digest for CRM_WEBHOOK_REPLAY_WINDOW; a digest already claimed is a
+ * replay (409), unless both carry the same delivery id (then the idempotent answer of the first applies).
+ * Returns the release, for a delivery that was not processed (a 5xx), so the sender's retry is not refused.
+ */
+export async function claimSignedDelivery(digest: string, deliveryId: string | undefined): Promise<() => Promise<void>> {
+  const key = `${config().queues.prefix}:crm:lead-signature:${digest}`;
+  const redis = commandRedis('crm');
+  const claimed = await redis.set(key, deliveryId ?? '', 'EX', config().crm.replayWindowSeconds, 'NX');
+  if (claimed !== 'OK') {
+    const first = await redis.get(key);
+    if (!deliveryId || first !== deliveryId) {
+      throw new ConflictError(
+        'This X-Webhook-Signature was already received: the same signed body is not accepted twice (a replay). Send a changed body, or use Standard Webhooks signatures, which are timestamped.',
+        [],
+        { replay_window_seconds: config().crm.replayWindowSeconds },
+      );
+    }
+    return async () => {};
+  }
+  return async () => {
+    await redis.del(key);
+  };
 }
 
 /** The delivery id of a request: webhook-id, else Idempotency-Key. */

@@ -16,11 +16,15 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 /** migrations/ beside api/ and workers/, both in source and in dist/. */
 export const migrationsDir = path.resolve(here, '../../migrations');
 
-/** Knex options for a connection string; migrations load .ts under tsx and .js when compiled. */
-export function knexOptions(url: string, poolMax = 10): Knex.Config {
+/**
+ * Knex options for a connection string; migrations load .ts under tsx and .js when compiled.
+ * `statementTimeoutMs` (0: none) bounds every statement of the pool, so no query (a costly pattern
+ * match, a lock wait) can hold a connection, and the work waiting behind it, without limit.
+ */
+export function knexOptions(url: string, poolMax = 10, statementTimeoutMs = 0): Knex.Config {
   return {
     client: 'pg',
-    connection: url,
+    connection: statementTimeoutMs > 0 ? { connectionString: url, statement_timeout: statementTimeoutMs } : url,
     pool: { min: 0, max: poolMax },
     migrations: { tableName: 'knex_migrations', migrationSource: new MigrationFiles() },
   };
@@ -50,7 +54,8 @@ let instance: Knex | undefined;
 
 /** The process-wide knex instance. */
 export function db(): Knex {
-  instance ??= knexFactory(knexOptions(config().db.url, config().db.poolMax));
+  const { url, poolMax, statementTimeoutMs } = config().db;
+  instance ??= knexFactory(knexOptions(url, poolMax, statementTimeoutMs));
   return instance;
 }
 
@@ -62,9 +67,16 @@ export async function closeDb(): Promise<void> {
 }
 
 /** Applies every pending migration; returns the names applied. */
-export async function migrateLatest(k: Knex = db()): Promise<string[]> {
-  const [, applied] = (await k.migrate.latest()) as [number, string[]];
-  return applied;
+export async function migrateLatest(k?: Knex): Promise<string[]> {
+  // Without a knex of the caller's: a connection of its own, free of the pool's statement timeout
+  // (a migration rewriting a large table may rightly take longer).
+  const migrator = k ?? knexFactory(knexOptions(config().db.url, 1));
+  try {
+    const [, applied] = (await migrator.migrate.latest()) as [number, string[]];
+    return applied;
+  } finally {
+    if (!k) await migrator.destroy();
+  }
 }
 
 /** Pending migration names (empty when the schema is current). */

@@ -7,25 +7,12 @@
  * 3. on append, the unique index on (session_id, idempotency_key): two appends of one key that got
  *    past both (the claim expired) end as a 'duplicate-key' outcome, not as an error.
  */
-import type { Redis } from 'ioredis';
 import { config } from '../config.js';
 import { isUniqueViolation } from '../db/index.js';
-import { createRedis } from '../redis.js';
-import { onShutdown } from '../lifecycle.js';
+import { commandRedis } from '../redis.js';
 import { appendMessages, messageByIdempotencyKey, type AppendMessage, type AppendOutcome } from './messages.store.js';
 
-let commands: Redis | undefined;
-function redis(): Redis {
-  if (!commands) {
-    const conn = createRedis(`sessions:${process.pid}`);
-    commands = conn;
-    onShutdown('sessions redis', () => {
-      if (commands === conn) commands = undefined;
-      return conn.quit().catch(() => conn.disconnect());
-    });
-  }
-  return commands;
-}
+const redis = () => commandRedis('sessions');
 
 const idempotencyTtlSeconds = 24 * 3600;
 const idempotencyRedisKey = (sessionId: string, key: string) => `${config().queues.prefix}:sessions:idem:${sessionId}:${key}`;

@@ -3,6 +3,7 @@
  * several may be active at once; closing the last active one makes the session idle; the final
  * history a channel sends on close is synced into the session's history.
  */
+import { queueSummaries } from './summary.js';
 import { db } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { config } from '../config.js';
@@ -103,5 +104,7 @@ export async function closeInteraction(interactionId: string, finalHistory?: His
     });
   }
   await acceptEvent(interaction.session_id, { event_type: 'CHANNEL_LEFT', channel: interaction.channel, data: { interaction_id: interactionId } }, { interactionId, allowClosed: true, waitMs: config().sessions.publishWaitMs });
+  // Summarised after the final history is in, so the model sees the whole conversation.
+  if (sessionStatus === 'idle') await queueSummaries([interaction.session_id]);
   return { ...interaction, session_status: sessionStatus, synced_messages: synced };
 }

@@ -14,6 +14,7 @@ import {
 } from './sessions.store.js';
 import { endActiveInteractions } from './interactions.store.js';
 import { lockUser } from './users.store.js';
+import { queueSummaries } from './summary.js';
 
 export interface Resolution {
   session: Session;
@@ -37,7 +38,7 @@ export async function assertInterval(k: Knex, interval: string, field = 'body.re
 export async function resolveSession(userId: string, resumeWindow?: string): Promise<Resolution> {
   if (resumeWindow !== undefined) await assertInterval(db(), resumeWindow);
   const window = resumeWindow ?? config().sessions.resumeWindow;
-  const { sessionId, resumed } = await db().transaction(async (trx) => {
+  const { sessionId, resumed, replaced } = await db().transaction<{ sessionId: string; resumed: boolean; replaced?: string }>(async (trx) => {
     if (!(await lockUser(trx, userId))) throw new NotFoundError(`No user ${userId}.`);
     const live = await lockLiveSession(trx, userId, resumeWindow ?? null);
     if (live?.inside) {
@@ -55,8 +56,9 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
       event_type: auditTypes.sessionCreated,
       payload: { resume_window: window, ...(live ? { replaces_session_id: live.session_id } : {}) },
     });
-    return { sessionId: created, resumed: false };
+    return { sessionId: created, resumed: false, replaced: live?.session_id };
   });
+  if (replaced) await queueSummaries([replaced]);
   return { session: await getSession(sessionId), resumed };
 }
 
@@ -89,5 +91,6 @@ export async function closeSession(sessionId: string, reason?: string): Promise<
       { session_id: sessionId, event_type: auditTypes.sessionClosed, payload: { previous_status: session.status, reason: reason ?? null } },
     );
   });
+  await queueSummaries([sessionId]);
   return getSession(sessionId);
 }

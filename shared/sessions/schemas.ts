@@ -3,7 +3,11 @@ import { intervalPattern } from '../config.js';
 import { z, uuid } from '../zod.js';
 
 export const channels = ['voice', 'chat', 'sms', 'slack', 'email', 'chatapp'] as const;
-export const channelSchema = z.enum(channels, { error: `must be one of ${channels.join(', ')}` }).openapi('Channel');
+/** The channels spec 000 lists as used; any lowercase name up to 50 characters is accepted (web, siri…). */
+export const channelSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,49}$/, `must be a lowercase channel name of up to 50 characters (e.g. ${channels.join(', ')}, web, siri)`)
+  .openapi('Channel');
 export type Channel = z.infer<typeof channelSchema>;
 
 export const roleSchema = z.enum(['user', 'assistant'], { error: 'must be user or assistant' });

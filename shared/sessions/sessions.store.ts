@@ -74,6 +74,30 @@ export async function listSessions(userId: string, limit: number): Promise<Sessi
   return rows.map(toDomain);
 }
 
+/** A session as a history row: where it started, how many messages it has, and its summary. */
+export interface SessionHistoryRow {
+  channel: string | null;
+  message_count: number;
+  summary: string | null;
+}
+
+/**
+ * History columns of sessions by id: the channel of the first interaction (the one the conversation
+ * started on), the message count and the summary (written when the session goes idle or closes).
+ */
+export async function sessionHistoryRows(sessionIds: string[]): Promise<Map<string, SessionHistoryRow>> {
+  if (!sessionIds.length) return new Map();
+  const rows = (await db()(`${SESSIONS} as s`)
+    .select(
+      's.session_id',
+      's.summary',
+      db().raw('s.message_count::int as message_count'),
+      db().raw('(select i.channel from session_interactions i where i.session_id = s.session_id order by i.started_at, i.interaction_id limit 1) as channel'),
+    )
+    .whereIn('s.session_id', sessionIds)) as Array<SessionHistoryRow & { session_id: string }>;
+  return new Map(rows.map(({ session_id, ...r }) => [session_id, r]));
+}
+
 /** Locks a session row for the rest of the transaction; NotFoundError if unknown. */
 export async function lockSession(trx: Knex.Transaction, sessionId: string): Promise<Session> {
   const row = (await trx(SESSIONS).select(sessionSelect(trx)).where({ session_id: sessionId }).forUpdate().first()) as SessionRow | undefined;
@@ -91,14 +115,27 @@ export async function activateSession(k: Knex, sessionId: string): Promise<void>
   await k(SESSIONS).where({ session_id: sessionId }).update({ status: 'active' });
 }
 
+/**
+ * The summary a session gets when it goes idle or closes, unless it has one: its first user message
+ * cut to 140 characters (the sessions.summarize job replaces it with the model's when one is configured).
+ */
+const fallbackSummary = (alias: string) =>
+  `coalesce(${alias}.summary, (select case when length(m.content) > 140 then left(m.content, 139) || '…' else m.content end
+     from session_messages m where m.session_id = ${alias}.session_id and m.role = 'user' order by m.position limit 1))`;
+
 /** Makes a session idle (its last active interaction ended). */
 export async function idleSession(k: Knex, sessionId: string): Promise<void> {
-  await k(SESSIONS).where({ session_id: sessionId }).update({ status: 'idle' });
+  await k(`${SESSIONS} as s`).where({ session_id: sessionId }).update({ status: 'idle', summary: k.raw(fallbackSummary('s')) });
 }
 
 /** Closes a session (closed_at now). */
 export async function closeSessionRow(k: Knex, sessionId: string): Promise<void> {
-  await k(SESSIONS).where({ session_id: sessionId }).update({ status: 'closed', closed_at: k.fn.now() });
+  await k(`${SESSIONS} as s`).where({ session_id: sessionId }).update({ status: 'closed', closed_at: k.fn.now(), summary: k.raw(fallbackSummary('s')) });
+}
+
+/** Sets a session's summary (the model's). */
+export async function setSessionSummary(sessionId: string, summary: string): Promise<void> {
+  await db()(SESSIONS).where({ session_id: sessionId }).update({ summary });
 }
 
 /**
@@ -133,7 +170,7 @@ export async function insertSession(k: Knex, userId: string, resumeWindow: strin
 export async function closeExpiredSessions(auditType: string): Promise<string[]> {
   const { rows } = await db().raw(
     `with expired as (
-       update sessions set status = 'closed', closed_at = now()
+       update sessions s set status = 'closed', closed_at = now(), summary = ${fallbackSummary('s')}
         where status in ('active', 'idle', 'resumable') and last_activity <= now() - resume_window
        returning session_id, resume_window
      ), audit as (

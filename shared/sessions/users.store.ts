@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
+import { notificationPreferencesSchema, type NotificationPreferences } from '../portal/schemas.js';
 
 const TABLE = 'users';
 const COLUMNS: string[] = ['user_id', 'display_name', 'phone_number', 'email', 'created_at', 'updated_at'];
@@ -9,7 +10,7 @@ const COLUMNS: string[] = ['user_id', 'display_name', 'phone_number', 'email', '
 export interface User {
   user_id: string;
   display_name: string | null;
-  phone_number: string;
+  phone_number: string | null;
   email: string | null;
   created_at: Date;
   updated_at: Date;
@@ -34,12 +35,12 @@ export interface NewUser {
 }
 
 /** Creates a user; a phone number already taken is a ConflictError naming the existing user. */
-export async function createUser(input: NewUser): Promise<User> {
+export async function createUser(input: NewUser): Promise<User & { phone_number: string }> {
   try {
     const [user] = await db()(TABLE)
       .insert({ phone_number: input.phone_number, display_name: input.display_name ?? null, email: input.email ?? null })
       .returning(COLUMNS);
-    return user as User;
+    return user as User & { phone_number: string };
   } catch (err) {
     if (isUniqueViolation(err)) {
       const existing = await findUserByPhone(input.phone_number);
@@ -60,4 +61,82 @@ export async function assertUserExists(userId: string): Promise<void> {
  */
 export async function lockUser(trx: Knex.Transaction, userId: string): Promise<boolean> {
   return Boolean(await trx(TABLE).select('user_id').where({ user_id: userId }).forNoKeyUpdate().first());
+}
+
+/** The portal's view of a user: the provider's copies and the editable profile. */
+export interface Profile {
+  user_id: string;
+  email: string | null;
+  display_name: string | null;
+  roles: string[];
+  timezone: string;
+  phone: string | null;
+  notification_preferences: NotificationPreferences;
+}
+
+const PROFILE_COLUMNS = ['user_id', 'email', 'display_name', 'roles', 'timezone', 'phone_number as phone', 'notification_preferences'];
+
+/** The profile, or a NotFoundError. */
+export async function getProfile(userId: string): Promise<Profile> {
+  const row = (await db()(TABLE).select(PROFILE_COLUMNS).where({ user_id: userId }).first()) as Profile | undefined;
+  if (!row) throw new NotFoundError(`No user ${userId}.`);
+  return { ...row, notification_preferences: notificationPreferencesSchema.parse(row.notification_preferences ?? {}) };
+}
+
+/** Changes the editable fields; a phone number another user has is a ConflictError naming `phone`. */
+export async function updateProfile(userId: string, change: { timezone?: string; phone?: string | null; notification_preferences?: NotificationPreferences }): Promise<Profile> {
+  const patch: Record<string, unknown> = {};
+  if (change.timezone !== undefined) patch.timezone = change.timezone;
+  if (change.phone !== undefined) patch.phone_number = change.phone;
+  if (change.notification_preferences !== undefined) patch.notification_preferences = JSON.stringify(change.notification_preferences);
+  if (Object.keys(patch).length) {
+    try {
+      const n = await db()(TABLE).where({ user_id: userId }).update(patch);
+      if (!n) throw new NotFoundError(`No user ${userId}.`);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError('This phone number belongs to another account.', [{ path: 'body.phone', message: 'is already taken' }]);
+      throw err;
+    }
+  }
+  return getProfile(userId);
+}
+
+export interface SignedInIdentity {
+  subject: string;
+  name: string;
+  email: string | null;
+  email_verified: boolean;
+  roles: string[];
+}
+
+/**
+ * The user of a person who signed in: matched by provider subject, else by verified email (an
+ * account the messaging channels created first), else created. Email, name and roles are copied
+ * from the provider every time, since the provider owns them.
+ */
+export async function upsertSignedInUser(person: SignedInIdentity): Promise<string> {
+  return db().transaction(async (trx) => {
+    const copies = { display_name: person.name, email: person.email, roles: person.roles };
+    let row = (await trx(TABLE).select('user_id').where({ idp_subject: person.subject }).forUpdate().first()) as { user_id: string } | undefined;
+    if (!row && person.email && person.email_verified) {
+      row = (await trx(TABLE)
+        .select('user_id')
+        .whereRaw('lower(email) = lower(?)', [person.email])
+        .whereNull('idp_subject')
+        .orderBy('created_at')
+        .forUpdate()
+        .first()) as { user_id: string } | undefined;
+    }
+    if (row) {
+      await trx(TABLE).where({ user_id: row.user_id }).update({ ...copies, idp_subject: person.subject });
+      return row.user_id;
+    }
+    const [created] = (await trx(TABLE).insert({ ...copies, idp_subject: person.subject }).returning(['user_id'])) as Array<{ user_id: string }>;
+    return created!.user_id;
+  });
+}
+
+/** The user id of a provider subject, if that person has signed in. */
+export async function userIdOfSubject(subject: string): Promise<string | undefined> {
+  return ((await db()(TABLE).select('user_id').where({ idp_subject: subject }).first()) as { user_id: string } | undefined)?.user_id;
 }

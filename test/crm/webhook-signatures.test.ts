@@ -101,3 +101,36 @@ describe('lead webhook signatures (CRM_WEBHOOK_SECRET set)', () => {
     expect(() => verifyLeadWebhook(raw, {}, '')).not.toThrow();
   });
 });
+
+describe('lead webhook replays', () => {
+  it.each(['/api/v1/webhooks/leads', '/api/v1/webhooks/leads/batch'])('%s: a captured X-Webhook-Signature request replayed later is a 409 and writes nothing', async (path) => {
+    // A fresh email each time makes the replay, not a duplicate email, the only reason to refuse it.
+    const last = `Replay${randomUUID().slice(0, 8)}`;
+    const lead = { first_name: 'Re', last_name: last };
+    const raw = JSON.stringify(path.endsWith('batch') ? { leads: [lead] } : lead);
+    expect((await send(path, raw, { 'X-Webhook-Signature': hmac(raw) })).status).toBeLessThan(300);
+    await db()('crm_leads').where({ last_name: last }).delete(); // the attacker replays after the lead was handled
+    const replay = await send(path, raw, { 'X-Webhook-Signature': hmac(raw) });
+    expect(replay.status).toBe(409);
+    expect((await replay.json()).detail).toMatch(/replay/);
+    expect(await count(last)).toBe(0);
+  });
+
+  it('a repeat with the same delivery id gets the first outcome (idempotency), not a 409', async () => {
+    const raw = JSON.stringify({ first_name: 'Id', last_name: `Idem${randomUUID().slice(0, 8)}` });
+    const headers = { 'X-Webhook-Signature': hmac(raw), 'Idempotency-Key': randomUUID() };
+    const first = await send('/api/v1/webhooks/leads', raw, headers);
+    expect(first.status).toBe(201);
+    const again = await send('/api/v1/webhooks/leads', raw, headers);
+    expect(again.status).toBe(201);
+    expect((await again.json()).lead_id).toBe((await first.json()).lead_id);
+    // Without the id, or with another one, the same signed body is a replay.
+    expect((await send('/api/v1/webhooks/leads', raw, { 'X-Webhook-Signature': hmac(raw), 'Idempotency-Key': randomUUID() })).status).toBe(409);
+  });
+
+  it('Standard Webhooks deliveries are protected by their timestamp instead: an old one is a 401', async () => {
+    const raw = JSON.stringify({ first_name: 'Sw', last_name: `Std${randomUUID().slice(0, 8)}` });
+    const res = await send('/api/v1/webhooks/leads', raw, standard(raw, new Date(Date.now() - 10 * 60_000)));
+    expect(res.status).toBe(401);
+  });
+});

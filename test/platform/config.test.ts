@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { loadConfig, parseEnv, variables } from '../../shared/config.js';
 
 describe('configuration', () => {
-  it('applies the spec defaults when nothing is set', () => {
-    const cfg = loadConfig({});
+  it('applies the spec defaults when nothing else is set (npm run dev)', () => {
+    const cfg = loadConfig({ SWITCHBOARD_DEV: '1' });
     expect(cfg.sessions).toMatchObject({ enabled: false, resumeWindow: '24 hours', maxHistory: 50, keepAliveSeconds: 15 });
     expect(cfg.redis).toMatchObject({ host: 'localhost', port: 6379 });
     expect(cfg.sre.discovery).toMatchObject({ enabled: true, intervalSeconds: 300 });
@@ -24,17 +24,47 @@ describe('configuration', () => {
     }
   });
 
+  const signIn = { PUBLIC_URL: 'https://ops.example.org', OIDC_ISSUER_URL: 'https://id.example.org/realms/x', OIDC_CLIENT_ID: 'switchboard', OIDC_CLIENT_SECRET: 's3cret' };
+
   it('production refuses to start without DATABASE_URL or API_KEYS, naming them', () => {
     expect(() => parseEnv({ NODE_ENV: 'production' })).toThrow(/DATABASE_URL[\s\S]*API_KEYS/);
     expect(() => parseEnv({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db' })).toThrow(/API_KEYS/);
-    const ok = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a,b', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't', ...signIn };
+    const ok = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a,b', ADMIN_USER: 'ops', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't', CRM_WEBHOOK_SECRET: 's', ...signIn };
     expect(loadConfig(ok).auth.apiKeys).toEqual(['a', 'b']);
   });
 
-  const signIn = { PUBLIC_URL: 'https://ops.example.org', OIDC_ISSUER_URL: 'https://id.example.org/realms/x', OIDC_CLIENT_ID: 'switchboard', OIDC_CLIENT_SECRET: 's3cret' };
+  it('with NODE_ENV unset and no SWITCHBOARD_DEV, a start without real credentials is refused naming each variable', () => {
+    let message = '';
+    try {
+      parseEnv({});
+    } catch (err) {
+      message = String(err);
+    }
+    for (const name of ['API_KEYS', 'ADMIN_USER', 'ADMIN_PASSWORD', 'ALERT_WEBHOOK_TOKEN', 'CRM_WEBHOOK_SECRET']) expect(message).toContain(`${name}: required`);
+    expect(message).not.toContain('DATABASE_URL');
+  });
+
+  it('the well-known development credentials are refused outside npm run dev', () => {
+    const base = { API_KEYS: 'k1', ADMIN_USER: 'ops', ADMIN_PASSWORD: 'secret', ALERT_WEBHOOK_TOKEN: 't', CRM_WEBHOOK_SECRET: 's' };
+    expect(loadConfig(base).auth).toMatchObject({ apiKeys: ['k1'], admin: { user: 'ops', password: 'secret' } });
+    expect(() => parseEnv({ ...base, API_KEYS: 'k1,dev-key' })).toThrow(/API_KEYS: must not contain the development key/);
+    expect(() => parseEnv({ ...base, ADMIN_PASSWORD: 'admin' })).toThrow(/ADMIN_PASSWORD: must not be the development password/);
+  });
+
+  it('ADMIN_USER is required with ADMIN_PASSWORD in production', () => {
+    const prod = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't', CRM_WEBHOOK_SECRET: 's', ...signIn };
+    expect(() => parseEnv(prod)).toThrow(/ADMIN_USER: required when NODE_ENV=production/);
+  });
+
+  it('development conveniences only with SWITCHBOARD_DEV (npm run dev) or in the test suite', () => {
+    expect(loadConfig({ SWITCHBOARD_DEV: '1' }).auth.apiKeys).toEqual(['dev-key']);
+    expect(loadConfig({ NODE_ENV: 'test' }).auth.apiKeys).toEqual(['dev-key']);
+    expect(() => parseEnv({ NODE_ENV: 'development' })).toThrow(/API_KEYS/);
+    expect(() => parseEnv({ NODE_ENV: 'production', SWITCHBOARD_DEV: '1' })).toThrow(/DATABASE_URL/);
+  });
 
   it('production refuses to start without a real identity provider or with a non-https PUBLIC_URL, naming each variable', () => {
-    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't' };
+    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a', ADMIN_USER: 'ops', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't', CRM_WEBHOOK_SECRET: 's' };
     let message = '';
     try {
       parseEnv(base);
@@ -51,7 +81,7 @@ describe('configuration', () => {
   });
 
   it('sign-in defaults: PUBLIC_URL from PORT, roles claim, session lifetimes', () => {
-    const cfg = loadConfig({ PORT: '4100' });
+    const cfg = loadConfig({ PORT: '4100', SWITCHBOARD_DEV: '1' });
     expect(cfg.publicUrl).toBe('http://localhost:4100');
     expect(cfg.auth.oidc).toMatchObject({ issuerUrl: undefined, rolesClaim: 'roles', roleMap: {} });
     expect(cfg.auth.session).toEqual({ idle: '8 hours', max: '7 days' });

@@ -88,7 +88,7 @@ describe('interactions', () => {
   it('attaching to an unknown session is a 404, to a closed one a 409, with a bad channel a 400', async () => {
     expect((await api.request('/api/sessions/7d444840-9dc0-11d1-b245-5ffdce74fad2/interactions', { method: 'POST', json: { channel: 'chat' } })).status).toBe(404);
     const { sessionId } = await newSession(api);
-    const bad = await api.request(`/api/sessions/${sessionId}/interactions`, { method: 'POST', json: { channel: 'pigeon' } });
+    const bad = await api.request(`/api/sessions/${sessionId}/interactions`, { method: 'POST', json: { channel: 'Pigeon Post' } });
     expect(bad.status).toBe(400);
     expectFieldError(await bad.json(), 'body.channel');
     await json(await api.request(`/api/sessions/${sessionId}/close`, { method: 'POST', json: { reason: 'done' } }), 200);

@@ -95,7 +95,7 @@ describe('publishing messages', () => {
     const chat = await newInteraction(api, sessionId, 'chat');
     expect((await publish(api, '7d444840-9dc0-11d1-b245-5ffdce74fad2', message(chat, 'x'))).status).toBe(404);
     expect((await publish(api, sessionId, message('7d444840-9dc0-11d1-b245-5ffdce74fad2', 'x'))).status).toBe(404);
-    const bad = await publish(api, sessionId, { channel: 'fax', role: 'robot', content: '', interaction_id: 'nope' });
+    const bad = await publish(api, sessionId, { channel: 'Fax!', role: 'robot', content: '', interaction_id: 'nope' });
     expect(bad.status).toBe(400);
     const body = await bad.json();
     for (const f of ['body.channel', 'body.role', 'body.content', 'body.interaction_id']) expectFieldError(body, f);

@@ -91,7 +91,7 @@ describe('the session event stream (SSE)', () => {
   it('needs the API key (bearer or X-API-Key), a known channel and a known session', async () => {
     const { sessionId } = await newSession(api);
     expect((await fetch(`${api.url}/api/sessions/${sessionId}/events?channel=chat`)).status).toBe(401);
-    expect((await fetch(`${api.url}/api/sessions/${sessionId}/events?channel=fax`, { headers: { 'X-API-Key': testApiKey } })).status).toBe(400);
+    expect((await fetch(`${api.url}/api/sessions/${sessionId}/events?channel=Fax!`, { headers: { 'X-API-Key': testApiKey } })).status).toBe(400);
     expect((await fetch(`${api.url}/api/sessions/${sessionId}/events`, { headers: { 'X-API-Key': testApiKey } })).status).toBe(400);
     expect((await fetch(`${api.url}/api/sessions/7d444840-9dc0-11d1-b245-5ffdce74fad2/events?channel=chat`, { headers: { 'X-API-Key': testApiKey } })).status).toBe(404);
   });

@@ -63,7 +63,7 @@ describe('users and channel consents', () => {
     const refused = await api.request(`/api/users/${userId}/consents/email`, { method: 'PUT', json: { proactive_allowed: true } });
     expect(refused.status).toBe(400);
     expectFieldError(await refused.json(), 'body.proactive_allowed');
-    const badChannel = await api.request(`/api/users/${userId}/consents/fax`, { method: 'PUT', json: { opted_in: true } });
+    const badChannel = await api.request(`/api/users/${userId}/consents/Fax!`, { method: 'PUT', json: { opted_in: true } });
     expect(badChannel.status).toBe(400);
     expectFieldError(await badChannel.json(), 'params.channel_type');
     expect((await api.request(`/api/users/7d444840-9dc0-11d1-b245-5ffdce74fad2/consents/sms`)).status).toBe(404);

@@ -5,6 +5,8 @@ process.env.DISCOVERY_INTERVAL = '2';
 process.env.MONITORS_AUTO_APPLY = 'false';
 process.env.LLM_PROVIDER = 'none';
 delete process.env.METRICS_URL;
+// The local Traefik API server listens on loopback, which an address set through the API may only use when allowed.
+process.env.DISCOVERY_ALLOWED_TARGETS = '127.0.0.1';
 
 const { startPlatform } = await import('../helpers/platform.js');
 const { startScheduler } = await import('../../workers/scheduler.js');

@@ -50,10 +50,10 @@ describe('runbooks', () => {
   it('CRUD with validation of matchers and names', async () => {
     const rb = await createRunbook({ name: 'noop', webhook_url: `${n8n.url}/webhook/fire-and-forget`, matchers: [{ label: 'alertname', op: '=', value: 'Never' }], auto_trigger: false });
     expect(rb).toMatchObject({ name: 'noop', enabled: true, auto_trigger: false, timeout_seconds: 900 });
-    expect((await api.request('/api/v1/runbooks', { method: 'POST', json: { name: 'noop', webhook_url: 'http://x' } })).status).toBe(409);
+    expect((await api.request('/api/v1/runbooks', { method: 'POST', json: { name: 'noop', webhook_url: '/webhook/x' } })).status).toBe(409);
     const bad = await api.request('/api/v1/runbooks', { method: 'POST', json: { name: 'bad', webhook_url: 'not a url', matchers: [{ label: 'a', op: '=~', value: '(' }] } });
     expect(bad.status).toBe(400);
-    const badRegex = await api.request('/api/v1/runbooks', { method: 'POST', json: { name: 'bad', webhook_url: 'http://x', matchers: [{ label: 'a', op: '=~', value: '(' }] } });
+    const badRegex = await api.request('/api/v1/runbooks', { method: 'POST', json: { name: 'bad', webhook_url: '/webhook/x', matchers: [{ label: 'a', op: '=~', value: '(' }] } });
     expect((await badRegex.json()).errors[0].path).toBe('body.matchers.0.value');
     const patched = await (await api.request(`/api/v1/runbooks/${rb.id}`, { method: 'PATCH', json: { description: 'does nothing', enabled: false } })).json();
     expect(patched).toMatchObject({ description: 'does nothing', enabled: false });

@@ -17,6 +17,8 @@ import { eventually } from '../helpers/eventually.js';
 const automation = await localServer((_req, res) => json(res, 200, { ok: true }));
 const pager = await localServer((_req, res) => json(res, 200, { ok: true }));
 process.env.ESCALATION_WEBHOOK_URL = `${pager.url}/escalations`;
+// Runbook targets lie under the automation system (AUTOMATION_URL), the local server here.
+process.env.AUTOMATION_URL = automation.url;
 
 let api: Platform;
 let mcp: Client;

@@ -4,7 +4,8 @@ import { ConfigError, loadConfig } from '../../shared/config.js';
 
 describe('issue-tracker tool server configuration', () => {
   it('defaults: port 9400, TLS verified, public links on the internal address, no tokens', () => {
-    const { toolServer } = loadConfig({ ISSUE_TRACKER_API_URL: 'https://gitlab.internal:8443/', ISSUE_TRACKER_PROJECT_PATH: 'ops/platform' });
+    // The tools role's own configuration: the API's credentials are not its concern (configWithoutApiCredentials).
+    const { toolServer } = loadConfig({ ISSUE_TRACKER_API_URL: 'https://gitlab.internal:8443/', ISSUE_TRACKER_PROJECT_PATH: 'ops/platform' }, { credentials: false });
     expect(toolServer).toMatchObject({ port: 9400, publicUrl: 'http://localhost:9400', tokens: [], identityBaseUrl: undefined });
     expect(toolServer.tracker).toMatchObject({ apiUrl: 'https://gitlab.internal:8443', baseUrl: 'https://gitlab.internal:8443', projectPath: 'ops/platform', verifySsl: true });
   });
@@ -14,7 +15,7 @@ describe('issue-tracker tool server configuration', () => {
       ISSUE_TRACKER_BASE_URL: 'https://gitlab.example.com', ISSUE_TRACKER_API_URL: 'https://10.0.0.5', ISSUE_TRACKER_PROJECT_PATH: 'group/sub/project',
       ISSUE_TRACKER_VERIFY_SSL: 'false', ISSUE_TRACKER_MCP_TOKEN: 'tok', MCP_SERVICE_PORT: '9500', MCP_SERVICE_TOKENS: ' a, b ,,c',
       IDENTITY_BASE_URL: 'https://id.example.com/realms/ops/', MCP_SERVICE_URL: 'https://tools.example.com/',
-    });
+    }, { credentials: false });
     expect(toolServer).toMatchObject({ port: 9500, publicUrl: 'https://tools.example.com', tokens: ['a', 'b', 'c'], identityBaseUrl: 'https://id.example.com/realms/ops' });
     expect(toolServer.tracker).toMatchObject({ baseUrl: 'https://gitlab.example.com', apiUrl: 'https://10.0.0.5', verifySsl: false, token: 'tok' });
   });

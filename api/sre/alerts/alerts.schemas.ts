@@ -2,6 +2,7 @@
 import { z, uuid } from '../../../shared/zod.js';
 import { labelQuery, pageQuery, pageSchema } from '../../../shared/sre/listing.js';
 import { labels, ts, csv, csvText, bool } from '../common.schemas.js';
+import { sourceNamePattern } from '../../../shared/sre/alerts/alert-source.store.js';
 
 // --- sources
 export const sourceKind = z.enum(['alertmanager', 'grafana']);
@@ -10,7 +11,7 @@ export const alertSource = z
   .openapi('AlertSource');
 export const sourceCreate = z.object({
   kind: sourceKind,
-  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lowercase letters, digits, - or _ (max 63)'),
+  name: z.string().regex(sourceNamePattern, 'must be lowercase letters, digits, - or _ (max 63)'),
   secret: z.string().min(8).max(500).nullable().optional().openapi({ description: 'bearer token / basic-auth password; omitted or null: ALERT_WEBHOOK_TOKEN applies' }),
   enabled: z.boolean().default(true),
 });

@@ -3,12 +3,19 @@ import { ApiRouter } from '../../routing.js';
 import { z } from '../../../shared/zod.js';
 import { discoveryStatus, triggerDiscovery } from '../../../shared/sre/discovery/trigger.js';
 import { getRun } from '../../../shared/sre/discovery/runs.store.js';
-import { createSource, listSources, updateSource } from '../../../shared/sre/discovery/sources.store.js';
+import { createSource, getSource, listSources, updateSource } from '../../../shared/sre/discovery/sources.store.js';
+import { assertDiscoveryTarget } from '../../../shared/sre/discovery/targets.js';
 import * as s from './discovery.schemas.js';
 import { idParams } from '../cmdb/common.schemas.js';
 
 const tags = ['cmdb'];
 const base = '/api/v1/cmdb';
+const targetRules = [
+  '**Addresses the API may set.** Discovery reads from the server\'s network position, so an address set here may not be a unix socket, nor a host that is',
+  'loopback, private or link-local (host names are resolved, and checked again before every read), unless configuration names it: a configured source',
+  '(CONTAINER_RUNTIME_HOST, METRICS_URL, PROXY_API_URL) or an entry of DISCOVERY_ALLOWED_TARGETS (host, host:port or socket path). Otherwise 400 naming',
+  '`body.address`. A source\'s errors name the system, path and status; the body it answered is logged, never returned.',
+].join('\n');
 
 export function discoveryRoutes(): ApiRouter {
   return new ApiRouter()
@@ -67,11 +74,13 @@ export function discoveryRoutes(): ApiRouter {
       path: `${base}/discovery/sources`,
       tags,
       summary: 'Add a discovery source',
+      description: targetRules,
       auth: 'apiKey',
       request: { body: s.sourceCreate },
       responses: { 201: { description: 'Created', schema: s.sourceSchema } },
       errors: { 409: 'A source of that name exists' },
       handler: async ({ body }, ctx) => {
+        await assertDiscoveryTarget(body.kind, body.address);
         ctx.status = 201;
         return createSource(body);
       },
@@ -81,10 +90,13 @@ export function discoveryRoutes(): ApiRouter {
       path: `${base}/discovery/sources/{id}`,
       tags,
       summary: 'Enable, disable or re-address a discovery source',
-      description: 'A disabled source is not read; its entities keep their state (they are not marked stale).',
+      description: `A disabled source is not read; its entities keep their state (they are not marked stale).\n\n${targetRules}`,
       auth: 'apiKey',
       request: { params: idParams, body: s.sourcePatch },
       responses: { 200: { description: 'Updated', schema: s.sourceSchema } },
-      handler: ({ params, body }) => updateSource(params.id, body),
+      handler: async ({ params, body }) => {
+        if (body.address !== undefined) await assertDiscoveryTarget((await getSource(params.id)).kind, body.address);
+        return updateSource(params.id, body);
+      },
     });
 }

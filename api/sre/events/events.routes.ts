@@ -9,7 +9,7 @@ import { ApiRouter } from '../../routing.js';
 import { z } from '../../../shared/zod.js';
 import { metricsRegistry } from '../../../shared/metrics.js';
 import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../../shared/sre/events.js';
-import { SseLifetime, startSseResponse } from '../../streams.js';
+import { SseLifetime, startSseResponse, streamCaller } from '../../streams.js';
 import { csv } from '../common.schemas.js';
 
 /** Bytes a subscriber may have unsent before it is cut off (it reconnects and refetches). */
@@ -21,7 +21,7 @@ const openStreams = new client.Gauge({ name: 'sre_sse_streams', help: 'Open SRE 
 export async function streamSreEvents(ctx: Context, types: SreEventType[] | undefined): Promise<void> {
   const res = ctx.res;
   const wanted = types?.length ? new Set(types) : undefined;
-  const stream = new SseLifetime(res, openStreams);
+  const stream = new SseLifetime(res, openStreams, streamCaller(ctx));
   // Events arriving before the headers are out wait: written earlier, they would go out under Koa's default status.
   let held: SreEvent[] | null = [];
   const write = (event: SreEvent) => {

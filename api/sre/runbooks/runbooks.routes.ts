@@ -3,13 +3,15 @@ import { ApiRouter } from '../../routing.js';
 import { assertMatchersCompile } from '../../../shared/sre/automation/matchers.js';
 import { createRunbook, deleteRunbook, getRunbook, listRunbooks, updateRunbook } from '../../../shared/sre/runbooks/runbook.store.js';
 import { executionHistory, getExecution, listExecutions } from '../../../shared/sre/runbooks/execution.store.js';
-import { executeRunbook } from '../../../shared/sre/runbooks/runbooks.js';
+import { assertWorkflowTarget, executeRunbook } from '../../../shared/sre/runbooks/runbooks.js';
 import * as s from './runbooks.schemas.js';
 import { idParams } from '../common.schemas.js';
 import { actorOf } from '../../auth/browser-session.js';
 
 const tags = ['runbooks'];
-const workflow = `A runbook starts its n8n workflow by POSTing JSON to the workflow's Webhook trigger URL (\`webhook_url\`) with headers \`x-automation-api-key\` and \`X-N8N-API-KEY\` (AUTOMATION_API_KEY). The body: execution_id, runbook {id, name, workflow_id}, trigger, triggered_by, parameters (runbook parameters merged with the execution input), alert {id, fingerprint, status, labels, annotations} or null, incident_id.
+const workflow = `**Targets.** \`webhook_url\` is a path on the automation system (\`/webhook/restart-service\`, resolved under AUTOMATION_URL) or an absolute URL under AUTOMATION_URL (same origin, below its path); anything else is a 400 naming \`body.webhook_url\`, and is checked again at each call (a runbook whose target is no longer under AUTOMATION_URL fails without a call). AUTOMATION_API_KEY is sent only there. The workflow's answer is stored as the execution's \`result\` up to 16 KiB; a larger one is stored as \`{truncated: true, bytes}\`. Error messages never carry the automation system's response body (it is logged).
+
+A runbook starts its n8n workflow by POSTing JSON to the workflow's Webhook trigger URL (\`webhook_url\`) with headers \`x-automation-api-key\` and \`X-N8N-API-KEY\` (AUTOMATION_API_KEY). The body: execution_id, runbook {id, name, workflow_id}, trigger, triggered_by, parameters (runbook parameters merged with the execution input), alert {id, fingerprint, status, labels, annotations} or null, incident_id.
 If the workflow answers with \`executionId\` (a "Respond to Webhook" node returning {{$execution.id}}), the execution stays running and a scheduled job follows it through GET {AUTOMATION_URL}/api/v1/executions/{id} (success → success; error, crashed, canceled → failed); otherwise a 2xx answer is success. 4xx → failed; 5xx or unreachable → retried, then failed. Running longer than timeout_seconds → timed_out.
 Execution statuses: queued → running → success | failed | timed_out, each move in the execution's history (and on the incident's timeline when it has one).`;
 
@@ -60,6 +62,7 @@ export function runbookRoutes(): ApiRouter {
       responses: { 201: { description: 'created', schema: s.runbook } },
       errors: { 409: 'A runbook of that name exists' },
       handler: async ({ body }) => {
+        assertWorkflowTarget(body.webhook_url);
         await assertMatchersCompile(body.matchers);
         return createRunbook(body);
       },
@@ -80,10 +83,12 @@ export function runbookRoutes(): ApiRouter {
       tags,
       summary: 'Change a runbook',
       auth: 'apiKey',
+      description: workflow,
       request: { params: idParams, body: s.runbookPatch },
       responses: { 200: { description: 'changed', schema: s.runbook } },
       errors: { 409: 'A runbook of that name exists' },
       handler: async ({ params, body }) => {
+        if (body.webhook_url !== undefined) assertWorkflowTarget(body.webhook_url);
         if (body.matchers) await assertMatchersCompile(body.matchers);
         return updateRunbook(params.id, body);
       },

@@ -12,7 +12,11 @@ export const runbookInput = z.object({
   severities: z.array(z.string().min(1)).max(20).default([]),
   auto_trigger: z.boolean().default(true).openapi({ description: 'start automatically when a matching alert fires (once per alert instance, never while flapping)' }),
   enabled: z.boolean().default(true),
-  webhook_url: z.url().openapi({ description: "URL of the n8n workflow's Webhook trigger (POST)" }),
+  webhook_url: z
+    .string()
+    .min(1)
+    .max(2000)
+    .openapi({ description: "the n8n workflow's Webhook trigger (POST): a path under AUTOMATION_URL (`/webhook/restart-service`) or an absolute URL under it" }),
   workflow_id: z.string().min(1).max(100).nullable().optional().openapi({ description: 'n8n workflow id (informational; sent to the workflow)' }),
   parameters: z.record(z.string(), z.unknown()).default({}),
   timeout_seconds: z.number().int().min(1).max(86_400).default(900),

@@ -1,12 +1,16 @@
 /** sre_alert_sources: one webhook endpoint per (kind, name), each with its own secret. */
-import { timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { config } from '../../config.js';
 import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../../errors.js';
 import { paged, type Page } from '../listing.js';
+import { secretsEqual } from '../../secrets.js';
 
 export const TABLE = 'sre_alert_sources';
-export type SourceKind = 'alertmanager' | 'grafana';
+export const sourceKinds = ['alertmanager', 'grafana'] as const;
+export type SourceKind = (typeof sourceKinds)[number];
+/** What a source name may be (the API refuses others at creation), so a webhook path outside it names no source. */
+export const sourceNamePattern = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 interface Row {
   id: string;
@@ -81,19 +85,21 @@ export async function deleteSource(id: string): Promise<void> {
   await db()<Row>(TABLE).where({ id }).delete();
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-// Webhook requests look their source up on every call; a short cache keeps that off the hot path.
+// Webhook requests look their source up on every call; a short cache keeps that off the hot path. It is an
+// LRU with a cap, as anonymous callers choose the names looked up (unknown ones are cached too, so a flood
+// of them does not reach Postgres on every call, but can only push older entries out).
 const cacheMs = 2000;
-const cache = new Map<string, { row: Row | undefined; at: number }>();
+export const sourceCacheMax = 1000;
+const cache = new LRUCache<string, { row: Row | null }>({ max: sourceCacheMax, ttl: cacheMs });
 
 /** Forgets cached sources (after changes through the API, and in tests). */
 export function forgetSources(): void {
   cache.clear();
+}
+
+/** How many lookups the cache holds (its bound is sourceCacheMax). */
+export function cachedSourceCount(): number {
+  return cache.size;
 }
 
 /**
@@ -108,16 +114,18 @@ export interface AuthenticatedSource {
 }
 
 export async function authenticateSource(kind: SourceKind, name: string, presented: string | undefined): Promise<AuthenticatedSource> {
+  // Checked before any lookup: a name no source can have is not worth a query or a cache entry.
+  if (!sourceKinds.includes(kind) || !sourceNamePattern.test(name)) throw new NotFoundError(`No enabled ${kind} alert source named "${name.slice(0, 63)}".`);
   const key = `${kind}/${name}`;
   let hit = cache.get(key);
-  if (!hit || Date.now() - hit.at > cacheMs) {
-    hit = { row: await db()<Row>(TABLE).where({ kind, name }).first(), at: Date.now() };
+  if (!hit) {
+    hit = { row: (await db()<Row>(TABLE).where({ kind, name }).first()) ?? null };
     cache.set(key, hit);
   }
   const row = hit.row;
   if (!row || !row.enabled) throw new NotFoundError(`No enabled ${kind} alert source named "${name}".`);
   const secret = row.secret ?? config().sre.alertWebhookToken;
-  if (secret && (!presented || !safeEqual(presented, secret))) {
+  if (secret && (!presented || !secretsEqual(presented, secret))) {
     throw new UnauthorizedError('The webhook secret is missing or wrong: send it as a bearer token or as the basic-auth password.');
   }
   return { id: row.id, label: key };

@@ -2,17 +2,42 @@
  * Alert matchers of incident rules and runbooks, in Alertmanager's four operators. Matching runs in
  * Postgres (one SQL predicate) so a whole payload's alerts are matched against every rule in one statement.
  */
+import { RE2JS } from 're2js';
 import { db } from '../../db/index.js';
 import { ValidationError } from '../../errors.js';
 import { z } from '../../zod.js';
 
+/** Longest matcher value; a regular expression longer than this is not a label pattern. */
+export const maxMatcherValueLength = 1000;
+
+/**
+ * Why `pattern` is not an Alertmanager regular expression, or undefined when it is. Alertmanager uses
+ * RE2 (linear time: no back-references, no look-around); checking with an RE2 engine at write time keeps
+ * patterns that backtrack exponentially (`(.*)\1`) away from the matching in Postgres.
+ */
+export function re2Problem(pattern: string): string | undefined {
+  try {
+    RE2JS.compile(`^(?:${pattern})$`);
+    return undefined;
+  } catch (err) {
+    return `is not an RE2 regular expression (Alertmanager syntax: no back-references or look-around): ${(err as Error).message}`;
+  }
+}
+
 export const matcherSchema = z
   .object({
-    label: z.string().min(1),
+    label: z.string().min(1).max(200),
     op: z.enum(['=', '!=', '=~', '!~']).default('='),
-    value: z.string(),
+    value: z.string().max(maxMatcherValueLength),
   })
-  .openapi('AlertMatcher', { description: 'Alertmanager-style matcher; regular expressions are anchored (^(value)$), a missing label matches ""' });
+  .superRefine((m, ctx) => {
+    if (m.op !== '=~' && m.op !== '!~') return;
+    const problem = re2Problem(m.value);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['value'], message: problem });
+  })
+  .openapi('AlertMatcher', {
+    description: `Alertmanager-style matcher; regular expressions use RE2 syntax (no back-references or look-around), are anchored (^(value)$) and at most ${maxMatcherValueLength} characters; a missing label matches ""`,
+  });
 export type Matcher = z.output<typeof matcherSchema>;
 
 /**

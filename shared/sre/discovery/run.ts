@@ -14,6 +14,7 @@ import type { DiscoveredEntity } from '../cmdb/model.js';
 import { recommendForNewEntities } from '../monitors/recommend.js';
 import { readContainers, readProxy, readTargets } from './readers.js';
 import { listSources, seedConfiguredSources, type DiscoverySource } from './sources.store.js';
+import { discoveryTargetProblem } from './targets.js';
 import { failAbandonedRuns, finishRun, getRun, openRun, recordSourceOutcome, type DiscoveryRun, type RunStatus } from './runs.store.js';
 import { publishSreEvent } from '../events.js';
 
@@ -50,6 +51,9 @@ type SourceResult = { source: DiscoverySource; ok: true; outcome: UpsertOutcome 
 async function discoverSource(run: DiscoveryRun, source: DiscoverySource): Promise<SourceResult> {
   const started = new Date();
   try {
+    // Checked again at each read: a host name may have come to resolve to an internal address since it was set.
+    const refused = await discoveryTargetProblem(source.kind, source.address);
+    if (refused) throw new Error(`address not allowed: ${refused}`);
     const entities = await readSource(source);
     const read = Date.now();
     const outcome = await upsertSourceEntities(source.id, started, entities);

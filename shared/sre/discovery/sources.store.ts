@@ -56,6 +56,12 @@ export async function createSource(input: { name: string; kind: SourceKind; addr
   }
 }
 
+export async function getSource(id: string): Promise<DiscoverySource> {
+  const row = await db()<DiscoverySource>(TABLE).where({ id }).first();
+  if (!row) throw new NotFoundError(`Discovery source ${id} does not exist.`);
+  return row;
+}
+
 export async function updateSource(id: string, patch: { address?: string; enabled?: boolean }): Promise<DiscoverySource> {
   const [row] = await db()<DiscoverySource>(TABLE).where({ id }).update(patch).returning('*');
   if (!row) throw new NotFoundError(`Discovery source ${id} does not exist.`);

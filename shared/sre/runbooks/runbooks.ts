@@ -1,7 +1,8 @@
 /** Runbook executions: started by API or by alerts, run through n8n, followed until they finish. */
 import { UnrecoverableError } from 'bullmq';
 import { enqueue } from '../../queues.js';
-import { automation, type N8nExecutionStatus } from '../../clients/n8n.js';
+import { automation, boundedResult, ForeignTargetError, workflowUrl, type N8nExecutionStatus } from '../../clients/n8n.js';
+import { ValidationError } from '../../errors.js';
 import { ExternalHttpError } from '../../clients/http.js';
 import { getAlert } from '../alerts/alert.store.js';
 import { getIncident } from '../incidents/incident.store.js';
@@ -17,6 +18,16 @@ import {
   type ExecutionStatus,
 } from './execution.store.js';
 import { publishSreEvent } from '../events.js';
+
+/** Refuses (400 naming the field) a workflow target that is not on the configured automation system. */
+export function assertWorkflowTarget(target: string, path = 'body.webhook_url'): void {
+  try {
+    workflowUrl(target);
+  } catch (err) {
+    if (err instanceof ForeignTargetError) throw new ValidationError(`The workflow target ${err.message}`, [{ path, message: err.message }]);
+    throw err;
+  }
+}
 
 /** POST /runbooks/{id}/execute: queues an execution (a disabled runbook can still be run by hand). */
 export async function executeRunbook(runbookId: string, input: { alert_id?: string; incident_id?: string; triggered_by: string; input: Record<string, unknown> }): Promise<Execution> {
@@ -50,10 +61,10 @@ export async function startExecution(executionId: string, attempt: { made: numbe
       await moveExecution(executionId, ['running'], 'running', { external_execution_id: answer.executionId, detail: `automation execution ${answer.executionId}` });
       return 'running';
     }
-    await moveExecution(executionId, ['running'], 'success', { result: answer.body, detail: `webhook answered ${answer.status}` });
+    await moveExecution(executionId, ['running'], 'success', { result: boundedResult(answer.body), detail: `webhook answered ${answer.status}` });
     return 'success';
   } catch (err) {
-    const permanent = err instanceof ExternalHttpError && err.permanent;
+    const permanent = (err instanceof ExternalHttpError && err.permanent) || err instanceof ForeignTargetError;
     if (permanent || attempt.made + 1 >= attempt.max) {
       await moveExecution(executionId, ['queued', 'running'], 'failed', { error: (err as Error).message, detail: (err as Error).message });
       throw new UnrecoverableError((err as Error).message);
@@ -84,7 +95,7 @@ export async function refreshExecutions(): Promise<{ refreshed: number; finished
       try {
         const remote = await client.getExecution(e.external_execution_id);
         const to = remote.status ? statusMap[remote.status] : remote.finished ? 'success' : null;
-        if (to && (await moveExecution(e.id, ['running'], to, { result: remote, detail: `automation status ${remote.status ?? 'finished'}` }))) {
+        if (to && (await moveExecution(e.id, ['running'], to, { result: boundedResult(remote), detail: `automation status ${remote.status ?? 'finished'}` }))) {
           finished += 1;
           continue;
         }

@@ -1,0 +1,139 @@
+/**
+ * The portal's views of other services (spec 002 § Queries the portal makes): conversation history
+ * from the agent API and workflow executions from the automation API. The connection state is part
+ * of each answer, so the screens can show the error instead of failing.
+ */
+import { ApiRouter } from '../routing.js';
+import { z, uuid } from '../../shared/zod.js';
+import { NotFoundError } from '../../shared/errors.js';
+import { ExternalHttpError } from '../../shared/clients/http.js';
+import { agentApi } from '../../shared/clients/agent-api.js';
+import { automation, type N8nExecution } from '../../shared/clients/n8n.js';
+import { config } from '../../shared/config.js';
+import { actingUserNote, portalCaller, userHeader } from './caller.js';
+
+const portalRows = 50;
+const connectionSchema = z
+  .object({
+    state: z.enum(['connected', 'failed', 'not_configured']),
+    error: z.string().nullable().openapi({ description: 'why the service could not be reached or answered an error' }),
+  })
+  .openapi('PortalConnection');
+
+const historyRow = z
+  .object({
+    session_id: z.string(),
+    channel: z.string().nullable().openapi({ description: 'slack, voice, web, siri… (any lowercase channel name); the screen shows an icon for slack, voice, web and siri and a generic one otherwise' }),
+    created_at: z.string(),
+    message_count: z.number().int(),
+    summary: z.string().nullable(),
+    status: z.string(),
+  })
+  .openapi('HistoryRow');
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export function portalRemoteRoutes(): ApiRouter {
+  return new ApiRouter()
+    .route({
+      method: 'get',
+      path: '/api/portal/history',
+      tags: ['portal: history'],
+      summary: 'My conversations',
+      description: `Calls GET {AGENT_API_URL}/sessions?user_id=<me>&limit=${portalRows} with X-API-Key (AGENT_API_URL defaults to this platform). When it fails, GET {AGENT_API_URL}/api/health is tried and \`connection\` says whether the agent API is reachable, with the error; \`sessions\` is then empty. ${actingUserNote}`,
+      auth: 'user',
+      request: { headers: userHeader },
+      responses: { 200: { description: 'Sessions, newest first, and the connection state', schema: z.object({ connection: connectionSchema, sessions: z.array(historyRow) }) } },
+      handler: async (_i, ctx) => {
+        const caller = await portalCaller(ctx);
+        const client = agentApi();
+        try {
+          const rows = await client.listSessions(caller.userId, portalRows);
+          return {
+            connection: { state: 'connected' as const, error: null },
+            sessions: rows.map((r) => ({ session_id: r.session_id, channel: r.channel, created_at: r.created_at, message_count: r.message_count, summary: r.summary, status: r.status })),
+          };
+        } catch (err) {
+          // A user the agent API does not know has no history yet; anything else is a connection problem.
+          if (err instanceof ExternalHttpError && err.status === 404) return { connection: { state: 'connected' as const, error: null }, sessions: [] };
+          const health = await client.health().then(() => null, (e: unknown) => errorText(e));
+          return { connection: { state: 'failed' as const, error: health ?? errorText(err) }, sessions: [] };
+        }
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/portal/history/{session_id}',
+      tags: ['portal: history'],
+      summary: 'One of my conversations with its messages',
+      description: `Calls GET {AGENT_API_URL}/sessions/{session_id} with X-API-Key; a session of another user answers 404. ${actingUserNote}`,
+      auth: 'user',
+      request: { headers: userHeader, params: z.object({ session_id: uuid() }) },
+      responses: {
+        200: {
+          description: 'The conversation',
+          schema: historyRow.extend({ messages: z.array(z.object({ role: z.string(), content: z.string(), channel: z.string().optional() })) }).openapi('HistoryConversation'),
+        },
+      },
+      errors: { 502: 'The agent API could not be reached or failed' },
+      handler: async ({ params }, ctx) => {
+        const caller = await portalCaller(ctx);
+        let s;
+        try {
+          s = await agentApi().getSession(params.session_id);
+        } catch (err) {
+          if (err instanceof ExternalHttpError && err.status === 404) throw new NotFoundError(`No conversation ${params.session_id}.`);
+          throw err;
+        }
+        if (s.user_id !== caller.userId) throw new NotFoundError(`No conversation ${params.session_id}.`);
+        return { session_id: s.session_id, channel: s.channel, created_at: s.created_at, message_count: s.message_count, summary: s.summary, status: s.status, messages: s.messages };
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/portal/automations',
+      tags: ['portal: automations'],
+      summary: 'Recent workflow executions',
+      description: `Calls GET {AUTOMATION_URL}/api/v1/workflows (the connectivity test; it also names the workflows) and GET {AUTOMATION_URL}/api/v1/executions?limit=${portalRows}, with x-automation-api-key and X-N8N-API-KEY. Status: n8n's success → success; running, new and waiting → running; error, crashed, canceled and unknown → failed. When a call fails, \`connection\` is failed with the error and \`executions\` empty; without AUTOMATION_URL it is not_configured.`,
+      auth: 'user',
+      responses: {
+        200: {
+          description: 'Executions, newest first, and the connection state',
+          schema: z.object({
+            connection: connectionSchema,
+            executions: z.array(
+              z.object({ id: z.string(), workflowName: z.string(), status: z.enum(['success', 'failed', 'running']), startedAt: z.string().nullable(), stoppedAt: z.string().nullable() }).openapi('AutomationExecution'),
+            ),
+          }),
+        },
+      },
+      handler: async () => {
+        if (!config().sre.automation.url) return { connection: { state: 'not_configured' as const, error: 'AUTOMATION_URL is not set' }, executions: [] };
+        const client = automation();
+        try {
+          const { data: workflows } = await client.listWorkflows({ limit: 250 });
+          const names = new Map(workflows.map((w) => [String(w.id), w.name]));
+          const executions = await client.listExecutions(portalRows);
+          return {
+            connection: { state: 'connected' as const, error: null },
+            executions: executions.map((e) => ({
+              id: String(e.id),
+              workflowName: names.get(String(e.workflowId)) ?? `workflow ${e.workflowId ?? '?'}`,
+              status: executionStatus(e),
+              startedAt: e.startedAt ?? null,
+              stoppedAt: e.stoppedAt ?? null,
+            })),
+          };
+        } catch (err) {
+          return { connection: { state: 'failed' as const, error: errorText(err) }, executions: [] };
+        }
+      },
+    });
+}
+
+function executionStatus(e: N8nExecution): 'success' | 'failed' | 'running' {
+  if (e.status === 'success') return 'success';
+  if (e.status === 'running' || e.status === 'new' || e.status === 'waiting') return 'running';
+  if (e.status === undefined) return e.finished ? 'success' : e.stoppedAt ? 'failed' : 'running';
+  return 'failed';
+}
