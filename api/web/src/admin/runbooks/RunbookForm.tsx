@@ -51,7 +51,7 @@ export function RunbookForm({ runbook, opened, onClose }: { runbook?: Runbook; o
           <Textarea label="Description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} autosize minRows={2} error={fieldError('body.description')} />
           <MatchersInput value={matchers} onChange={setMatchers} fieldError={fieldError} />
           <TagsInput label="Severities (empty: any)" value={severities} onChange={setSeverities} error={fieldError('body.severities')} />
-          <TextInput label="Workflow webhook URL" placeholder="https://n8n.example/webhook/…" value={webhookUrl} onChange={(e) => setWebhookUrl(e.currentTarget.value)} error={fieldError('body.webhook_url')} />
+          <TextInput label="Workflow webhook URL" placeholder="/webhook/restart-service (under AUTOMATION_URL)" value={webhookUrl} onChange={(e) => setWebhookUrl(e.currentTarget.value)} error={fieldError('body.webhook_url')} />
           <TextInput label="Workflow id" value={workflowId} onChange={(e) => setWorkflowId(e.currentTarget.value)} error={fieldError('body.workflow_id')} />
           <NumberInput label="Timeout (seconds)" value={timeout} onChange={(v) => setTimeoutSeconds(Number(v) || 0)} error={fieldError('body.timeout_seconds')} />
           <Group>
