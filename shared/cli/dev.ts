@@ -154,6 +154,7 @@ async function main() {
     [
       '',
       'switchboard is running',
+      `  Console        ${base}/admin   (portal: ${base}/portal; hot reload through Vite)`,
       `  API            ${base}`,
       `  API reference  ${base}/api/docs`,
       `  Queues         ${base}/admin/queues   (user ${cfg.auth.admin.user}, password ${cfg.auth.admin.password})`,

@@ -161,3 +161,8 @@ export function preparedStatement<Row extends object>(name: string, text: string
     }
   };
 }
+
+/** An ILIKE pattern matching `text` anywhere, with LIKE's wildcards in it taken literally. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
