@@ -6,9 +6,11 @@ import { logger } from '../shared/logger.js';
 import { httpDuration, registerQueueGauges } from '../shared/metrics.js';
 import { allQueues } from '../shared/queues.js';
 import { requestId } from './middleware/request-id.js';
-import { problems } from './middleware/problem.js';
+import { outageDeadline, problems } from './middleware/problem.js';
 import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
+import { defaultWebMode, mountWebApp, type WebMode } from './platform/web-app.js';
+import type http from 'node:http';
 import { healthRoutes } from './platform/health.routes.js';
 import { toolRoutes } from './platform/tools.routes.js';
 import { crmRouters } from './crm/index.js';
@@ -22,7 +24,7 @@ import { portalRoutes } from './portal/portal.routes.js';
 import { portalRemoteRoutes } from './portal/remote.routes.js';
 
 /** Every domain's routes, in one list. */
-function domainRouters(): ApiRouter[] {
+export function domainRouters(): ApiRouter[] {
   return [
     healthRoutes(),
     authRoutes(),
@@ -39,8 +41,17 @@ function domainRouters(): ApiRouter[] {
 
 let gaugesRegistered = false;
 
+export interface AppOptions {
+  /** How the browser app is served (default: built when compiled, Vite when run from source). */
+  web?: WebMode;
+  /** The HTTP server, for Vite's hot reload. */
+  server?: http.Server;
+  /** The built app's folder when not dist/web (tests). */
+  webDir?: string;
+}
+
 /** The application; `extra` routers are mounted after the domains' (tests use it to exercise the conventions). */
-export function createApp(extra: ApiRouter[] = []): Koa {
+export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: true });
   const cfg = config();
 
@@ -58,6 +69,7 @@ export function createApp(extra: ApiRouter[] = []): Koa {
     }
   });
   app.use(problems());
+  app.use(outageDeadline(cfg.http.outageDeadlineMs));
   app.use(
     bodyParser({
       enableTypes: ['json', 'form', 'text'],
@@ -69,6 +81,7 @@ export function createApp(extra: ApiRouter[] = []): Koa {
   );
 
   mountQueueDashboard(app);
+  mountWebApp(app, options.web ?? defaultWebMode(), options.server, options.webDir);
   const docs = docsRouter();
   app.use(docs.routes());
   for (const router of [...domainRouters(), ...extra]) app.use(router.koa.routes()).use(router.koa.allowedMethods());

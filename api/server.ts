@@ -1,15 +1,16 @@
 /** Starts the HTTP server of the web role and registers its orderly shutdown. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp } from './app.js';
+import { createApp, type AppOptions } from './app.js';
 import type { ApiRouter } from './routing.js';
 import { onShutdown } from '../shared/lifecycle.js';
 import { endAllStreams } from './streams.js';
 
 /** Listens on port/host; on shutdown stops accepting, ends SSE streams, then waits for requests in flight. */
-export async function startServer(port: number, host: string, extra: ApiRouter[] = []): Promise<{ server: http.Server; url: string }> {
-  const app = createApp(extra);
-  const server = http.createServer(app.callback());
+export async function startServer(port: number, host: string, extra: ApiRouter[] = [], options: Omit<AppOptions, 'server'> = {}): Promise<{ server: http.Server; url: string }> {
+  const server = http.createServer();
+  const app = createApp(extra, { ...options, server });
+  server.on('request', app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const { port: actual } = server.address() as AddressInfo;

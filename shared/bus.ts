@@ -8,6 +8,8 @@ import type { Redis } from 'ioredis';
 import { createRedis } from './redis.js';
 import { onShutdown } from './lifecycle.js';
 import { logger } from './logger.js';
+import { ServiceUnavailableError } from './errors.js';
+import { reportRedisError } from './outages.js';
 
 /** The envelope of a session event as the spec names it, with its position in the session's stream. */
 export interface BusEvent {
@@ -35,6 +37,10 @@ const subscribing = new Map<string, Promise<unknown>>();
 /** Channels whose last listener left recently; unsubscribed after a short linger to avoid churn. */
 const lingering = new Map<string, NodeJS.Timeout>();
 const lingerMs = 5_000;
+/** Channels Redis has confirmed on the current subscriber connection (forgotten when it drops). */
+const confirmed = new Set<string>();
+/** How long a first subscription waits for a connection still being made. */
+const firstConnectWaitMs = 1_500;
 
 function publisherConnection(): Redis {
   if (!publisher) {
@@ -49,10 +55,45 @@ function publisherConnection(): Redis {
   return publisher;
 }
 
+/** Hooks run after the subscriber connection came back and every channel is subscribed again. */
+const reconnectHooks = new Set<() => void>();
+
+/**
+ * Runs `hook` each time the subscriber connection is back after a loss, once Redis has confirmed
+ * every channel again: whatever was published meanwhile never reached this process, so a stream
+ * fills its gap from Postgres. Returns the function that removes the hook.
+ */
+export function onBusReconnect(hook: () => void): () => void {
+  reconnectHooks.add(hook);
+  return () => reconnectHooks.delete(hook);
+}
+
 function subscriberConnection(): Redis {
   if (!subscriber) {
-    const conn = createRedis(`bus-sub:${process.pid}`);
+    // No offline queue: a SUBSCRIBE while Redis is away fails at once (the stream answers 503)
+    // instead of waiting for the connection; channels are subscribed again by the 'ready' handler.
+    const conn = createRedis(`bus-sub:${process.pid}`, { autoResubscribe: false, enableOfflineQueue: false });
     subscriber = conn;
+    let lost = false;
+    conn.on('close', () => {
+      lost = true;
+      confirmed.clear();
+    });
+    conn.on('ready', () => {
+      if (!lost) return;
+      lost = false;
+      const channels = [...listeners.keys()];
+      const resubscribed = channels.length ? conn.subscribe(...channels) : Promise.resolve();
+      resubscribed.then(
+        () => {
+          for (const c of channels) confirmed.add(c);
+          logger('bus').info({ channels: channels.length }, 'bus subscriber back; streams fill their gap from Postgres');
+          for (const hook of [...reconnectHooks]) hook();
+        },
+        // The connection dropped again; the next 'ready' retries.
+        () => undefined,
+      );
+    });
     conn.on('message', (channel: string, raw: string) => {
       const set = listeners.get(channel);
       if (!set?.size) return;
@@ -65,11 +106,12 @@ function subscriberConnection(): Redis {
       }
       for (const listener of [...set]) listener(event);
     });
-    conn.on('error', (err) => logger('bus').warn({ err: err.message }, 'bus subscriber connection error'));
+    conn.on('error', (err) => reportRedisError('bus subscriber', err));
     onShutdown('bus subscriber', () => {
       if (subscriber === conn) subscriber = undefined;
       listeners.clear();
       subscribing.clear();
+      confirmed.clear();
       for (const t of lingering.values()) clearTimeout(t);
       lingering.clear();
       return conn.quit().catch(() => conn.disconnect());
@@ -83,9 +125,28 @@ export function publishEvent(event: BusEvent): Promise<number> {
   return publishMessage(sessionChannel(event.session_id), event);
 }
 
+/** Waits (bounded) for a connection still making its first connection; a lost one fails at once. */
+async function whenReady(conn: Redis, ms: number): Promise<void> {
+  if (conn.status === 'ready') return;
+  // wait/connecting/connect: the connection is still being made (connect: TCP up, handshake under way).
+  if (!['wait', 'connecting', 'connect'].includes(conn.status)) throw new ServiceUnavailableError('The message bus is unavailable; retry shortly.');
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => done(new ServiceUnavailableError('The message bus is unavailable; retry shortly.')), ms);
+    const onReady = () => done();
+    function done(err?: Error) {
+      clearTimeout(timer);
+      conn.off('ready', onReady);
+      if (err) reject(err);
+      else resolve();
+    }
+    conn.once('ready', onReady);
+  });
+}
+
 /**
  * Adds a local listener of a session's events. Resolves once Redis has confirmed the subscription,
  * so anything published afterwards reaches the listener. Returns the function that removes it.
+ * While Redis is away it fails at once with ServiceUnavailableError (503) instead of waiting.
  */
 export function subscribeSession(sessionId: string, listener: BusListener): Promise<() => void> {
   return subscribeChannel(sessionChannel(sessionId), listener);
@@ -113,12 +174,26 @@ export async function subscribeChannel<T>(channel: string, listener: (message: T
     lingering.delete(channel);
   }
   const conn = subscriberConnection();
-  let pending = subscribing.get(channel);
-  if (!pending && set.size === 1 && !linger) {
-    pending = conn.subscribe(channel).finally(() => subscribing.delete(channel));
-    subscribing.set(channel, pending);
+  try {
+    await whenReady(conn, firstConnectWaitMs);
+    if (!confirmed.has(channel)) {
+      let pending = subscribing.get(channel);
+      if (!pending) {
+        pending = conn.subscribe(channel).then(
+          () => void confirmed.add(channel),
+          () => {
+            throw new ServiceUnavailableError('The message bus is unavailable; retry shortly.');
+          },
+        ).finally(() => subscribing.delete(channel));
+        subscribing.set(channel, pending);
+      }
+      await pending;
+    }
+  } catch (err) {
+    set.delete(listener);
+    if (!set.size && !lingering.has(channel)) listeners.delete(channel);
+    throw err;
   }
-  if (pending) await pending;
   let removed = false;
   return () => {
     if (removed) return;
@@ -129,6 +204,7 @@ export async function subscribeChannel<T>(channel: string, listener: (message: T
         lingering.delete(channel);
         if (listeners.get(channel)?.size === 0) {
           listeners.delete(channel);
+          confirmed.delete(channel);
           subscriber?.unsubscribe(channel).catch(() => undefined);
         }
       }, lingerMs);

@@ -48,10 +48,16 @@ export const variables = {
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
   DATABASE_POOL_MAX: [int(10, 1), 'connections per process in the knex pool'],
   DATABASE_STATEMENT_TIMEOUT_MS: [int(15000, 0), 'longest a database statement of the API and workers may run (Postgres statement_timeout; 0 = none); migrations are not bounded'],
+  DATABASE_CONNECT_TIMEOUT_MS: [int(1000, 1), 'longest wait for a new PostgreSQL connection'],
+  DATABASE_ACQUIRE_TIMEOUT_MS: [int(1500, 1), 'longest wait for a connection of the pool before the request is answered 503'],
+  API_OUTAGE_DEADLINE_MS: [int(1700, 100), 'web role: while Redis or PostgreSQL is failing, a request not answered by then gets 503 with Retry-After (its work may still finish)'],
+  API_QUERY_TIMEOUT_MS: [int(1500, 0), 'web role: longest wait for the answer to one query, so a frozen PostgreSQL gives 503 within 2 s (0 = none)'],
   DEV_POSTGRES_PORT: [int(54329, 1), 'port of the embedded PostgreSQL that npm run dev starts when DATABASE_URL is unset'],
   BUS_HOST: [z.string().default('localhost'), 'Redis host (message bus and queues)'],
   BUS_PORT: [int(6379, 1), 'Redis port'],
   BUS_PASSWORD: [z.string().default(''), 'Redis password, empty for none'],
+  REDIS_COMMAND_TIMEOUT_MS: [int(1000, 1), 'longest a Redis command of a request or job step may go unanswered before it fails (503 for a request); blocking worker commands are exempt'],
+  REDIS_ALLOW_VOLATILE: [bool(false), 'start in production although Redis has no persistence (appendonly/save) or evicts keys (maxmemory-policy other than noeviction): accepted work may be lost'],
   QUEUE_PREFIX: [z.string().min(1).default('switchboard'), 'key prefix of every BullMQ queue'],
   WORKER_METRICS_PORT: [int(9464, 0), 'port on which a worker process serves its /metrics (0 = random, -1 not allowed)'],
 
@@ -194,7 +200,7 @@ function nested(env: Env) {
   return {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
-    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT },
+    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS },
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     // Tests are silent unless a test asks for logs (LOG_LEVEL set).
     log: { level: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info') },
@@ -221,10 +227,13 @@ function nested(env: Env) {
     db: {
       url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard',
       poolMax: env.DATABASE_POOL_MAX,
-      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
       devEmbeddedPort: env.DEV_POSTGRES_PORT,
+      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+      acquireTimeoutMs: env.DATABASE_ACQUIRE_TIMEOUT_MS,
+      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+      apiQueryTimeoutMs: env.API_QUERY_TIMEOUT_MS,
     },
-    redis: { host: env.BUS_HOST, port: env.BUS_PORT, password: env.BUS_PASSWORD || undefined },
+    redis: { host: env.BUS_HOST, port: env.BUS_PORT, password: env.BUS_PASSWORD || undefined, commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, allowVolatile: env.REDIS_ALLOW_VOLATILE },
     queues: { prefix: env.QUEUE_PREFIX },
     workers: { metricsPort: env.WORKER_METRICS_PORT },
     sessions: {

@@ -28,6 +28,7 @@ export class NotFoundError extends AppError {}
 export class ConflictError extends AppError {}
 export class PayloadTooLargeError extends AppError {}
 export class UnsupportedMediaTypeError extends AppError {}
+/** A dependency (Redis, PostgreSQL) is unavailable: 503 with Retry-After, logged once per outage rather than per request. */
 export class MethodNotAllowedError extends AppError {}
 export class ServiceUnavailableError extends AppError {}
 /** A client over a limit; `retryAfterSeconds` becomes the Retry-After header. */
@@ -52,6 +53,8 @@ interface ProblemKind {
   title: string;
   /** Last segment of the problem type URI. */
   slug: string;
+  /** Seconds after which the client may retry (sent as Retry-After). */
+  retryAfterSeconds?: number;
 }
 
 /** The one table from error class to HTTP status and problem type. */
@@ -68,7 +71,7 @@ export const problemKinds = new Map<Function, ProblemKind>([
   [UpstreamError, { status: 502, title: 'Bad Gateway', slug: 'upstream' }],
   [ToolResultTooLargeError, { status: 502, title: 'Bad Gateway', slug: 'tool-result-too-large' }],
   [GatewayTimeoutError, { status: 504, title: 'Gateway Timeout', slug: 'timeout' }],
-  [ServiceUnavailableError, { status: 503, title: 'Service Unavailable', slug: 'unavailable' }],
+  [ServiceUnavailableError, { status: 503, title: 'Service Unavailable', slug: 'unavailable', retryAfterSeconds: 2 }],
   [NotReadyError, { status: 503, title: 'Service Unavailable', slug: 'not-ready' }],
 ]);
 

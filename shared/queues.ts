@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { deliverJobSchema } from './sessions/schemas.js';
 import { config } from './config.js';
 import { normalizedAlerts } from './sre/alerts/payloads.js';
-import { bullConnection } from './redis.js';
-import { logger } from './logger.js';
+import { blockingConnection, bullConnection } from './redis.js';
+import { reportRedisError } from './outages.js';
 import { createHash } from 'node:crypto';
 import { leadBatchJob } from './crm/schemas.js';
 
@@ -20,6 +20,8 @@ export interface QueueDefinition {
   jobOptions: JobsOptions;
   /** Jobs of this queue running at once across all worker processes (BullMQ global concurrency). */
   globalConcurrency?: number;
+  /** BullMQ worker lock and stall-check settings (defaults: 30 s lock, 30 s check, 1 stall allowed). */
+  locks?: { lockDuration: number; stalledInterval: number; maxStalledCount: number };
 }
 
 export interface JobDefinition<S extends z.ZodType = z.ZodType> {
@@ -64,6 +66,11 @@ export const sessionLanes = laneNames('sessions-lane', 16);
 const sessionLane: QueueDefinition = {
   concurrency: 1,
   globalConcurrency: 1,
+  // A lane is blocked while its job is active: when a worker dies holding it, the job must return
+  // to the lane within seconds, not BullMQ's 30-60 s. The lock is renewed every 1.5 s; another worker
+  // takes the job back within 3 s + 1.5 s. A job stalled more than once is not failed (that would
+  // lose the message): its handler is idempotent, so running it again is safe.
+  locks: { lockDuration: 3_000, stalledInterval: 1_500, maxStalledCount: 50 },
   jobOptions: { attempts: 8, backoff: { type: 'exponential', delay: 50 }, removeOnComplete: true, removeOnFail: retention.removeOnFail },
 };
 
@@ -170,10 +177,11 @@ export const jobDefinitions = {
   // Creates the issue-tracker issue of an incident; retried with backoff while the tracker is down.
   'sre.incident-ticket': define({
     queue: 'sre',
-    // `slot`: set when the incidents tick re-enqueues a missing issue, so every process's tick lands on one job.
+    // `slot` (the incidents tick's) is accepted for jobs queued before; the id is the incident's alone, so
+    // the tick's re-enqueue of a missing issue adds nothing while the first job still retries.
     schema: z.object({ incident_id: z.uuid(), slot: z.iso.datetime().optional() }),
+    jobId: (p) => `incident-ticket-${p.incident_id}`,
     options: { attempts: 10, backoff: { type: 'exponential', delay: 500 } },
-    jobId: (p) => (p.slot ? `incident-ticket-${p.incident_id}-${p.slot}` : undefined),
   }),
   // Brings the incident's tracker issue in step with a resolve, close or reopen (state change, then a comment).
   'sre.incident-ticket-sync': define({
@@ -251,7 +259,7 @@ export function queue(name: string, reg: Registry = registry): Queue {
     if (!def) throw new Error(`unknown queue "${name}"`);
     q = new Queue(name, { connection: bullConnection(), prefix: config().queues.prefix, defaultJobOptions: def.jobOptions });
     // Connection errors are retried by ioredis; log them instead of letting them surface as unhandled events.
-    q.on('error', (err) => logger('queues').warn({ queue: name, err: err.message }, 'queue connection error'));
+    q.on('error', (err) => reportRedisError(`queue ${name}`, err));
     // Each request waiting on a job (Job.waitUntilFinished) listens for the queue closing until its job
     // ends; many at once is normal load, not a leak.
     q.setMaxListeners(0);
@@ -271,8 +279,8 @@ export function jobEvents(name: JobName): Promise<QueueEvents> {
   if (def.partition) throw new Error(`job "${name}" is partitioned over lanes: no single queue to listen to`);
   let qe = listening.get(def.queue);
   if (!qe) {
-    const events = new QueueEvents(def.queue, { connection: bullConnection(), prefix: config().queues.prefix });
-    events.on('error', (err) => logger('queues').warn({ queue: def.queue, err: err.message }, 'queue events connection error'));
+    const events = new QueueEvents(def.queue, { connection: blockingConnection(), prefix: config().queues.prefix });
+    events.on('error', (err) => reportRedisError(`queue events ${def.queue}`, err));
     qe = events.waitUntilReady().then(() => events);
     listening.set(def.queue, qe);
   }
@@ -316,5 +324,6 @@ export async function closeQueues(): Promise<void> {
   const listeners = [...listening.values()];
   open.clear();
   listening.clear();
-  await Promise.all([...qs.map((q) => q.close()), ...listeners.map(async (qe) => (await qe).close())]);
+  // Redis away: a graceful close may fail; drop the connection instead.
+  await Promise.all([...qs.map((q) => q.close().catch(() => void q.disconnect().catch(() => undefined))), ...listeners.map(async (qe) => (await qe).close().catch(() => undefined))]);
 }

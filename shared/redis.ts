@@ -1,18 +1,41 @@
-/** Redis connections: one factory, so every connection has the same host, password and naming. */
+/** Redis connections: one factory, so every connection has the same host, password, limits and naming. */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
 import { config } from './config.js';
+import { dependencyRecovered, reportRedisError } from './outages.js';
 import { onShutdown } from './lifecycle.js';
 
-/** Connection options shared by queues, workers and the bus. */
+/**
+ * Connection options shared by queues, workers and the bus. Reconnection retries every 100 ms,
+ * growing to at most 1 s, so service returns within about a second of Redis (BullMQ's own default
+ * grows to 20 s); a connection attempt gives up after 2 s.
+ */
 export function redisOptions(extra: RedisOptions = {}): RedisOptions {
   const { host, port, password } = config().redis;
-  return { host, port, password, lazyConnect: false, ...extra };
+  return { host, port, password, lazyConnect: false, connectTimeout: 2_000, retryStrategy: (times) => Math.min(times * 100, 1_000), ...extra };
 }
 
-/** A new Redis connection; `name` shows in CLIENT LIST. */
+/**
+ * Limits of connections whose commands someone waits for (an HTTP request, a job's step): while
+ * Redis is away a command is dropped with an error at the next reconnection attempt (at most 1 s
+ * later) instead of waiting until Redis is back (and running after the client gave up); one that
+ * gets no answer (a frozen server) fails after the command timeout. The offline queue stays on so
+ * commands issued before the first connection, and a QUIT during an outage, still work.
+ */
+function bounded(): RedisOptions {
+  return { maxRetriesPerRequest: 0, commandTimeout: config().redis.commandTimeoutMs };
+}
+
+/** Reports connection errors and recoveries as Redis outages (one log line each, not one per retry). */
+function watch(conn: Redis, name: string): Redis {
+  conn.on('error', (err) => reportRedisError(name, err));
+  conn.on('ready', () => dependencyRecovered('redis'));
+  return conn;
+}
+
+/** A new bounded Redis connection (see bounded()); `name` shows in CLIENT LIST. */
 export function createRedis(name: string, extra: RedisOptions = {}): Redis {
-  return new Redis(redisOptions({ connectionName: `switchboard:${name}`, ...extra }));
+  return watch(new Redis(redisOptions({ connectionName: `switchboard:${name}`, ...bounded(), ...extra })), name);
 }
 
 const commandConnections = new Map<string, Redis>();
@@ -33,7 +56,7 @@ export function commandRedis(name: string): Redis {
 
 /** Answers whether Redis replies to PING within the timeout. */
 export async function pingRedis(timeoutMs = 1000): Promise<boolean> {
-  const probe = createRedis('probe', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs, enableOfflineQueue: false });
+  const probe = new Redis(redisOptions({ connectionName: 'switchboard:probe', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs, enableOfflineQueue: false }));
   probe.on('error', () => {}); // the outcome is the answer; nothing to report
   try {
     await probe.connect();
@@ -45,7 +68,73 @@ export async function pingRedis(timeoutMs = 1000): Promise<boolean> {
   }
 }
 
-/** Connection options for BullMQ queues and workers (workers need maxRetriesPerRequest: null). */
+/** Connection options of BullMQ queues (producers): bounded like createRedis. */
 export function bullConnection(extra: RedisOptions = {}): ConnectionOptions {
-  return redisOptions(extra) as ConnectionOptions;
+  return redisOptions({ ...bounded(), ...extra }) as ConnectionOptions;
+}
+
+/** Connection options of BullMQ workers and QueueEvents: blocking commands, so no command timeout, and retried across reconnects. */
+export function blockingConnection(): ConnectionOptions {
+  return redisOptions({ maxRetriesPerRequest: null }) as ConnectionOptions;
+}
+
+/** What start-up found about Redis' durability (checkRedisDurability). */
+export interface RedisDurability {
+  appendonly: boolean;
+  save: string;
+  maxmemoryPolicy: string;
+  problems: string[];
+}
+
+/**
+ * Reads Redis' persistence and eviction settings. Accepted work lives in Redis until a worker has
+ * written it: without persistence (AOF or RDB snapshots) a Redis restart loses it, and with any
+ * eviction policy but noeviction Redis may drop queued jobs (BullMQ requires noeviction).
+ */
+export async function readRedisDurability(conn: Redis): Promise<RedisDurability> {
+  const get = async (key: string): Promise<string | undefined> => {
+    try {
+      const reply = (await conn.call('CONFIG', 'GET', key)) as string[];
+      return reply[1];
+    } catch {
+      return undefined; // CONFIG disabled (managed Redis): fall back to INFO
+    }
+  };
+  const info = await conn.info('persistence').catch(() => '');
+  const memory = await conn.info('memory').catch(() => '');
+  const appendonly = (await get('appendonly')) ?? (/aof_enabled:1/.test(info) ? 'yes' : 'no');
+  const save = (await get('save')) ?? '';
+  const maxmemoryPolicy = (await get('maxmemory-policy')) ?? /maxmemory_policy:(\S+)/.exec(memory)?.[1] ?? 'unknown';
+  const problems: string[] = [];
+  if (appendonly !== 'yes' && !save.trim()) problems.push('persistence is off (appendonly no, save ""): a Redis restart loses every accepted job not yet processed; set appendonly yes');
+  if (maxmemoryPolicy !== 'noeviction') problems.push(`maxmemory-policy is ${maxmemoryPolicy}: Redis may evict queued jobs; BullMQ requires noeviction`);
+  return { appendonly: appendonly === 'yes', save, maxmemoryPolicy, problems };
+}
+
+/**
+ * Start-up check of Redis' durability: in production a problem stops start-up (unless
+ * REDIS_ALLOW_VOLATILE=true says the loss is accepted); elsewhere it is a warning. Returns the
+ * problems found; throws a one-line Error to refuse.
+ */
+export async function checkRedisDurability(
+  warn: (message: string) => void,
+  policy: { production: boolean; allowVolatile: boolean } = { production: config().isProduction, allowVolatile: config().redis.allowVolatile },
+): Promise<string[]> {
+  const cfg = config();
+  const conn = new Redis(redisOptions({ connectionName: 'switchboard:startup-check', maxRetriesPerRequest: 0, enableOfflineQueue: true, retryStrategy: () => null, lazyConnect: true }));
+  conn.on('error', () => undefined);
+  let durability: RedisDurability;
+  try {
+    await conn.connect();
+    durability = await readRedisDurability(conn);
+  } catch (err) {
+    throw new Error(`Redis at ${cfg.redis.host}:${cfg.redis.port} does not answer (${(err as Error).message}); start it or set BUS_HOST/BUS_PORT.`);
+  } finally {
+    conn.disconnect();
+  }
+  if (!durability.problems.length) return [];
+  const text = `Redis at ${cfg.redis.host}:${cfg.redis.port}: ${durability.problems.join('; ')}`;
+  if (policy.production && !policy.allowVolatile) throw new Error(`${text}. Refusing to start in production; fix Redis or set REDIS_ALLOW_VOLATILE=true to accept the loss.`);
+  warn(text);
+  return durability.problems;
 }

@@ -2,6 +2,7 @@
 import http from 'node:http';
 import { config, ConfigError } from '../shared/config.js';
 import { closeDb } from '../shared/db/index.js';
+import { checkRedisDurability } from '../shared/redis.js';
 import { closeQueues, registry } from '../shared/queues.js';
 import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
@@ -14,6 +15,7 @@ import { schedules } from './schedules.js';
 try {
   const cfg = config();
   handleSignals();
+  await checkRedisDurability((message) => logger('worker').warn(message));
   onShutdown('postgres', closeDb);
   onShutdown('queues', closeQueues);
   const workers = startWorkers(registry, handlers);
@@ -30,9 +32,7 @@ try {
   onShutdown('metrics', () => new Promise((resolve) => metrics.close(resolve)));
   logger('worker').info({ queues: workers.map((w) => w.name), metrics: `http://127.0.0.1:${cfg.workers.metricsPort}/metrics` }, 'workers running');
 } catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-    process.exit(1);
-  }
-  throw err;
+  // What stops start-up is said in one line (a configuration error lists each variable).
+  console.error(err instanceof ConfigError ? err.message : `start-up failed: ${(err as Error).message}`);
+  process.exit(1);
 }

@@ -6,7 +6,8 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { z } from 'zod';
 import { config } from '../shared/config.js';
-import { bullConnection } from '../shared/redis.js';
+import { blockingConnection } from '../shared/redis.js';
+import { dependencyFailed, reportRedisError, unavailableDependency } from '../shared/outages.js';
 import { jobDuration } from '../shared/metrics.js';
 import { logger } from '../shared/logger.js';
 import { queue, type JobData, type JobName, type Registry } from '../shared/queues.js';
@@ -33,6 +34,12 @@ export function assertEveryJobHandled(reg: Registry, handlers: Handlers): void {
   ];
   if (problems.length) throw new Error(`Worker start-up refused: ${problems.join('; ')}`);
 }
+
+/**
+ * Locks of every other queue: a job of a worker that died returns to its queue within 15-20 s
+ * (BullMQ's defaults: 30-60 s), and is failed only after stalling 5 times (default once).
+ */
+const defaultLocks = { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 5 };
 
 /** Starts one Worker per queue of the registry (or of `only`). */
 export function startWorkers(reg: Registry, handlers: Handlers, only?: string[]): Worker[] {
@@ -65,9 +72,10 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
         }
       },
       {
-        connection: bullConnection({ maxRetriesPerRequest: null }),
+        connection: blockingConnection(),
         prefix: config().queues.prefix,
         concurrency: def.concurrency,
+        ...(def.locks ?? defaultLocks),
       },
     );
     if (def.globalConcurrency) {
@@ -77,9 +85,17 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
     }
     worker.on('failed', (job, err) => {
       const exhausted = !job || job.attemptsMade >= (job.opts.attempts ?? 1) || err instanceof UnrecoverableError;
+      // A dependency outage fails every job at once: one line per outage, not one per job.
+      const dependency = unavailableDependency(err);
+      if (dependency && !exhausted) return dependencyFailed(dependency, err);
       log[exhausted ? 'error' : 'warn']({ queue: queueName, job: job?.name, id: job?.id, attempt: job?.attemptsMade, err: err.message }, exhausted ? 'job failed for good' : 'job failed; will retry');
     });
-    worker.on('error', (err) => log.error({ queue: queueName, err }, 'worker error'));
+    worker.on('error', (err) => {
+      if (unavailableDependency(err) || /ECONNREFUSED|ECONNRESET|Connection is closed/.test(err.message)) return reportRedisError(`worker ${queueName}`, err);
+      // After an outage a job's lock may have expired (another worker runs it again; handlers are idempotent).
+      if (/could not renew lock|Missing lock/.test(err.message)) return log.warn({ queue: queueName, err: err.message }, 'job lock lost');
+      log.error({ queue: queueName, err }, 'worker error');
+    });
     return worker;
   });
 }

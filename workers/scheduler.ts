@@ -7,6 +7,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { JobName, JobPayload } from '../shared/queues.js';
 import { enqueue } from '../shared/queues.js';
 import { logger } from '../shared/logger.js';
+import { dependencyFailed, unavailableDependency } from '../shared/outages.js';
 
 export interface Schedule<N extends JobName = JobName> {
   job: N;
@@ -38,7 +39,12 @@ export function startScheduler(schedules: Array<Schedule<JobName>>): () => void 
     .filter((s) => s.enabled !== false)
     .map((s) =>
       cron.schedule(s.cron, () => {
-        tick(s).catch((err) => log.error({ err, job: s.job }, 'scheduled enqueue failed'));
+        tick(s).catch((err) => {
+          // Redis away: part of the outage (one line for it), not a stack trace per tick.
+          const dependency = unavailableDependency(err);
+          if (dependency) dependencyFailed(dependency, err);
+          else log.error({ err, job: s.job }, 'scheduled enqueue failed');
+        });
       }),
     );
   return () => tasks.forEach((t) => t.stop());

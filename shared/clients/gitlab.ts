@@ -75,6 +75,24 @@ export class GitLabClient {
   }
 
   /**
+   * The newest issue of the project whose description contains `text` (GET /projects/:id/issues
+   * with search and in=description), or null: how a retry finds out whether an earlier attempt
+   * created the issue although its answer was lost.
+   */
+  async findIssueByDescription(text: string): Promise<GitLabIssue | null> {
+    let issues: Array<Partial<GitLabIssue> & { description?: string | null }>;
+    try {
+      const options = { projectId: this.opts.projectId, search: text, in: 'description', orderBy: 'created_at', sort: 'desc', perPage: 20, maxPages: 1 };
+      issues = (await this.api.Issues.all(options as Parameters<GitLabApi['Issues']['all']>[0])) as unknown as typeof issues;
+    } catch (err) {
+      const failure = gitlabFailure(err);
+      throw new ExternalHttpError(`GitLab GET issues ${failure.status ? `answered ${failure.status}` : 'failed'}: ${failure.message.slice(0, 300)}`, failure.status);
+    }
+    const found = issues.find((i) => typeof i.iid === 'number' && typeof i.web_url === 'string' && (i.description ?? '').includes(text));
+    return (found as GitLabIssue | undefined) ?? null;
+  }
+
+  /**
    * Creates an issue in the configured project (POST /projects/:id/issues). Failures are
    * ExternalHttpError with GitLab's status, so callers can tell permanent (4xx) from transient ones.
    */

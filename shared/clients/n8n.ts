@@ -103,6 +103,21 @@ export class N8nClient {
     return { status, executionId: id === undefined || id === null ? null : String(id), body };
   }
 
+  /**
+   * The execution of a workflow whose data carries `marker` (our execution id, sent in the webhook
+   * body), from GET /api/v1/executions?workflowId=…&includeData=true (the most recent page), or
+   * null: how a retry finds out whether an earlier call started the workflow although its answer
+   * was lost.
+   */
+  async findExecution(workflowId: string, marker: string): Promise<N8nExecution | null> {
+    if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');
+    const query = new URLSearchParams({ workflowId, includeData: 'true', limit: '100' });
+    const { body } = await this.send(`${this.opts.url.replace(/\/+$/, '')}/api/v1/executions?${query}`, { method: 'GET' });
+    const list = (body as { data?: unknown })?.data;
+    if (!Array.isArray(list)) throw new ExternalHttpError('n8n answered the execution list without data');
+    return (list.find((e) => JSON.stringify((e as { data?: unknown }).data ?? null).includes(marker)) as N8nExecution | undefined) ?? null;
+  }
+
   private apiUrl(path: string): string {
     if (!this.opts.url) throw new ExternalHttpError('AUTOMATION_URL is not configured');
     return `${this.opts.url.replace(/\/+$/, '')}${path}`;

@@ -5,6 +5,8 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { config } from '../config.js';
+import { dependencyFailed, dependencyRecovered, unavailableDependency } from '../outages.js';
+import { logger } from '../logger.js';
 
 // Return bigint counts and numerics as JS numbers where they are safe; timestamps stay Date objects.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -16,16 +18,41 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 /** migrations/ beside api/ and workers/, both in source and in dist/. */
 export const migrationsDir = path.resolve(here, '../../migrations');
 
+/** Limits of database waits (config DATABASE_*_TIMEOUT_MS); absent ones are not bounded. */
+export interface DbTimeouts {
+  connectMs?: number;
+  acquireMs?: number;
+  statementMs?: number;
+  /** Client-side wait for a query's answer: the only bound that holds when the server is frozen. */
+  queryMs?: number;
+}
+
 /**
  * Knex options for a connection string; migrations load .ts under tsx and .js when compiled.
- * `statementTimeoutMs` (0: none) bounds every statement of the pool, so no query (a costly pattern
- * match, a lock wait) can hold a connection, and the work waiting behind it, without limit.
+ * With timeouts, a PostgreSQL that is down or frozen fails a query within them (the API answers
+ * 503) instead of holding it for knex's 60 s acquire wait or forever.
  */
-export function knexOptions(url: string, poolMax = 10, statementTimeoutMs = 0): Knex.Config {
+export function knexOptions(url: string, poolMax = 10, limits: DbTimeouts | number = {}): Knex.Config {
+  // A number is the statement timeout alone (callers that bound nothing else).
+  const timeouts: DbTimeouts = typeof limits === 'number' ? { statementMs: limits } : limits;
   return {
     client: 'pg',
-    connection: statementTimeoutMs > 0 ? { connectionString: url, statement_timeout: statementTimeoutMs } : url,
-    pool: { min: 0, max: poolMax },
+    connection: {
+      connectionString: url,
+      ...(timeouts.connectMs ? { connectionTimeoutMillis: timeouts.connectMs } : {}),
+      ...(timeouts.statementMs ? { statement_timeout: timeouts.statementMs } : {}),
+      ...(timeouts.queryMs ? { query_timeout: timeouts.queryMs } : {}),
+    },
+    ...(timeouts.acquireMs ? { acquireConnectionTimeout: timeouts.acquireMs } : {}),
+    // knex prints pool errors to the console with a stack each; an outage is reported once instead.
+    log: {
+      warn: (message: unknown) => reportDbLog('warn', message),
+      error: (message: unknown) => reportDbLog('error', message),
+      debug: () => undefined,
+      deprecate: (method: string, alternative: string) => logger('db').warn({ method, alternative }, 'knex deprecation'),
+    },
+    // A new connection means PostgreSQL answers again: the end of an outage is logged once.
+    pool: { min: 0, max: poolMax, afterCreate: (conn: unknown, done: (err: Error | null, conn: unknown) => void) => (dependencyRecovered('postgres'), done(null, conn)) },
     migrations: { tableName: 'knex_migrations', migrationSource: new MigrationFiles() },
   };
 }
@@ -50,12 +77,31 @@ class MigrationFiles implements Knex.MigrationSource<string> {
   }
 }
 
+function reportDbLog(level: 'warn' | 'error', message: unknown): void {
+  const err = message instanceof Error ? message : new Error(String(message));
+  const text = String((message as Error)?.message ?? message);
+  if (unavailableDependency(err) || /Acquire connection error|timeout expired|ECONNREFUSED|Connection terminated|Connection ended unexpectedly/.test(text)) dependencyFailed('postgres', err);
+  else logger('db')[level]({ err: text }, 'knex');
+}
+
 let instance: Knex | undefined;
+let queryTimeoutMs = 0;
+
+/**
+ * Bounds every query of this process to the web role's limit (API_QUERY_TIMEOUT_MS), so a request
+ * never waits on a frozen PostgreSQL for longer. Call before the first db(); workers do not: their
+ * jobs may wait for the database (their locks are kept meanwhile).
+ */
+export function boundQueriesForRequests(ms: number): void {
+  queryTimeoutMs = ms;
+}
 
 /** The process-wide knex instance. */
 export function db(): Knex {
-  const { url, poolMax, statementTimeoutMs } = config().db;
-  instance ??= knexFactory(knexOptions(url, poolMax, statementTimeoutMs));
+  if (!instance) {
+    const c = config().db;
+    instance = knexFactory(knexOptions(c.url, c.poolMax, { connectMs: c.connectTimeoutMs, acquireMs: c.acquireTimeoutMs, statementMs: c.statementTimeoutMs, queryMs: queryTimeoutMs }));
+  }
   return instance;
 }
 
@@ -114,4 +160,9 @@ export function preparedStatement<Row extends object>(name: string, text: string
       await client.releaseConnection(connection);
     }
   };
+}
+
+/** An ILIKE pattern matching `text` anywhere, with LIKE's wildcards in it taken literally. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }

@@ -8,33 +8,58 @@ import { db } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { config } from '../config.js';
 import { auditTypes, recordAudit } from './events.store.js';
-import { activateSession, closedSessionConflict, idleSession, lockSession } from './sessions.store.js';
+import { closeSessionRow, closedSessionConflict, idleSession, isPastResumeWindow, joinSession, lockSession, type EndedInteraction } from './sessions.store.js';
 import {
-  countActiveInteractions, endInteraction, insertInteraction, interactionSessionId, lockInteraction, timedOutInteractions, type NewInteraction,
+  countActiveInteractions, endActiveInteractions, endInteraction, insertInteraction, interactionSessionId, lockInteraction, timedOutInteractions, type NewInteraction,
 } from './interactions.store.js';
 import { interactionMessages } from './messages.store.js';
 import { acceptEvent, appendHistory } from './publish.js';
-import type { ClosedInteraction, HistoryMessage, Interaction } from './schemas.js';
+import type { Channel, ClosedInteraction, HistoryMessage, Interaction } from './schemas.js';
+
+/** Audit rows of interactions that ended with their session. */
+export function endedAudit(ended: EndedInteraction[], reason: string) {
+  return ended.map((i) => ({ session_id: i.session_id, interaction_id: i.interaction_id, event_type: auditTypes.interactionEnded, payload: { channel: i.channel, reason } }));
+}
+
+/** Publishes CHANNEL_LEFT for interactions that ended with their session (not waited for: the session is closed already). */
+export async function announceLeft(ended: EndedInteraction[]): Promise<void> {
+  for (const i of ended) {
+    await acceptEvent(i.session_id, { event_type: 'CHANNEL_LEFT', channel: i.channel as Channel, data: { interaction_id: i.interaction_id } }, { interactionId: i.interaction_id, allowClosed: true });
+  }
+}
 
 /**
- * Attaches an interaction to a live session (404 unknown, 409 closed): the session becomes active,
- * an interaction_started audit row is written and CHANNEL_JOINED is published (waited for, bounded by
- * SESSION_PUBLISH_WAIT_MS, so events published after this returns follow the join in the stream).
+ * Attaches an interaction to a live session (404 unknown, 409 closed): the session becomes active
+ * and its last activity now, an interaction_started audit row is written and CHANNEL_JOINED is
+ * published (waited for, bounded by SESSION_PUBLISH_WAIT_MS, so events published after this returns
+ * follow the join in the stream). A session past its resume window is expired here (as the sweep
+ * would) and answered 409: it cannot be revived by joining it before the sweep runs.
  */
 export async function startInteraction(sessionId: string, input: NewInteraction): Promise<Interaction> {
-  const interaction = await db().transaction(async (trx) => {
+  const outcome = await db().transaction(async (trx) => {
     const session = await lockSession(trx, sessionId);
     if (session.status === 'closed') throw closedSessionConflict(sessionId);
+    if (await isPastResumeWindow(trx, sessionId)) {
+      const ended = (await endActiveInteractions(trx, sessionId)).map((i) => ({ ...i, session_id: sessionId }));
+      await closeSessionRow(trx, sessionId);
+      await recordAudit(trx, ...endedAudit(ended, 'session_expired'), { session_id: sessionId, event_type: auditTypes.sessionExpired, payload: { reason: 'expired', resume_window: session.resume_window } });
+      return { kind: 'expired' as const, ended };
+    }
     const row = await insertInteraction(trx, sessionId, input);
-    if (session.status !== 'active') await activateSession(trx, sessionId);
+    await joinSession(trx, sessionId);
     await recordAudit(trx, {
       session_id: sessionId,
       interaction_id: row.interaction_id,
       event_type: auditTypes.interactionStarted,
       payload: { channel: input.channel, channel_ref: input.channel_ref ?? null, previous_session_status: session.status },
     });
-    return row;
+    return { kind: 'joined' as const, row };
   });
+  if (outcome.kind === 'expired') {
+    await announceLeft(outcome.ended);
+    throw closedSessionConflict(sessionId);
+  }
+  const interaction = outcome.row;
   await acceptEvent(
     sessionId,
     { event_type: 'CHANNEL_JOINED', channel: interaction.channel, data: { interaction_id: interaction.interaction_id, channel_ref: interaction.channel_ref } },

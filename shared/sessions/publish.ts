@@ -36,6 +36,8 @@ async function assertPublishable(sessionId: string, interactionId: string | null
  * matching `match` (or undefined after `waitMs`). Subscribing first means the event cannot slip by.
  */
 export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) => boolean, waitMs: number, enqueueIt: () => Promise<unknown>): Promise<BusEvent | undefined> {
+  // The wait counts from here: subscribing and enqueueing use it up too, so a slow Redis does not add to it.
+  const started = Date.now();
   if (waitMs <= 0) {
     await enqueueIt();
     return undefined;
@@ -48,7 +50,8 @@ export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) =>
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await enqueueIt();
-    return await Promise.race([arrived, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)))]);
+    const left = Math.max(0, waitMs - (Date.now() - started));
+    return await Promise.race([arrived, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), left)))]);
   } finally {
     clearTimeout(timer);
     unsubscribe();
@@ -85,13 +88,14 @@ export async function waitForPublished(sessionId: string, messageId: string, wai
  * `waitMs`, also waits for the worker to persist and broadcast it (message_published, sequence).
  */
 export async function acceptMessage(sessionId: string, input: MessageInput, options: AcceptOptions = {}): Promise<Publication> {
-  const { idempotencyKey, waitMs = 0 } = options;
+  const { idempotencyKey, waitMs: wait = 0 } = options;
+  const started = Date.now();
   await assertPublishable(sessionId, input.interaction_id);
   const messageId = randomUUID();
   if (idempotencyKey) {
     const first = await firstForKey(sessionId, idempotencyKey, messageId);
     if (first) {
-      const sequence = first.sequence ?? (waitMs > 0 ? await waitForPublished(sessionId, first.message_id, waitMs) : await persistedSequence(sessionId, first.message_id) ?? null);
+      const sequence = first.sequence ?? (wait > 0 ? await waitForPublished(sessionId, first.message_id, wait) : await persistedSequence(sessionId, first.message_id) ?? null);
       return { session_id: sessionId, message_id: first.message_id, sequence, message_published: sequence !== null, replayed: true };
     }
   }
@@ -106,7 +110,8 @@ export async function acceptMessage(sessionId: string, input: MessageInput, opti
     metadata: input.metadata ?? {},
     idempotency_key: idempotencyKey ?? null,
   };
-  const event = await enqueueAndAwait(sessionId, isEvent(messageId), waitMs, () => enqueue('sessions.deliver', payload));
+  // SESSION_PUBLISH_WAIT_MS counts from the request's acceptance, checks included: a slow database does not add to it.
+  const event = await enqueueAndAwait(sessionId, isEvent(messageId), wait > 0 ? Math.max(1, wait - (Date.now() - started)) : 0, () => enqueue('sessions.deliver', payload));
   return { session_id: sessionId, message_id: messageId, sequence: event?.sequence ?? null, message_published: !!event, replayed: false };
 }
 

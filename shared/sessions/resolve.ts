@@ -12,9 +12,11 @@ import { auditTypes, recordAudit } from './events.store.js';
 import {
   activateSession, closeExpiredSessions, closeSessionRow, closedSessionConflict, getSession, insertSession, lockLiveSession, lockSession, type Session,
 } from './sessions.store.js';
+import type { EndedInteraction } from './sessions.store.js';
 import { endActiveInteractions } from './interactions.store.js';
+import { announceLeft, endedAudit } from './interactions.js';
 import { lockUser } from './users.store.js';
-import { acceptEvent, publishSessionClosed } from './publish.js';
+import { publishSessionClosed } from './publish.js';
 import { channelSchema, type Channel } from './schemas.js';
 import { queueSummaries } from './summary.js';
 
@@ -40,17 +42,22 @@ export async function assertInterval(k: Knex, interval: string, field = 'body.re
 export async function resolveSession(userId: string, resumeWindow?: string): Promise<Resolution> {
   if (resumeWindow !== undefined) await assertInterval(db(), resumeWindow);
   const window = resumeWindow ?? config().sessions.resumeWindow;
-  const { sessionId, resumed, replaced } = await db().transaction<{ sessionId: string; resumed: boolean; replaced?: string }>(async (trx) => {
+  const { sessionId, resumed, ended, replaced } = await db().transaction<{ sessionId: string; resumed: boolean; ended: EndedInteraction[]; replaced?: string }>(async (trx) => {
     if (!(await lockUser(trx, userId))) throw new NotFoundError(`No user ${userId}.`);
     const live = await lockLiveSession(trx, userId, resumeWindow ?? null);
     if (live?.inside) {
       if (live.status !== 'active') await activateSession(trx, live.session_id);
       await recordAudit(trx, { session_id: live.session_id, event_type: auditTypes.sessionResumed, payload: { previous_status: live.status, resume_window: window } });
-      return { sessionId: live.session_id, resumed: true };
+      return { sessionId: live.session_id, resumed: true, ended: [] };
     }
+    const ended = live ? (await endActiveInteractions(trx, live.session_id)).map((i) => ({ ...i, session_id: live.session_id })) : [];
     if (live) {
       await closeSessionRow(trx, live.session_id);
-      await recordAudit(trx, { session_id: live.session_id, event_type: auditTypes.sessionExpired, payload: { reason: 'resume_window_exceeded', resume_window: window } });
+      await recordAudit(
+        trx,
+        ...endedAudit(ended, 'session_expired'),
+        { session_id: live.session_id, event_type: auditTypes.sessionExpired, payload: { reason: 'resume_window_exceeded', resume_window: window } },
+      );
     }
     const created = await insertSession(trx, userId, window);
     await recordAudit(trx, {
@@ -58,8 +65,10 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
       event_type: auditTypes.sessionCreated,
       payload: { resume_window: window, ...(live ? { replaces_session_id: live.session_id } : {}) },
     });
-    return { sessionId: created, resumed: false, replaced: live?.session_id };
+    return { sessionId: created, resumed: false, ended, replaced: live?.session_id };
   });
+  // The replaced session's interactions end like any other: their channels see CHANNEL_LEFT.
+  await announceLeft(ended);
   if (replaced) await queueSummaries([replaced]);
   return { session: await getSession(sessionId), resumed };
 }
@@ -69,9 +78,10 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
  * spec's expiry rule), writing a session_expired audit row for each. Returns the ids closed.
  */
 export async function expireSessions(): Promise<string[]> {
-  const closed = await closeExpiredSessions(auditTypes.sessionExpired);
-  for (const sessionId of closed) await publishSessionClosed(sessionId, await lastChannel(sessionId), 'expired');
-  return closed;
+  const { sessionIds, ended } = await closeExpiredSessions(auditTypes.sessionExpired, auditTypes.interactionEnded);
+  await announceLeft(ended);
+  for (const sessionId of sessionIds) await publishSessionClosed(sessionId, await lastChannel(sessionId), 'expired');
+  return sessionIds;
 }
 
 /** The channel a session was last used on (context.last_channel), `chat` when none. */
@@ -100,12 +110,9 @@ export async function closeSession(sessionId: string, reason?: string): Promise<
       })),
       { session_id: sessionId, event_type: auditTypes.sessionClosed, payload: { previous_status: session.status, reason: reason ?? null } },
     );
-    return ended;
+    return ended.map((i) => ({ ...i, session_id: sessionId }));
   });
-  // Streams learn that the interactions ended, then get the final event and end.
-  for (const i of ended) {
-    await acceptEvent(sessionId, { event_type: 'CHANNEL_LEFT', channel: i.channel as Channel, data: { interaction_id: i.interaction_id, reason: 'session_closed' } }, { interactionId: i.interaction_id, allowClosed: true });
-  }
+  await announceLeft(ended);
   await publishSessionClosed(sessionId, await lastChannel(sessionId), reason ?? 'closed');
   await queueSummaries([sessionId]);
   return getSession(sessionId);

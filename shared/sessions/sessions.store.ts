@@ -115,6 +115,17 @@ export async function activateSession(k: Knex, sessionId: string): Promise<void>
   await k(SESSIONS).where({ session_id: sessionId }).update({ status: 'active' });
 }
 
+/** A session an interaction joins: active, and its last activity is now (the sweep must not close it mid-call). */
+export async function joinSession(k: Knex, sessionId: string): Promise<void> {
+  await k(SESSIONS).where({ session_id: sessionId }).update({ status: 'active', last_activity: k.fn.now() });
+}
+
+/** Whether a session's last activity is at or before now minus its resume window (the expiry rule), whatever its status. */
+export async function isPastResumeWindow(k: Knex, sessionId: string): Promise<boolean> {
+  const row = await k(SESSIONS).select(k.raw('last_activity <= now() - resume_window as expired')).where({ session_id: sessionId }).first();
+  return !!row?.expired;
+}
+
 /**
  * The summary a session gets when it goes idle or closes, unless it has one: its first user message
  * cut to 140 characters (the sessions.summarize job replaces it with the model's when one is configured).
@@ -163,24 +174,45 @@ export async function insertSession(k: Knex, userId: string, resumeWindow: strin
   return created.session_id as string;
 }
 
+/** An interaction ended because its session closed. */
+export interface EndedInteraction {
+  session_id: string;
+  interaction_id: string;
+  channel: string;
+}
+
 /**
- * Closes every live session whose last activity is at or before now minus its resume window, and
- * writes an audit row of `auditType` for each, in one statement. Returns the ids closed.
+ * Closes every live session whose last activity is at or before now minus its resume window, ends
+ * their active interactions, and writes an audit row of `auditType` for each session and of
+ * `endedType` for each interaction, in one statement. Returns the sessions closed and the
+ * interactions ended (whose CHANNEL_LEFT the caller publishes).
  */
-export async function closeExpiredSessions(auditType: string): Promise<string[]> {
+export async function closeExpiredSessions(auditType: string, endedType: string): Promise<{ sessionIds: string[]; ended: EndedInteraction[] }> {
   const { rows } = await db().raw(
     `with expired as (
        update sessions s set status = 'closed', closed_at = now(), summary = ${fallbackSummary('s')}
         where status in ('active', 'idle', 'resumable') and last_activity <= now() - resume_window
        returning session_id, resume_window
+     ), ended as (
+       update session_interactions set status = 'closed', ended_at = now()
+        where status = 'active' and session_id in (select session_id from expired)
+       returning session_id, interaction_id, channel
      ), audit as (
-       insert into session_events (session_id, event_type, payload)
-       select session_id, ?, jsonb_build_object('reason', 'expired', 'resume_window', resume_window::text) from expired
+       insert into session_events (session_id, interaction_id, event_type, payload)
+       select session_id, null::uuid, ?, jsonb_build_object('reason', 'expired', 'resume_window', resume_window::text) from expired
+       union all
+       select session_id, interaction_id, ?, jsonb_build_object('channel', channel, 'reason', 'session_expired') from ended
      )
-     select session_id from expired`,
-    [auditType],
+     select session_id, null::uuid as interaction_id, null::text as channel from expired
+     union all
+     select session_id, interaction_id, channel from ended`,
+    [auditType, endedType],
   );
-  return rows.map((r: { session_id: string }) => r.session_id);
+  const all = rows as Array<{ session_id: string; interaction_id: string | null; channel: string | null }>;
+  return {
+    sessionIds: all.filter((r) => !r.interaction_id).map((r) => r.session_id),
+    ended: all.filter((r) => r.interaction_id).map((r) => ({ session_id: r.session_id, interaction_id: r.interaction_id!, channel: r.channel! })),
+  };
 }
 
 const publishableRow = preparedStatement<{ status: string; interaction_ok: boolean }>(
@@ -193,4 +225,10 @@ const publishableRow = preparedStatement<{ status: string; interaction_ok: boole
 export async function publishableState(sessionId: string, interactionId: string | null): Promise<{ status: string; interaction_ok: boolean } | undefined> {
   const [row] = await publishableRow([interactionId, sessionId]);
   return row;
+}
+
+/** The last sequence of a session's stream (0 when empty or unknown): where a live-only stream starts. */
+export async function streamHead(sessionId: string): Promise<number> {
+  const row = await db()(SESSIONS).select('last_seq').where({ session_id: sessionId }).first();
+  return Number(row?.last_seq ?? 0);
 }

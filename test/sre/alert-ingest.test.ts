@@ -313,6 +313,31 @@ describe('lists', () => {
     expect(bad.status).toBe(400);
     expect((await bad.json()).errors.map((e: any) => e.path).sort()).toEqual(['query.label.0', 'query.limit', 'query.since', 'query.status.0']);
   });
+
+  it('find text in the name, labels and annotations (LIKE wildcards taken literally)', async () => {
+    const all = (await alerts('limit=500')).items;
+    const named = all[0]!;
+    const byName = await alerts(`q=${encodeURIComponent(named.alertname.toLowerCase())}`);
+    expect(byName.items.map((a) => a.id)).toContain(named.id);
+    expect(byName.items.every((a) => JSON.stringify([a.alertname, a.labels, a.annotations]).toLowerCase().includes(named.alertname.toLowerCase()))).toBe(true);
+    const value = Object.entries(named.labels as Record<string, string>).find(([k]) => k !== 'alertname')![1];
+    expect((await alerts(`q=${encodeURIComponent(value)}`)).items.map((a) => a.id)).toContain(named.id);
+    expect((await alerts('q=%25')).total).toBe(all.filter((a) => JSON.stringify([a.alertname, a.labels, a.annotations]).includes('%')).length);
+    expect((await alerts('q=no-such-text-anywhere')).total).toBe(0);
+  });
+
+  it('count alerts by status, and the live ones by severity', async () => {
+    const all = (await alerts('limit=500')).items;
+    const res = await api.request('/api/v1/alerts/counts');
+    expect(res.status).toBe(200);
+    const counts = await res.json();
+    for (const status of ['firing', 'acknowledged', 'resolved'] as const) expect(counts.by_status[status]).toBe(all.filter((a) => a.status === status).length);
+    const live = all.filter((a) => a.status !== 'resolved');
+    const bySeverity: Record<string, number> = {};
+    for (const a of live) bySeverity[a.severity] = (bySeverity[a.severity] ?? 0) + 1;
+    expect(counts.by_severity).toEqual(bySeverity);
+    expect((await api.request('/api/v1/alerts/counts', { auth: false })).status).toBe(401);
+  });
 });
 
 describe('API reference', () => {

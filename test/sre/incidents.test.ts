@@ -1,21 +1,39 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
+import { queue } from '../../shared/queues.js';
 import { incidentsTick } from '../../shared/sre/incidents/incidents.js';
 import { settleFlappingAlerts } from '../../shared/sre/alerts/ingest.js';
 import { fixture, json, localServer } from './alerting-helpers.js';
 import { eventually } from '../helpers/eventually.js';
 
-// A local server speaking the GitLab issues API (POST /api/v4/projects/:id/issues, PRIVATE-TOKEN), with a switchable outage.
+// A local server speaking the GitLab issues API (POST and GET /api/v4/projects/:id/issues with
+// search/in=description, PRIVATE-TOKEN), with a switchable outage and a fault that creates the
+// issue but loses the answer (a gateway error after GitLab accepted it).
 let outage = false;
+let loseAnswers = 0;
 let iid = 0;
+const issues: Array<{ id: number; iid: number; project_id: number; title: string; description: string; state: string; web_url: string }> = [];
 const gitlab = await localServer((req, res) => {
-  if (req.method !== 'POST' || req.url !== '/api/v4/projects/42/issues') return json(res, 404, { message: '404 Not Found' });
+  const url = new URL(req.url!, 'http://gitlab');
+  if (url.pathname !== '/api/v4/projects/42/issues' || !['GET', 'POST'].includes(req.method!)) return json(res, 404, { message: '404 Not Found' });
   if (req.headers['private-token'] !== 'glpat-test') return json(res, 401, { message: '401 Unauthorized' });
   if (outage) return json(res, 503, { message: 'GitLab is not responding' });
+  if (req.method === 'GET') {
+    const search = url.searchParams.get('search') ?? '';
+    const inDescription = url.searchParams.get('in') === 'description';
+    return json(res, 200, issues.filter((i) => (inDescription ? i.description : `${i.title} ${i.description}`).includes(search)).reverse());
+  }
   if (!req.body?.title) return json(res, 400, { error: 'title is missing' });
   iid += 1;
-  json(res, 201, { id: 1000 + iid, iid, project_id: 42, title: req.body.title, description: req.body.description, state: 'opened', web_url: `${gitlab.url}/group/project/-/issues/${iid}` });
+  const issue = { id: 1000 + iid, iid, project_id: 42, title: req.body.title, description: req.body.description ?? '', state: 'opened', web_url: `${gitlab.url}/group/project/-/issues/${iid}` };
+  issues.push(issue);
+  if (loseAnswers > 0) {
+    loseAnswers -= 1;
+    // 500, not 502: gitbeaker retries a 502 itself, which would POST the issue twice.
+    return json(res, 500, { message: '500 Internal Server Error' });
+  }
+  json(res, 201, issue);
 });
 // The escalation notification webhook.
 const pager = await localServer((_req, res) => json(res, 200, { ok: true }));
@@ -137,12 +155,48 @@ describe('issue tracker', () => {
     }, 15_000);
     const sent = gitlab.requests.filter((r) => r.body?.title === '[critical] Checkout down');
     expect(linked.issue).toEqual({ status: 'created', error: null, project_id: '42', iid: expect.any(Number), web_url: `${gitlab.url}/group/project/-/issues/${linked.issue.iid}` });
-    expect(sent.length).toBeGreaterThanOrEqual(3);
+    // Retried through the outage (a retry looks the issue up first, then creates it), and created once.
+    expect(gitlab.requests.length - before).toBeGreaterThanOrEqual(3);
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    expect(issues.filter((i) => i.description.includes(created.id))).toHaveLength(1);
     expect(sent.at(-1)!.body.description).toContain('all 5xx');
     expect(sent.at(-1)!.headers['private-token']).toBe('glpat-test');
     const timeline = await getJson(`/api/v1/incidents/${created.id}/timeline?kind=ticket`);
     expect(timeline.items).toHaveLength(1);
     expect(timeline.items[0].data).toMatchObject({ iid: linked.issue.iid });
+  });
+});
+
+describe('tracker issues at most once', () => {
+  it('an issue GitLab created although its answer was lost is found by the retry, not created again', async () => {
+    loseAnswers = 1;
+    const res = await api.request('/api/v1/incidents', { method: 'POST', json: { title: 'Lost answer', severity: 'major', description: 'gateway error after accept', by: 'erin' } });
+    expect(res.status).toBe(201);
+    const created = await res.json();
+    const linked = await eventually(async () => {
+      const i = await getJson(`/api/v1/incidents/${created.id}`);
+      return i.issue.status === 'created' ? i : null;
+    }, 15_000);
+    const mine = issues.filter((i) => i.description.includes(created.id));
+    expect(mine).toHaveLength(1);
+    expect(linked.issue.iid).toBe(mine[0]!.iid);
+    expect(gitlab.requests.filter((r) => r.method === 'GET' && r.url?.includes('search='))).not.toHaveLength(0);
+  });
+
+  it('the tick does not queue a second ticket job while the first still retries', async () => {
+    outage = true;
+    try {
+      const res = await api.request('/api/v1/incidents', { method: 'POST', json: { title: 'Still retrying', severity: 'minor', description: 'x', by: 'erin' } });
+      expect(res.status).toBe(201);
+      const created = await res.json();
+      await db()('sre_incidents').where({ id: created.id }).update({ created_at: db().raw(`now() - interval '10 minutes'`) });
+      await incidentsTick(new Date().toISOString());
+      await incidentsTick(new Date(Date.now() + 15_000).toISOString());
+      const jobs = await queue('sre').getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed']);
+      expect(jobs.filter((j) => j.name === 'sre.incident-ticket' && j.data.incident_id === created.id)).toHaveLength(1);
+    } finally {
+      outage = false;
+    }
   });
 });
 

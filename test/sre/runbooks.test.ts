@@ -8,11 +8,27 @@ import { eventually } from '../helpers/eventually.js';
 // execution id ("Respond to Webhook"), and the public API's GET /api/v1/executions/{id}.
 let nextExecution = 100;
 const executions = new Map<string, { status: string; finished: boolean }>();
+const recorded: Array<{ id: string; workflowId: string; body: unknown }> = [];
 const n8n = await localServer((req, res) => {
   if (req.method === 'POST' && req.url === '/webhook/restart-service') {
     const id = String(nextExecution++);
     executions.set(id, { status: 'running', finished: false });
     return json(res, 200, { executionId: id });
+  }
+  if (req.method === 'POST' && req.url === '/webhook/lost-answer') {
+    // The workflow starts (n8n records the execution with the webhook body), but the answer is lost.
+    const id = String(nextExecution++);
+    executions.set(id, { status: 'running', finished: false });
+    recorded.push({ id, workflowId: 'wf-lost', body: req.body });
+    return json(res, 502, { message: 'Bad Gateway' });
+  }
+  if (req.method === 'GET' && req.url.startsWith('/api/v1/executions?')) {
+    if (req.headers['x-n8n-api-key'] !== 'n8n-key') return json(res, 401, { message: 'unauthorized' });
+    const q = new URL(req.url, 'http://n8n').searchParams;
+    const data = recorded
+      .filter((e) => e.workflowId === q.get('workflowId'))
+      .map((e) => ({ id: Number(e.id), finished: false, mode: 'webhook', workflowId: e.workflowId, status: 'running', ...(q.get('includeData') === 'true' ? { data: { resultData: { runData: { Webhook: [{ data: { main: [[{ json: { body: e.body } }]] } }] } } } } : {}) }));
+    return json(res, 200, { data, nextCursor: null });
   }
   if (req.method === 'POST' && req.url === '/webhook/fire-and-forget') return json(res, 200, { message: 'Workflow was started' });
   if (req.method === 'POST' && req.url === '/webhook/broken') return json(res, 404, { code: 404, message: 'The requested webhook "POST broken" is not registered.' });
@@ -173,5 +189,18 @@ describe('runbooks', () => {
     await new Promise((r) => setTimeout(r, 1100));
     expect((await refreshExecutions()).timedOut).toBe(1);
     expect((await getJson(`/api/v1/runbooks/executions/${e.id}`)).status).toBe('timed_out');
+  });
+
+  it('a workflow started by a call whose answer was lost is looked up on retry, not called again', async () => {
+    const rb = await createRunbook({ name: 'lost-answer', webhook_url: `${n8n.url}/webhook/lost-answer`, workflow_id: 'wf-lost', auto_trigger: false });
+    const res = await api.request(`/api/v1/runbooks/${rb.id}/execute`, { method: 'POST', json: {} });
+    const started = await res.json();
+    const done = await eventually(async () => {
+      const e = await getJson(`/api/v1/runbooks/executions/${started.id}`);
+      return e.external_execution_id ? e : null;
+    }, 15_000);
+    expect(webhookCalls('/webhook/lost-answer')).toHaveLength(1);
+    expect(done.status).toBe('running');
+    expect(done.external_execution_id).toBe(recorded.find((r) => JSON.stringify(r.body).includes(started.id))!.id);
   });
 });

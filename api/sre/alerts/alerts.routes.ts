@@ -1,6 +1,6 @@
 /** /api/v1/alerts: alert instances, their lifecycle and history, and the alert sources (webhook endpoints). */
 import { ApiRouter } from '../../routing.js';
-import { alertHistory, getAlert, listAlerts } from '../../../shared/sre/alerts/alert.store.js';
+import { alertCounts, alertHistory, getAlert, listAlerts } from '../../../shared/sre/alerts/alert.store.js';
 import { moveAlert } from '../../../shared/sre/alerts/alerts.js';
 import { createSource, deleteSource, forgetSources, getSource, listSources, updateSource } from '../../../shared/sre/alerts/alert-source.store.js';
 import * as s from './alerts.schemas.js';
@@ -91,6 +91,16 @@ export function alertRoutes(): ApiRouter {
       request: { query: s.alertQuery },
       responses: { 200: { description: 'a page of alerts', schema: s.alertPage } },
       handler: ({ query }) => listAlerts(query),
+    })
+    .route({
+      method: 'get',
+      path: '/api/v1/alerts/counts',
+      tags,
+      summary: 'Alert counts by status and severity',
+      description: '`by_status` counts every stored instance; `by_severity` counts the live ones (firing or acknowledged). For the dashboard header.',
+      auth: 'apiKey',
+      responses: { 200: { description: 'counts', schema: s.alertCountsSchema } },
+      handler: () => alertCounts(),
     })
     .route({
       method: 'get',

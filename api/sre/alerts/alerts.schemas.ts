@@ -63,7 +63,14 @@ export const alertQuery = z.object({
   flapping: bool,
   incident_id: uuid().optional(),
   silenced: bool,
+  q: z.string().min(1).max(200).optional().openapi({ description: 'text matched (case-insensitive) in the alert name, labels and annotations' }),
 });
+export const alertCountsSchema = z
+  .object({
+    by_status: z.object({ firing: z.number().int(), acknowledged: z.number().int(), resolved: z.number().int() }),
+    by_severity: z.record(z.string(), z.number().int()).openapi({ description: 'live alerts (firing or acknowledged) per severity' }),
+  })
+  .openapi('AlertCounts');
 export const alertHistoryItem = z
   .object({ id: z.string(), alert_id: z.string(), from: alertStatus.nullable(), to: alertStatus, by: z.string(), note: z.string().nullable(), at: ts })
   .openapi('AlertStateChange');

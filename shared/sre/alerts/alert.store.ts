@@ -3,7 +3,7 @@
  * statement: dedup by (source, fingerprint) through the partial unique index of open instances.
  */
 import type { Knex } from 'knex';
-import { db, preparedStatement } from '../../db/index.js';
+import { containsPattern, db, preparedStatement } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { paged, type Page } from '../listing.js';
 import type { NormalizedAlert } from './payloads.js';
@@ -96,6 +96,8 @@ export interface AlertFilter {
   flapping?: boolean;
   incident_id?: string;
   silenced?: boolean;
+  /** Text matched case-insensitively in the alert name, labels and annotations. */
+  q?: string;
   since?: string;
   until?: string;
   limit: number;
@@ -120,7 +122,22 @@ export async function listAlerts(f: AlertFilter): Promise<Page<AlertInstance>> {
   if (f.flapping !== undefined) q.where('a.flapping', f.flapping);
   if (f.incident_id) q.where('a.incident_id', f.incident_id);
   if (f.silenced !== undefined) q.whereRaw(`${f.silenced ? '' : 'not '}(a.status <> 'resolved' and ${silencedPredicate('a.labels')})`);
+  if (f.q) {
+    const like = containsPattern(f.q);
+    q.where((w) => w.whereILike('a.alertname', like).orWhereRaw('a.labels::text ilike ?', [like]).orWhereRaw('a.annotations::text ilike ?', [like]));
+  }
   return paged<Row, AlertInstance>(q, { ...f, orderBy: 'a.last_received_at desc, a.id', timeColumn: 'a.last_received_at' }, toDomain);
+}
+
+/** How many alerts are in each state, and how many of the live ones (firing or acknowledged) carry each severity. */
+export async function alertCounts(): Promise<{ by_status: Record<AlertStatus, number>; by_severity: Record<string, number> }> {
+  const [statuses, severities] = await Promise.all([
+    db()(TABLE).select('status').count({ n: '*' }).groupBy('status') as Promise<Array<{ status: AlertStatus; n: string | number }>>,
+    db()(TABLE).whereIn('status', ['firing', 'acknowledged']).select('severity').count({ n: '*' }).groupBy('severity') as Promise<Array<{ severity: string; n: string | number }>>,
+  ]);
+  const by_status: Record<AlertStatus, number> = { firing: 0, acknowledged: 0, resolved: 0 };
+  for (const r of statuses) by_status[r.status] = Number(r.n);
+  return { by_status, by_severity: Object.fromEntries(severities.map((r) => [r.severity, Number(r.n)])) };
 }
 
 export async function getAlert(id: string, k: Knex = db()): Promise<AlertInstance> {

@@ -6,7 +6,7 @@
  * of its source since it was last written, so its last_seen_at is read as the start of its source's
  * latest successful run (sre_discovery_run_sources); the stored column is only exact for stale rows.
  */
-import { db, isUniqueViolation } from '../../db/index.js';
+import { containsPattern, db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DiscoveredEntity, EntityType, Health } from './model.js';
 
@@ -113,7 +113,7 @@ export async function listEntities(f: EntityFilter): Promise<{ items: Entity[]; 
     if (f.health) q.where('e.health', f.health);
     if (f.stale !== undefined) q.where('e.stale', f.stale);
     if (f.q) {
-      const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const like = containsPattern(f.q);
       q.where((w) => w.whereILike('e.name', like).orWhereILike('e.natural_key', like).orWhereRaw('e.attributes::text ilike ?', [like]));
     }
     return q;

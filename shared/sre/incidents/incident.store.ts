@@ -232,7 +232,8 @@ export async function attachAlerts(trx: Knex, incidentId: string, alertIds: stri
 /** Incidents whose tracker issue is still missing (pending for over `olderThanSeconds`, or failed). */
 export async function incidentsMissingIssue(olderThanSeconds: number): Promise<string[]> {
   const rows = await db()(TABLE)
-    .whereIn('tracker_status', ['pending', 'failed'])
+    // 'failed' is final (a permanent refusal or retries exhausted): re-posting it every tick repeats the failure.
+    .where('tracker_status', 'pending')
     .where('created_at', '<', db().raw('now() - make_interval(secs => ?)', [olderThanSeconds]))
     .select('id')
     .limit(500);

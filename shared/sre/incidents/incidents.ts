@@ -131,7 +131,7 @@ export async function escalateIncident(id: string, by: string, reason: string): 
 }
 
 /** Scheduled: escalates overdue incidents and re-queues tracker issues that are still missing. */
-export async function incidentsTick(slot: string): Promise<{ escalated: number; tickets: number }> {
+export async function incidentsTick(_slot: string): Promise<{ escalated: number; tickets: number }> {
   const { escalationAfterSeconds } = config().sre;
   const escalated = await escalateOverdue(escalationAfterSeconds);
   if (escalated.length) publishSreEvent('incident.changed', { ids: escalated, change: 'escalated', by: 'system:escalation' });
@@ -140,20 +140,36 @@ export async function incidentsTick(slot: string): Promise<{ escalated: number; 
     await enqueue('sre.incident-escalation-notify', { incident_id: id, reason: `unacknowledged for more than ${escalationAfterSeconds} s`, escalated_by: 'system:escalation', escalated_at: now });
   }
   const missing = issueTracker() ? await incidentsMissingIssue(120) : [];
-  for (const id of missing) await enqueue('sre.incident-ticket', { incident_id: id, slot });
+  // The job id is the incident's (queues.ts): while its job is still retrying, this adds nothing.
+  for (const id of missing) await enqueue('sre.incident-ticket', { incident_id: id });
   return { escalated: escalated.length, tickets: missing.length };
 }
 
-/** Job: creates the tracker issue of an incident (once: an existing link ends the job). */
-export async function createTicket(incidentId: string, attempt: { made: number; max: number }): Promise<{ iid: number; web_url: string } | null> {
+/** The line of an issue's description that names its incident: how a retry finds an issue an earlier attempt created. */
+export const incidentMarker = (incidentId: string) => `**Incident:** ${incidentId}`;
+
+/**
+ * Job: creates the tracker issue of an incident, once: an existing link ends the job, and a retry
+ * (`attempt.retry`: an earlier attempt failed or its worker died, maybe after GitLab created the
+ * issue) first looks for an issue carrying the incident's marker and links that one instead.
+ */
+export async function createTicket(incidentId: string, attempt: { made: number; max: number; retry?: boolean }): Promise<{ iid: number; web_url: string } | null> {
   const tracker = issueTracker();
   if (!tracker) return null;
   const { incident, alerts } = await incidentForNotification(incidentId);
   if (incident.issue.iid !== null) return { iid: incident.issue.iid, web_url: incident.issue.web_url! };
+  if (attempt.retry) {
+    const existing = await tracker.findIssueByDescription(incidentMarker(incidentId));
+    if (existing) {
+      const link = { project_id: String(existing.project_id ?? config().sre.issueTracker.projectId), iid: existing.iid, web_url: existing.web_url };
+      await recordIssue(incidentId, link);
+      return link;
+    }
+  }
   const lines = [
     incident.description,
     `**Severity:** ${incident.severity}  `,
-    `**Incident:** ${incident.id}  `,
+    `${incidentMarker(incident.id)}  `,
     `**Opened:** ${incident.created_at}`,
     ...(alerts.length ? ['', '**Alerts:**', ...alerts.map((a) => `- ${a.alertname} (${a.severity || 'no severity'}) ${JSON.stringify(a.labels)}`)] : []),
   ];

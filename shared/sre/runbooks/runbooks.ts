@@ -45,6 +45,21 @@ export async function startExecution(executionId: string, attempt: { made: numbe
   const ctx = await executionContext(executionId);
   // Already started by an earlier attempt (it answered with an id) or finished: nothing to do.
   if (ctx.status !== 'queued' && !(ctx.status === 'running' && !ctx.external_execution_id)) return ctx.status;
+  if (ctx.status === 'running') {
+    // An earlier call's outcome is unknown (its answer was lost, or its worker died): the workflow
+    // may be running. Look it up instead of starting it a second time.
+    if (!ctx.workflow_id) {
+      const error = 'an earlier call of the workflow may have started it (its answer was lost) and the runbook has no workflow_id to look it up: not called again';
+      await moveExecution(executionId, ['running'], 'failed', { error, detail: error });
+      throw new UnrecoverableError(error);
+    }
+    const found = await automation().findExecution(ctx.workflow_id, executionId);
+    if (found) {
+      await moveExecution(executionId, ['running'], 'running', { external_execution_id: String(found.id), detail: `automation execution ${found.id} (found after a lost answer)` });
+      return 'running';
+    }
+  }
+  // Recorded before the call: a retry that finds 'running' without an external id knows a call may have happened.
   await moveExecution(executionId, ['queued'], 'running', { detail: 'webhook called' });
   const body = {
     execution_id: ctx.id,
@@ -65,6 +80,13 @@ export async function startExecution(executionId: string, attempt: { made: numbe
     return 'success';
   } catch (err) {
     const permanent = (err instanceof ExternalHttpError && err.permanent) || err instanceof ForeignTargetError;
+    // Refused (connection refused, n8n unavailable): the workflow did not start; the retry calls it
+    // plainly. A timeout or another error leaves the outcome unknown: the retry looks it up.
+    const notStarted = err instanceof ExternalHttpError && (err.status === undefined ? /fetch failed/.test(err.message) : [503].includes(err.status));
+    if (!permanent && notStarted && attempt.made + 1 < attempt.max) {
+      await moveExecution(executionId, ['running'], 'queued', { detail: `webhook unreachable: ${err.message}` });
+      throw err;
+    }
     if (permanent || attempt.made + 1 >= attempt.max) {
       await moveExecution(executionId, ['queued', 'running'], 'failed', { error: (err as Error).message, detail: (err as Error).message });
       throw new UnrecoverableError((err as Error).message);

@@ -1,0 +1,193 @@
+/** Alerts dashboard: counts, filters in the URL, a page of alerts, acknowledge/resolve one or many. */
+import { Badge, Button, Card, Checkbox, Group, MultiSelect, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { Link } from 'react-router';
+import { useState } from 'react';
+import { $api, fetchClient, invalidatePaths } from '../../api/client';
+import { ConfirmButton } from '../../shared/confirm';
+import { when, statusColor } from '../../shared/format';
+import { Pager } from '../../shared/pager';
+import { StatusBadge } from '../../shared/status-badge';
+import { ListBody, SearchInput } from '../../shared/layout';
+import { ProblemAlert } from '../../shared/problem';
+import { opt, useUrlState } from '../../shared/url-state';
+
+const pageSize = 25;
+const statuses = ['firing', 'acknowledged', 'resolved'];
+const severities = ['critical', 'warning', 'info'];
+
+function Counts() {
+  const counts = $api.useQuery('get', '/api/v1/alerts/counts');
+  if (!counts.data) return null;
+  const { by_status, by_severity } = counts.data;
+  return (
+    <SimpleGrid cols={{ base: 2, sm: 3, md: 6 }} mb="md">
+      {Object.entries(by_status).map(([status, n]) => (
+        <Card key={status} withBorder padding="sm" aria-label={`${status} count`}>
+          <Text size="xs" c="dimmed" tt="uppercase">
+            {status}
+          </Text>
+          <Text fw={700} size="xl" c={statusColor[status]}>
+            {n}
+          </Text>
+        </Card>
+      ))}
+      {Object.entries(by_severity).map(([severity, n]) => (
+        <Card key={severity} withBorder padding="sm" aria-label={`${severity} live count`}>
+          <Text size="xs" c="dimmed" tt="uppercase">
+            live {severity}
+          </Text>
+          <Text fw={700} size="xl">
+            {n}
+          </Text>
+        </Card>
+      ))}
+    </SimpleGrid>
+  );
+}
+
+export default function AlertsPage() {
+  const { values: f, set, page, setPage } = useUrlState(['status', 'severity', 'source', 'label', 'q', 'since', 'until'] as const);
+  const [selected, setSelected] = useState<string[]>([]);
+  const [actionError, setActionError] = useState<unknown>(null);
+  const query = {
+    limit: pageSize,
+    offset: (page - 1) * pageSize,
+    status: opt(f.status),
+    severity: opt(f.severity),
+    source: opt(f.source),
+    label: opt(f.label),
+    q: opt(f.q),
+    since: f.since ? new Date(f.since).toISOString() : undefined,
+    until: f.until ? new Date(f.until).toISOString() : undefined,
+  };
+  const alerts = $api.useQuery('get', '/api/v1/alerts', { params: { query } }, { refetchInterval: 30_000 });
+
+  async function move(action: 'acknowledge' | 'resolve', ids: string[]) {
+    setActionError(null);
+    const results = await Promise.all(
+      ids.map((id) => fetchClient.POST(`/api/v1/alerts/{id}/${action}`, { params: { path: { id } }, body: {} })),
+    );
+    const failed = results.filter((r) => r.error);
+    if (failed.length) setActionError(failed[0]!.error);
+    const done = results.length - failed.length;
+    if (done) notifications.show({ message: `${done} alert${done > 1 ? 's' : ''} ${action === 'acknowledge' ? 'acknowledged' : 'resolved'}` });
+    setSelected([]);
+    await invalidatePaths('/api/v1/alerts');
+  }
+
+  const items = alerts.data?.items ?? [];
+  const allSelected = items.length > 0 && items.every((a) => selected.includes(a.id));
+  return (
+    <Stack gap="sm">
+      <Title order={2}>Alerts</Title>
+      <Counts />
+      <Group align="end" gap="sm" wrap="wrap">
+        <MultiSelect label="Status" data={statuses} value={f.status ? f.status.split(',') : []} onChange={(v) => set({ status: v.join(',') })} w={220} clearable />
+        <MultiSelect
+          label="Severity"
+          data={severities}
+          value={f.severity ? f.severity.split(',') : []}
+          onChange={(v) => set({ severity: v.join(',') })}
+          w={200}
+          clearable
+        />
+        <TextInput label="Source" placeholder="alertmanager/default" defaultValue={f.source} onBlur={(e) => set({ source: e.currentTarget.value.trim() })} w={170} />
+        <TextInput label="Label" placeholder="name=value" defaultValue={f.label} onBlur={(e) => set({ label: e.currentTarget.value.trim() })} w={150} />
+        <SearchInput placeholder="name, label, annotation" value={f.q} onSearch={(q) => set({ q })} w={190} />
+        <TextInput label="From" type="datetime-local" value={f.since} onChange={(e) => set({ since: e.currentTarget.value })} w={190} />
+        <TextInput label="To" type="datetime-local" value={f.until} onChange={(e) => set({ until: e.currentTarget.value })} w={190} />
+      </Group>
+      <Group gap="sm">
+        <Button size="xs" disabled={!selected.length} onClick={() => void move('acknowledge', selected)}>
+          Acknowledge selected ({selected.length})
+        </Button>
+        <ConfirmButton
+          size="xs"
+          color="green"
+          variant="light"
+          disabled={!selected.length}
+          question={`Resolve ${selected.length} alert(s)? A resolved alert does not come back; a new firing opens a new instance.`}
+          confirmLabel="Resolve"
+          onConfirm={() => void move('resolve', selected)}
+        >
+          Resolve selected ({selected.length})
+        </ConfirmButton>
+      </Group>
+      <ProblemAlert error={actionError ?? alerts.error} />
+      <ListBody pending={alerts.isPending} count={items.length} empty="No alerts match these filters.">
+        <Table.ScrollContainer minWidth={760}>
+          <Table striped highlightOnHover aria-label="Alerts">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th w={36}>
+                  <Checkbox aria-label="Select all" checked={allSelected} onChange={() => setSelected(allSelected ? [] : items.map((a) => a.id))} />
+                </Table.Th>
+                <Table.Th>Alert</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Severity</Table.Th>
+                <Table.Th>Source</Table.Th>
+                <Table.Th>Occurrences</Table.Th>
+                <Table.Th>Last received</Table.Th>
+                <Table.Th>Actions</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {items.map((a) => (
+                <Table.Tr key={a.id}>
+                  <Table.Td>
+                    <Checkbox
+                      aria-label={`Select ${a.alertname}`}
+                      checked={selected.includes(a.id)}
+                      onChange={() => setSelected((s) => (s.includes(a.id) ? s.filter((x) => x !== a.id) : [...s, a.id]))}
+                    />
+                  </Table.Td>
+                  <Table.Td>
+                    <Link to={`/admin/alerts/${a.id}`}>{a.alertname}</Link>{' '}
+                    {a.flapping && (
+                      <Badge color="orange" size="xs" variant="filled">
+                        flapping
+                      </Badge>
+                    )}
+                  </Table.Td>
+                  <Table.Td>
+                    <StatusBadge status={a.status} />
+                  </Table.Td>
+                  <Table.Td>{a.severity}</Table.Td>
+                  <Table.Td>
+                    {a.source.kind}/{a.source.name}
+                  </Table.Td>
+                  <Table.Td>{a.occurrence_count}</Table.Td>
+                  <Table.Td>{when(a.last_received_at)}</Table.Td>
+                  <Table.Td>
+                    <Group gap={4} wrap="nowrap">
+                      {a.status === 'firing' && (
+                        <Button size="compact-xs" variant="light" onClick={() => void move('acknowledge', [a.id])} aria-label={`Acknowledge ${a.alertname}`}>
+                          Acknowledge
+                        </Button>
+                      )}
+                      {a.status !== 'resolved' && (
+                        <ConfirmButton
+                          size="compact-xs"
+                          variant="light"
+                          color="green"
+                          question={`Resolve ${a.alertname}?`}
+                          confirmLabel="Resolve"
+                          onConfirm={() => void move('resolve', [a.id])}
+                          aria-label={`Resolve ${a.alertname}`}
+                        >
+                          Resolve
+                        </ConfirmButton>
+                      )}
+                    </Group>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      </ListBody>
+      {alerts.data && <Pager total={alerts.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
+    </Stack>
+  );
+}

@@ -1,0 +1,100 @@
+/** CMDB browser: entities with filters in the URL, and deploy-all of the pending monitors. */
+import { Alert, Badge, Button, Group, Select, Stack, Table, Title } from '@mantine/core';
+import { Link } from 'react-router';
+import { $api, invalidatePaths } from '../../api/client';
+import { when } from '../../shared/format';
+import { Pager } from '../../shared/pager';
+import { StatusBadge } from '../../shared/status-badge';
+import { ListBody, SearchInput } from '../../shared/layout';
+import { ProblemAlert } from '../../shared/problem';
+import { opt, useUrlState } from '../../shared/url-state';
+import type { Schemas } from '../../api/client';
+
+const pageSize = 25;
+type Entity = Schemas['CmdbEntity'];
+const healths: Entity['health'][] = ['healthy', 'degraded', 'unhealthy', 'down', 'unknown'];
+
+function DeployAll() {
+  const deploy = $api.useMutation('post', '/api/v1/cmdb/monitors/deploy-all', { onSuccess: () => invalidatePaths('/api/v1/cmdb') });
+  return (
+    <Stack gap={6} align="end">
+      <Button variant="light" loading={deploy.isPending} onClick={() => deploy.mutate({})}>
+        Deploy all monitors
+      </Button>
+      {deploy.data && (
+        <Alert color="green" title="Deployed">
+          {deploy.data.deployed} monitor(s) deployed; {deploy.data.total} in {deploy.data.rule_file}
+          {deploy.data.checker ? ` (checked by ${deploy.data.checker})` : ''}.
+        </Alert>
+      )}
+      {deploy.error && <ProblemAlert error={deploy.error} />}
+    </Stack>
+  );
+}
+
+export default function EntitiesPage() {
+  const types = $api.useQuery('get', '/api/v1/cmdb/entity-types');
+  const sources = $api.useQuery('get', '/api/v1/cmdb/discovery/sources');
+  const { values: f, set, page, setPage } = useUrlState(['type', 'source', 'health', 'stale', 'q'] as const);
+  const entities = $api.useQuery('get', '/api/v1/cmdb/entities', {
+    params: {
+      query: {
+        limit: pageSize,
+        offset: (page - 1) * pageSize,
+        type: opt(f.type) as Entity['type'] | undefined,
+        source: opt(f.source),
+        health: opt(f.health) as Entity['health'] | undefined,
+        stale: opt(f.stale) as 'true' | 'false' | undefined,
+        q: opt(f.q),
+      },
+    },
+  });
+  const items = entities.data?.items ?? [];
+  return (
+    <Stack gap="sm">
+      <Group justify="space-between" align="start">
+        <Title order={2}>CMDB</Title>
+        <DeployAll />
+      </Group>
+      <Group align="end" gap="sm">
+        <Select label="Type" data={types.data?.items ?? []} value={f.type || null} onChange={(v) => set({ type: v ?? '' })} w={170} clearable />
+        <Select label="Source" data={(sources.data?.items ?? []).map((s) => s.name)} value={f.source || null} onChange={(v) => set({ source: v ?? '' })} w={150} clearable />
+        <Select label="Health" data={healths} value={f.health || null} onChange={(v) => set({ health: v ?? '' })} w={140} clearable />
+        <Select label="Stale" data={['true', 'false']} value={f.stale || null} onChange={(v) => set({ stale: v ?? '' })} w={100} clearable />
+        <SearchInput placeholder="name, key, attribute" value={f.q} onSearch={(q) => set({ q })} />
+      </Group>
+      <ProblemAlert error={entities.error} />
+      <ListBody pending={entities.isPending} count={items.length} empty="No entities match. Run discovery to fill the CMDB.">
+        <Table.ScrollContainer minWidth={700}>
+          <Table striped highlightOnHover aria-label="Entities">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Type</Table.Th>
+                <Table.Th>Source</Table.Th>
+                <Table.Th>Health</Table.Th>
+                <Table.Th>Last seen</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {items.map((e) => (
+                <Table.Tr key={e.id}>
+                  <Table.Td>
+                    <Link to={`/admin/cmdb/${e.id}`}>{e.name}</Link> {e.stale && <Badge color="gray" size="xs">stale</Badge>}
+                  </Table.Td>
+                  <Table.Td>{e.type}</Table.Td>
+                  <Table.Td>{e.source}</Table.Td>
+                  <Table.Td>
+                    <StatusBadge status={e.health} />
+                  </Table.Td>
+                  <Table.Td>{when(e.last_seen_at)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      </ListBody>
+      {entities.data && <Pager total={entities.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
+    </Stack>
+  );
+}

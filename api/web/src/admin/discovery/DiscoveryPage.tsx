@@ -1,0 +1,151 @@
+/** Discovery status: each source's last runs, the run history, a trigger that follows its run, and enable/disable. */
+import { Alert, Button, Card, Group, Loader, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
+import { useEffect, useState } from 'react';
+import { $api, invalidatePaths } from '../../api/client';
+import { duration, statusColor, when } from '../../shared/format';
+import { StatusBadge } from '../../shared/status-badge';
+import { ProblemAlert } from '../../shared/problem';
+import { Empty, Loading } from '../../shared/states';
+
+/** Polls the triggered run each second until it has ended. */
+function FollowRun({ id }: { id: string }) {
+  const run = $api.useQuery('get', '/api/v1/cmdb/discovery/runs/{id}', { params: { path: { id } } }, {
+    refetchInterval: (q) => (q.state.data?.status === 'running' ? 1000 : false),
+  });
+  const r = run.data;
+  const ended = !!r && r.status !== 'running';
+  useEffect(() => {
+    if (ended) void invalidatePaths('/api/v1/cmdb/discovery/status', '/api/v1/cmdb/entities');
+  }, [ended]);
+  if (!r) return <Loading label="Starting the run…" />;
+  return (
+    <Alert color={statusColor[r.status]} title={`Run ${r.status}`}>
+      <Group gap="xs">
+        {!ended && <Loader size="xs" />}
+        <Text size="sm">
+          started {when(r.started_at)}
+          {ended && ` · took ${duration(r.started_at, r.finished_at)}`} · added {r.added}, updated {r.updated}, unchanged {r.unchanged}, stale {r.stale}
+        </Text>
+      </Group>
+      {Object.entries(r.errors).map(([source, error]) => (
+        <Text key={source} size="sm" c="red">
+          {source}: {error}
+        </Text>
+      ))}
+    </Alert>
+  );
+}
+
+export default function DiscoveryPage() {
+  const [runId, setRunId] = useState<string | null>(null);
+  const status = $api.useQuery('get', '/api/v1/cmdb/discovery/status', { params: { query: { per_source: 5, runs: 20 } } }, { refetchInterval: runId ? 2000 : 15_000 });
+  const trigger = $api.useMutation('post', '/api/v1/cmdb/discovery/trigger', { onSuccess: (r) => setRunId(r.run_id) });
+  const patch = $api.useMutation('patch', '/api/v1/cmdb/discovery/sources/{id}', { onSuccess: () => invalidatePaths('/api/v1/cmdb/discovery') });
+  return (
+    <Stack gap="md">
+      <Group justify="space-between">
+        <Title order={2}>Discovery</Title>
+        <Button loading={trigger.isPending} onClick={() => trigger.mutate({})}>
+          Run discovery now
+        </Button>
+      </Group>
+      <ProblemAlert error={trigger.error ?? patch.error ?? status.error} />
+      {runId && <FollowRun id={runId} />}
+      {status.isPending ? (
+        <Loading />
+      ) : !status.data ? null : (
+        <>
+          <SimpleGrid cols={{ base: 1, md: 3 }}>
+            {status.data.sources.map((s) => {
+              const last = s.last_runs[0];
+              return (
+                <Card key={s.id} withBorder aria-label={`Source ${s.name}`}>
+                  <Group justify="space-between" mb="xs">
+                    <Text fw={600}>
+                      {s.name} <Text span size="xs" c="dimmed">({s.kind})</Text>
+                    </Text>
+                    <Switch
+                      label="Enabled"
+                      checked={s.enabled}
+                      onChange={(e) => patch.mutate({ params: { path: { id: s.id } }, body: { enabled: e.currentTarget.checked } })}
+                      aria-label={`Enable source ${s.name}`}
+                    />
+                  </Group>
+                  <Text size="xs" c="dimmed" truncate>
+                    {s.address}
+                  </Text>
+                  {last ? (
+                    <Stack gap={2} mt="xs">
+                      <Group gap="xs">
+                        <StatusBadge status={last.status} />
+                        <Text size="sm">{when(last.finished_at)}</Text>
+                        <Text size="sm" c="dimmed">
+                          {duration(last.started_at, last.finished_at)}
+                        </Text>
+                      </Group>
+                      <Text size="sm">
+                        seen {last.seen} · added {last.added} · updated {last.updated} · unchanged {last.unchanged} · stale {last.stale}
+                      </Text>
+                      {last.error && (
+                        <Text size="sm" c="red">
+                          {last.error}
+                        </Text>
+                      )}
+                    </Stack>
+                  ) : (
+                    <Text size="sm" c="dimmed" mt="xs">
+                      Not run yet.
+                    </Text>
+                  )}
+                </Card>
+              );
+            })}
+          </SimpleGrid>
+          <Card withBorder>
+            <Text fw={600} mb="xs">
+              Run history
+            </Text>
+            {!status.data.runs.length ? (
+              <Empty>No runs yet.</Empty>
+            ) : (
+              <Table.ScrollContainer minWidth={700}>
+                <Table striped aria-label="Run history">
+                  <Table.Thead>
+                    <Table.Tr>
+                      <Table.Th>Started</Table.Th>
+                      <Table.Th>Trigger</Table.Th>
+                      <Table.Th>Status</Table.Th>
+                      <Table.Th>Duration</Table.Th>
+                      <Table.Th>Added / updated / unchanged / stale</Table.Th>
+                      <Table.Th>Errors</Table.Th>
+                    </Table.Tr>
+                  </Table.Thead>
+                  <Table.Tbody>
+                    {status.data.runs.map((r) => (
+                      <Table.Tr key={r.id}>
+                        <Table.Td>{when(r.started_at)}</Table.Td>
+                        <Table.Td>{r.trigger}</Table.Td>
+                        <Table.Td>
+                          <StatusBadge status={r.status} />
+                        </Table.Td>
+                        <Table.Td>{duration(r.started_at, r.finished_at)}</Table.Td>
+                        <Table.Td>
+                          {r.added} / {r.updated} / {r.unchanged} / {r.stale}
+                        </Table.Td>
+                        <Table.Td>
+                          {Object.entries(r.errors)
+                            .map(([s, e]) => `${s}: ${e}`)
+                            .join('; ')}
+                        </Table.Td>
+                      </Table.Tr>
+                    ))}
+                  </Table.Tbody>
+                </Table>
+              </Table.ScrollContainer>
+            )}
+          </Card>
+        </>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,29 @@
+/** Pages without content yet: the portal's reserved paths, 403 and 404. */
+import { Stack, Text, Title } from '@mantine/core';
+
+export function ComingSoon() {
+  return (
+    <Stack>
+      <Title order={2}>Self-service portal</Title>
+      <Text c="dimmed">Coming soon: your profile, contacts, documents, cases, history and automations will live here.</Text>
+    </Stack>
+  );
+}
+
+export function Forbidden() {
+  return (
+    <Stack>
+      <Title order={2}>403 — not allowed</Title>
+      <Text c="dimmed">The console is for the SRE role. Ask an administrator if you need it.</Text>
+    </Stack>
+  );
+}
+
+export function NotFound() {
+  return (
+    <Stack>
+      <Title order={2}>Page not found</Title>
+      <Text c="dimmed">Nothing lives at this address.</Text>
+    </Stack>
+  );
+}

@@ -1,0 +1,34 @@
+/** Small pieces every screen uses: the way back, the states of a list, the search field. */
+import { Text, TextInput } from '@mantine/core';
+import type { ReactNode } from 'react';
+import { Link } from 'react-router';
+import { Empty, Loading } from './states';
+
+export function BackLink({ to, children }: { to: string; children: ReactNode }) {
+  return (
+    <Text size="sm">
+      <Link to={to}>← {children}</Link>
+    </Text>
+  );
+}
+
+/** Loading while pending, the empty message without rows, else the rows. */
+export function ListBody({ pending, count, empty, children }: { pending: boolean; count: number; empty: ReactNode; children: ReactNode }) {
+  if (pending) return <Loading />;
+  if (!count) return <Empty>{empty}</Empty>;
+  return <>{children}</>;
+}
+
+/** A text filter that applies on Enter or when the field loses focus. */
+export function SearchInput({ value, onSearch, label = 'Search', placeholder, w = 200 }: { value: string; onSearch: (q: string) => void; label?: string; placeholder: string; w?: number }) {
+  return (
+    <TextInput
+      label={label}
+      placeholder={placeholder}
+      defaultValue={value}
+      onKeyDown={(e) => e.key === 'Enter' && onSearch(e.currentTarget.value.trim())}
+      onBlur={(e) => onSearch(e.currentTarget.value.trim())}
+      w={w}
+    />
+  );
+}

@@ -1,0 +1,28 @@
+/** problem+json shown to people: the title and detail in an alert, field errors beside their fields. */
+import { Alert } from '@mantine/core';
+import { IconAlertTriangle } from '@tabler/icons-react';
+import { isProblem } from '../api/client';
+
+/** Title and detail of a failed request (any thrown value; problem+json gets its own words). */
+export function ProblemAlert({ error }: { error: unknown }) {
+  if (!error) return null;
+  const title = isProblem(error) ? error.title : 'Request failed';
+  const detail = isProblem(error) ? error.detail : error instanceof Error ? error.message : String(error);
+  return (
+    <Alert color="red" icon={<IconAlertTriangle size={18} />} title={title} role="alert" mb="sm">
+      {detail}
+    </Alert>
+  );
+}
+
+/**
+ * Field errors of a problem, by the path the API names (`body.name`, `body.matchers.0.value`):
+ * `fieldError('body.name')` gives the message for Mantine's `error` prop.
+ */
+export function useFieldErrors(error: unknown): (path: string) => string | undefined {
+  const errors = isProblem(error) ? (error.errors ?? []) : [];
+  return (path) => {
+    const hit = errors.find((e) => e.path === path || e.path.startsWith(`${path}.`));
+    return hit?.message;
+  };
+}
