@@ -49,7 +49,7 @@ describe('closing a session ends its streams', () => {
     expect(await voice.ended).toBe(true);
     const frames = parse(voice.text());
     expect(frames.map((f) => [f.data?.event_type, f.data?.data])).toEqual([
-      ['CHANNEL_LEFT', { interaction_id: interactionId, reason: 'session_closed' }],
+      ['CHANNEL_LEFT', { interaction_id: interactionId }],
       ['CONTEXT_UPDATE', { session_status: 'closed', reason: 'user left' }],
     ]);
     // Nothing to replay past the final event, and nothing live will come.
