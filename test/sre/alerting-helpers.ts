@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { onShutdown } from '../../shared/lifecycle.js';
 
-export const fixture = (name: string) => JSON.parse(readFileSync(`/work/shared/fixtures/alertmanager/${name}`, 'utf8'));
+/** The team's captured payloads: `shared/` sits beside the repository (in a checkout and in CI). */
+const fixturesDir = new URL('../../../shared/fixtures/alertmanager/', import.meta.url);
+export const fixture = (name: string) => JSON.parse(readFileSync(new URL(name, fixturesDir), 'utf8'));
 
 export interface Recorded {
   method: string;
