@@ -2,10 +2,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from '../../shared/zod.js';
 import { registerTools, defineTool } from '../../shared/tools.js';
 import { runAgent, type AgentEventType } from '../../shared/agent/agent.js';
-import { startLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
+import { useLocalLlm, startLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
 
 // A model that calls tools until it sees their results, then answers from them.
-const llm = await startLocalLlm((req: ChatRequest) => {
+const llm = await useLocalLlm((req: ChatRequest) => {
   const toolMessages = req.body.messages.filter((m) => m.role === 'tool');
   if (toolMessages.length === 0) {
     return {
@@ -20,11 +20,8 @@ const llm = await startLocalLlm((req: ChatRequest) => {
   const ok = toolMessages.find((m) => m.tool_call_id === 'call_ok');
   return { content: `Weather: ${JSON.parse(ok!.content!).summary}` };
 });
-process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = llm.baseUrl;
 process.env.LLM_API_KEY = 'sk-test-agent';
 process.env.LLM_MODEL = 'test-model';
-afterAll(() => llm.close());
 
 registerTools([
   defineTool({

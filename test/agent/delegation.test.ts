@@ -7,22 +7,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from '../../shared/zod.js';
 import { defineTool, inputDigest, registerTools } from '../../shared/tools.js';
-import { startLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
+import { useLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 
 // A model that calls the side-effect tool with the task once, then answers from its result.
-const llm = await startLocalLlm((req: ChatRequest) => {
+const llm = await useLocalLlm((req: ChatRequest) => {
   const task = [...req.body.messages].reverse().find((m) => m.role === 'user')!.content!;
   const tool = req.body.messages.find((m) => m.role === 'tool');
   if (!tool) return { tool_calls: [{ id: 'call_1', name: 'test_side_effect', arguments: JSON.stringify({ note: task }) }] };
   return { content: `Done (${JSON.parse(tool.content!).count}): ${task}` };
 });
-process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = llm.baseUrl;
 process.env.LLM_MODEL = 'test-model';
-afterAll(() => llm.close());
 
 let sideEffects = 0;
 registerTools([

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { startLocalLlm } from '../helpers/local-llm-server.js';
+import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { eventually } from '../helpers/eventually.js';
 import { createUser } from '../../shared/sessions/users.store.js';
@@ -10,13 +10,8 @@ import { OPT_IN_REPLY, OPT_OUT_REPLY, optKeyword } from '../../shared/chatapp/in
 
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
-const llm = await startLocalLlm(() => ({ content: 'agent reply' }));
-process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = llm.baseUrl;
-afterAll(async () => {
-  await twilio.close();
-  await llm.close();
-});
+const llm = await useLocalLlm(() => ({ content: 'agent reply' }));
+afterAll(() => twilio.close());
 
 let api: Platform;
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from '../../shared/zod.js';
 import { defineTool, registerTools } from '../../shared/tools.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startLocalLlm } from '../helpers/local-llm-server.js';
+import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { freshPhone } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/sessions/users.store.js';
@@ -10,14 +10,11 @@ import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
 
 // A model that looks up the order the user names, then answers from the tool result.
-const llm = await startLocalLlm((req) => {
+const llm = await useLocalLlm((req) => {
   const tool = req.body.messages.find((m) => m.role === 'tool');
   if (!tool) return { tool_calls: [{ id: 'call_1', name: 'test_order_status', arguments: JSON.stringify({ order: 'A-17' }) }] };
   return { content: `Order A-17 is ${JSON.parse(tool.content!).status}.` };
 });
-process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = llm.baseUrl;
-afterAll(() => llm.close());
 
 registerTools([
   defineTool({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { startLocalLlm } from '../helpers/local-llm-server.js';
+import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 import { configureChatapp, freshPhone, messageSid, postWebhook, whatsappParams } from '../helpers/chatapp.js';
@@ -16,17 +16,12 @@ import { db } from '../../shared/db/index.js';
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
 // The model echoes the latest user message and counts what it saw from other channels.
-const llm = await startLocalLlm((req) => {
+const llm = await useLocalLlm((req) => {
   const messages = req.body.messages;
   const updates = messages.filter((m) => m.content?.startsWith('[Real-time update from')).length;
   return { content: `You said: ${messages.at(-1)!.content} (updates seen: ${updates})` };
 });
-process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = llm.baseUrl;
-afterAll(async () => {
-  await twilio.close();
-  await llm.close();
-});
+afterAll(() => twilio.close());
 
 let api: Platform;
 beforeAll(async () => {

@@ -1,20 +1,17 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../shared/agent/agent.js';
 import { db } from '../../shared/db/index.js';
-import { startLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
+import { useLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
 
 // A model that creates a lead with the CRM tool, then answers with the id it got back.
-const llm = await startLocalLlm((req: ChatRequest) => {
+const llm = await useLocalLlm((req: ChatRequest) => {
   const result = req.body.messages.find((m) => m.role === 'tool');
   if (!result) {
     return { tool_calls: [{ id: 'call_lead', name: 'crm_create_lead', arguments: JSON.stringify({ first_name: 'Agent', last_name: 'Made', company: 'Chat Co', source: 'conversation' }) }] };
   }
   return { content: `Created lead ${JSON.parse(result.content!).id}` };
 });
-process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = llm.baseUrl;
 process.env.LLM_API_KEY = 'sk-test-crm';
-afterAll(() => llm.close());
 
 describe('the agent uses the CRM tools from the one registry', () => {
   it('offers the crm_* tools to the model and runs the one it calls against the CRM', async () => {

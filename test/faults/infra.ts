@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { freePort } from '../helpers/ports.js';
+import { postgresUser } from '../../shared/cli/dev-postgres.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -141,7 +142,7 @@ export async function startInfra(): Promise<Infra> {
   const pgData = path.join(dir, 'pg');
   mkdirSync(pgData, { mode: 0o700 });
   if (process.getuid?.() === 0) {
-    const { uid, gid } = postgresIds();
+    const { uid, gid } = postgresUser();
     chownSync(dir, uid, gid);
     chownSync(pgData, uid, gid);
   }
@@ -169,12 +170,6 @@ export async function startInfra(): Promise<Infra> {
       }
     },
   };
-}
-
-function postgresIds(): { uid: number; gid: number } {
-  const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-  const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-  return { uid, gid };
 }
 
 /** Waits until Postgres accepts connections again after a restart. */

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll } from 'vitest';
 
 export interface ChatRequest {
   headers: IncomingMessage['headers'];
@@ -51,4 +52,16 @@ export async function startLocalLlm(answer: (req: ChatRequest) => LlmAnswer) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { baseUrl: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/**
+ * The model of a test file: starts the local server, points the platform's LLM settings at it
+ * (before the platform reads its configuration) and closes it after the file.
+ */
+export async function useLocalLlm(answer: (req: ChatRequest) => LlmAnswer) {
+  const llm = await startLocalLlm(answer);
+  process.env.LLM_PROVIDER = 'openai';
+  process.env.LLM_BASE_URL = llm.baseUrl;
+  afterAll(() => llm.close());
+  return llm;
 }

@@ -7,23 +7,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIdentity, signIn, type SignedIn } from '../helpers/identity.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { eventually } from '../helpers/eventually.js';
-import { startLocalLlm } from '../helpers/local-llm-server.js';
+import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { makeDocx, makePdf } from '../helpers/documents.js';
 import { db } from '../../shared/db/index.js';
 import { summaryPrompt } from '../../shared/sessions/summary.js';
 
 // A model that searches the user's documents for the question, then answers with the file name it got.
-const llm = await startLocalLlm((req) => {
+const llm = await useLocalLlm((req) => {
   if (req.body.messages[0]?.content === summaryPrompt) return { content: 'Asked how many llamas the census counted.' };
   const tool = req.body.messages.find((m) => m.role === 'tool');
   if (!tool) return { tool_calls: [{ id: 'call_1', name: 'search_documents', arguments: JSON.stringify({ query: 'llama census' }) }] };
   const hits = (JSON.parse(tool.content!) as { hits: Array<{ filename: string; snippet: string }> }).hits;
   return { content: hits.length ? `According to ${hits[0]!.filename}: ${hits[0]!.snippet}` : 'I found nothing in your documents.' };
 });
-process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = llm.baseUrl;
 process.env.DOCUMENT_MAX_BYTES = String(64 * 1024);
-afterAll(() => llm.close());
 
 const accounts = {
   pat: { login: 'pat', password: 'pat', name: 'Pat Portal', email: 'pat@example.test', roles: [] },

@@ -4,7 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { metricsEndpoint, startPrometheus, waitForScrapes } from './discovery-servers.js';
 import { eventually } from '../helpers/eventually.js';
 import { freePort } from '../helpers/ports.js';
-import { startLocalLlm } from '../helpers/local-llm-server.js';
+import { useLocalLlm } from '../helpers/local-llm-server.js';
 
 const metrics = await metricsEndpoint();
 const closedPort = await freePort();
@@ -16,7 +16,7 @@ const proposals = [
   { alert: 'BrokenQuery', expr: 'sum(rate(up[5m]) by', labels: { severity: 'warning' } },
   { alert: 'not a name!', expr: 'up == 0' },
 ];
-const llm = await startLocalLlm(() => ({ content: JSON.stringify({ rules: proposals }) }));
+const llm = await useLocalLlm(() => ({ content: JSON.stringify({ rules: proposals }) }));
 
 process.env.METRICS_URL = prometheus.url;
 process.env.RULES_DIR = prometheus.rulesDir;
@@ -24,8 +24,6 @@ process.env.DISCOVERY_ENABLED = 'false';
 process.env.MONITORS_AUTO_APPLY = 'true';
 // Group proposals for new entities have their own test (monitor-proposals.test.ts).
 process.env.MONITORS_MODEL_AUTO = 'false';
-process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = llm.baseUrl;
 process.env.LLM_MODEL = 'test-model';
 
 const { startPlatform } = await import('../helpers/platform.js');
@@ -34,7 +32,6 @@ const api = await startPlatform();
 const ruleFile = path.join(prometheus.rulesDir, 'switchboard-monitors.yml');
 
 afterAll(async () => {
-  await llm.close();
   await Promise.all([prometheus.stop(), metrics.close()]);
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ContainerSummary } from '../../shared/clients/docker.js';
-import { startLocalLlm } from '../helpers/local-llm-server.js';
+import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { dockerApiServer } from './discovery-servers.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -13,7 +13,7 @@ const docker = { containers: [...Array.from({ length: 30 }, (_, i) => container(
 const dockerApi = await dockerApiServer(docker);
 
 // The model answers with one rule naming the entity by placeholder, one that does not, one that promtool rejects.
-const llm = await startLocalLlm(() => ({
+const llm = await useLocalLlm(() => ({
   content: JSON.stringify({
     rules: [
       { alert: 'ContainerOomKilled', expr: 'increase(container_oom_events_total{name="{{name}}"}[10m]) > 0', labels: { severity: 'warning' }, annotations: { summary: '{{name}} was OOM-killed' }, rationale: 'memory limit too low' },
@@ -26,15 +26,12 @@ const llm = await startLocalLlm(() => ({
 process.env.CONTAINER_RUNTIME_HOST = `tcp://127.0.0.1:${dockerApi.port}`;
 process.env.DISCOVERY_ENABLED = 'false';
 process.env.MONITORS_AUTO_APPLY = 'true';
-process.env.LLM_PROVIDER = 'openai';
-process.env.LLM_BASE_URL = llm.baseUrl;
 process.env.LLM_MODEL = 'test-model';
 
 const { startPlatform } = await import('../helpers/platform.js');
 const { db } = await import('../../shared/db/index.js');
 const api = await startPlatform();
 afterAll(async () => {
-  await llm.close();
   await dockerApi.close();
 });
 
