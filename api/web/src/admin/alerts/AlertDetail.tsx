@@ -1,5 +1,5 @@
 /** One alert: labels, annotations, occurrences and its state history. */
-import { Badge, Button, Card, Code, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Button, Card, Code, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
@@ -7,6 +7,9 @@ import { statusColor, when } from '../../shared/format';
 import { BackLink } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { Loading } from '../../shared/states';
+
+/** Annotations often carry a runbook or dashboard address: an SRE follows it with one click. */
+const isWebAddress = (v: string) => /^https?:\/\/\S+$/.test(v);
 
 function Pairs({ title, pairs }: { title: string; pairs: Record<string, string> }) {
   return (
@@ -24,7 +27,15 @@ function Pairs({ title, pairs }: { title: string; pairs: Record<string, string> 
                 <Table.Td>
                   <Code>{k}</Code>
                 </Table.Td>
-                <Table.Td style={{ wordBreak: 'break-word' }}>{v}</Table.Td>
+                <Table.Td style={{ wordBreak: 'break-word' }}>
+                  {isWebAddress(v) ? (
+                    <Anchor href={v} target="_blank" rel="noreferrer">
+                      {v}
+                    </Anchor>
+                  ) : (
+                    v
+                  )}
+                </Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>
