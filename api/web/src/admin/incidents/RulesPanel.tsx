@@ -71,6 +71,7 @@ export function RulesPanel() {
                 <Table.Th>Position</Table.Th>
                 <Table.Th>Name</Table.Th>
                 <Table.Th>Matchers</Table.Th>
+                <Table.Th>Severities</Table.Th>
                 <Table.Th>Group by</Table.Th>
                 <Table.Th>Enabled</Table.Th>
                 <Table.Th />
@@ -84,6 +85,7 @@ export function RulesPanel() {
                   <Table.Td>
                     <MatcherBadges matchers={r.matchers} />
                   </Table.Td>
+                  <Table.Td>{r.severities.length ? r.severities.join(', ') : 'any'}</Table.Td>
                   <Table.Td>{r.group_by.join(', ')}</Table.Td>
                   <Table.Td>
                     <Switch
