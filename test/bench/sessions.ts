@@ -1,69 +1,66 @@
 /**
- * npm run bench:sessions — the real-time path under load.
+ * npm run bench:sessions — the real-time path under load, beside nchan in the same run.
  *
- * Starts its own database (cloned from the migrated template), queue prefix, API process and
- * worker process; opens 1,000 SSE subscribers (4 channels on each of 250 sessions) with the lean
- * subscriber of ./sse-subscriber.ts (node:http + eventsource-parser); publishes messages over
- * HTTP open-loop at a fixed rate after a warm-up; and measures publish→delivery latency per
- * delivered event, delivered events/s, lost deliveries and the API's RSS. Then, in the same run, a
- * baseline: the same number of single-row Postgres inserts each followed by a Redis PUBLISH (no
- * HTTP, no queue) at the same rate, received by one subscriber.
+ * Switchboard: its own database (cloned from the migrated template), queue prefix, API and worker;
+ * 250 sessions with 4 channels each, set up over HTTP; then the platform is stopped and started
+ * again, so the measured load meets a cold process: the bench waits for /readyz 200, opens 1,000
+ * SSE subscribers (every channel of every session) with the lean client of ./sse-subscriber.ts, and
+ * publishes messages over HTTP open-loop. A message of one channel reaches the session's 3 other
+ * channels. The first BENCH_COLD_SECONDS of load are printed apart from the rest (issue 18 point 4).
  *
- *   BENCH_RATE=300 BENCH_SECONDS=10   rate and duration (default 500/s for 30 s)
- *   BENCH_WARMUP_SECONDS=5            load at the same rate before the measured window (default 5; 0 for none)
- *   BENCH_PROF=<dir>                  V8 CPU profiles of the roles
- *   BENCH_NODE_FLAGS="…"             extra Node flags for the roles (after those of shared/cli/roles.ts)
+ * nchan (./nchan.ts): nginx + nchan with Redis storage, worker_processes 2 (the machine's 2 cores, and
+ * switchboard's 2 role processes); the same 1,000 subscribers, client, message bodies and open-loop
+ * rates, and the same fan-out: each message is published once and delivered to 3 subscribers.
+ *
+ * Both sides count deliveries the same way: a delivery is (message, subscribing channel), expected
+ * 3 per message offered; lost = expected − delivered (a rejected POST loses its 3); latency is the
+ * publisher's clock at POST to the subscriber's at parse, both in this process.
+ *
+ *   BENCH_RATE=500 BENCH_SECONDS=30    one step per side (the defaults)
+ *   BENCH_RATES=500,1000               steps at these rates, both sides alternating per rate
+ *   BENCH_RAMP=1                       steps 500, 750, 1000, 1500, 2000, 3000, 4000, 5000 msg/s of 15 s;
+ *                                      a side stops after its second failed step; prints the highest rate
+ *                                      held (p99 < 100 ms, nothing lost) of each side and their ratio
+ *   BENCH_SIDES=switchboard,nchan      which sides (add `insert-publish` for the raw INSERT + PUBLISH floor)
+ *   BENCH_COLD_SECONDS=10              the window after start printed apart (0: no cold start, no restart)
+ *   BENCH_START=roles|start|dev        how the platform starts: the role entry files under tsx (default),
+ *                                      `npm start` (compiled: run `npm run build` first) or `npm run dev`
+ *   BENCH_TARGET=http://host:port      an already running platform instead (BENCH_API_KEY, default dev-key);
+ *                                      its data stays; no restart, so "cold" is only what is left of it
+ *   BENCH_PROF=<dir>                   V8 CPU profiles of the roles (BENCH_START=roles)
+ *   BENCH_NODE_FLAGS="…"              extra Node flags for the roles (BENCH_START=roles)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { existsSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import knexFactory from 'knex';
-import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
-import { deleteKeysWithPrefix, redisAddress } from '../helpers/redis-keys.js';
-import { cpuSnapshot, cpuUsed, processCpuSeconds } from './machine-cpu.js';
+import { serverUrl } from '../helpers/databases.js';
+import { freePort } from '../helpers/ports.js';
+import { redisAddress } from '../helpers/redis-keys.js';
+import { benchStorage, fmt, httpCaller, now, roleEnv, rssMb, sleep, startRole, stopProcesses, waitForReady } from './bench-platform.js';
+import { cpuSnapshot, cpuUsed, type CpuSnapshot } from './machine-cpu.js';
+import { childrenOf, startNchan, type Nchan } from './nchan.js';
 import { percentile } from './percentile.js';
 import { subscribeSse, type SseSubscription } from './sse-subscriber.js';
-import { roleNodeFlags } from '../../shared/cli/roles.js';
 
 const SESSIONS = 250;
 const CHANNELS = ['voice', 'chat', 'sms', 'slack'] as const;
-const RATE = Number(process.env.BENCH_RATE ?? 500);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
-const TOTAL = RATE * SECONDS;
-/** Seconds of the same load before the measured window, so JIT compilation and cold caches of a fresh start are not measured (printed apart). */
-const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
-const API_KEY = 'bench-key';
+const FANOUT = CHANNELS.length - 1;
+const RAMP = process.env.BENCH_RAMP === '1';
+const RATES = (process.env.BENCH_RATES ?? (RAMP ? '500,750,1000,1500,2000,3000,4000,5000' : (process.env.BENCH_RATE ?? '500'))).split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (RATES.length > 1 ? 15 : 30));
+const COLD = Number(process.env.BENCH_COLD_SECONDS ?? 10);
+const SIDES = (process.env.BENCH_SIDES ?? 'switchboard,nchan').split(',') as Side[];
+const TARGET = process.env.BENCH_TARGET?.replace(/\/+$/, '');
+const START = (process.env.BENCH_START ?? 'roles') as 'roles' | 'start' | 'dev';
+const API_KEY = TARGET ? (process.env.BENCH_API_KEY ?? 'dev-key') : 'bench-key';
+const NGINX_WORKERS = 2;
+/** A step holds its rate when p99 is under this and nothing is lost. */
+const HELD_P99_MS = 100;
+/** Failed steps after which a side stops climbing. */
+const MAX_FAILURES = 2;
 
-const now = () => performance.timeOrigin + performance.now();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
-
-function rssMb(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-}
-
-
-/** Starts a role as a child process with the roles' Node flags; BENCH_PROF=<dir> writes a V8 CPU profile of each role there. */
-function startRole(entry: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
-  const profile = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
-  const child = spawn(process.execPath, [...profile, ...roleNodeFlags, ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} did not start`)), 60_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (ready.test(line)) {
-        clearTimeout(timer);
-        resolve({ child, line });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
-  });
-}
+type Side = 'switchboard' | 'nchan' | 'insert-publish';
 
 /** Runs `op(i)` for i in 0..total-1 at `rate` per second from a fixed schedule (open loop). */
 async function openLoop(total: number, rate: number, op: (i: number) => Promise<void>): Promise<{ lateMs: number }> {
@@ -81,238 +78,416 @@ async function openLoop(total: number, rate: number, op: (i: number) => Promise<
   return { lateMs: maxLate };
 }
 
-async function main() {
-  const template = await ensureTemplate();
-  const database = await cloneTemplate(template);
-  const prefix = `sbbench-${randomBytes(4).toString('hex')}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'test',
-    DATABASE_URL: serverUrl(database),
-    QUEUE_PREFIX: prefix,
-    API_KEYS: API_KEY,
-    SERVICE_SESSION_SYSTEM: 'true',
-    LOG_LEVEL: 'info',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    WORKER_METRICS_PORT: '0',
-  };
-  const children: ChildProcess[] = [];
-  const redis = new Redis({ host: env.BUS_HOST ?? '127.0.0.1', port: Number(env.BUS_PORT ?? 6379), password: env.BUS_PASSWORD || undefined });
-  const sources: SseSubscription[] = [];
+/** Every descendant of a process (the roles under `npm start`/`npm run dev`, tsx's helpers). */
+function descendants(pid: number): number[] {
+  const out: number[] = [];
+  for (const child of childrenOf(pid)) out.push(child, ...descendants(child));
+  return out;
+}
+
+const commandLine = (pid: number) => {
   try {
-    const { child: apiChild, line } = await startRole('api/main.ts', env, /API listening/);
-    children.push(apiChild);
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+};
+
+/** A running platform: its URL, and its processes by role (api, worker, other) for CPU accounting. */
+interface Platform {
+  url: string;
+  apiPid?: number;
+  groups(): Record<string, number[]>;
+  stop(): Promise<void>;
+}
+
+/** Starts the platform the way BENCH_START says, and waits for /readyz 200; resolves with the moment of readiness. */
+async function startPlatform(env: NodeJS.ProcessEnv): Promise<{ platform: Platform; ready: number; started: number }> {
+  const started = now();
+  if (START === 'roles') {
+    const { child: api, line } = await startRole('api/main.ts', env, /API listening/);
     const url = /"url":"([^"]+)"/.exec(line)![1]!;
-    const { child: workerChild } = await startRole('workers/main.ts', env, /workers running/);
-    const metricsText = async (u: string) => (await fetch(u)).text();
-    /** Mean of a Prometheus histogram over the series whose labels contain `match`. */
-    const histogramMean = (text: string, name: string, match: string) => {
-      const pick = (suffix: string) =>
-        text.split('\n').filter((l) => l.startsWith(`${name}_${suffix}{`) && l.includes(match)).reduce((a, l) => a + Number(l.split(' ').pop()), 0);
-      return (pick('sum') / pick('count')) * 1000;
+    const { child: worker } = await startRole('workers/main.ts', env, /workers running/);
+    const ready = await waitForReady(`${url}/readyz`);
+    return {
+      started,
+      ready,
+      platform: { url, apiPid: api.pid, groups: () => ({ api: [api.pid!, ...descendants(api.pid!)], worker: [worker.pid!, ...descendants(worker.pid!)] }), stop: () => stopProcesses([api, worker]) },
     };
-    children.push(workerChild);
-    // Plain node:http with a keep-alive agent for the publishing side.
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
-    const call = (path: string, body?: unknown) =>
-      new Promise<{ status: number; body: any }>((resolve, reject) => {
-        const payload = body === undefined ? undefined : JSON.stringify(body);
-        const req = http.request(
-          url + path,
-          {
-            agent,
-            method: body === undefined ? 'GET' : 'POST',
-            headers: { 'X-API-Key': API_KEY, ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}) },
-          },
-          (res) => {
-            let text = '';
-            res.setEncoding('utf8');
-            res.on('data', (d) => (text += d));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
-          },
-        );
-        req.on('error', reject);
-        req.end(payload);
-      });
+  }
+  const port = await freePort();
+  const launchEnv: NodeJS.ProcessEnv = { ...env, PORT: String(port), NODE_ENV: START === 'dev' ? 'development' : 'production' };
+  let launcher: ChildProcess;
+  if (START === 'start') {
+    if (!existsSync('dist/shared/cli/start.js')) throw new Error('BENCH_START=start runs the compiled platform: npm run build first');
+    launcher = spawn(process.execPath, ['dist/shared/cli/start.js'], { env: launchEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  } else {
+    Object.assign(launchEnv, { DEV_OIDC_PORT: String(await freePort()), MCP_SERVICE_PORT: String(await freePort()) });
+    launcher = spawn(process.execPath, ['--import', 'tsx', 'shared/cli/dev.ts'], { env: launchEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  const url = `http://127.0.0.1:${port}`;
+  const ready = await waitForReady(`${url}/readyz`);
+  const groups = () => {
+    const all = descendants(launcher.pid!);
+    const role = (name: string) => all.filter((p) => commandLine(p).includes(name));
+    const api = role('api/main');
+    const worker = role('workers/main');
+    const apiFamily = api.flatMap((p) => [p, ...descendants(p)]);
+    const workerFamily = worker.flatMap((p) => [p, ...descendants(p)]);
+    return { api: apiFamily, worker: workerFamily, other: [launcher.pid!, ...all.filter((p) => !apiFamily.includes(p) && !workerFamily.includes(p))] };
+  };
+  return { started, ready, platform: { url, apiPid: groups().api[0], groups, stop: () => stopProcesses([launcher]) } };
+}
 
-    // 250 users, each with a session and one interaction per channel.
-    const sessions: Array<{ id: string; interactions: Record<string, string> }> = [];
-    for (let i = 0; i < SESSIONS; i++) {
-      const user = await call('/api/users', { phone_number: `+1777${String(i).padStart(7, '0')}` });
-      const session = await call('/api/sessions/resolve', { user_id: user.body.user_id });
-      const interactions: Record<string, string> = {};
-      for (const c of CHANNELS) interactions[c] = (await call(`/api/sessions/${session.body.session_id}/interactions`, { channel: c })).body.interaction_id;
-      sessions.push({ id: session.body.session_id, interactions });
+/** Sums CPU seconds per group of pids between two snapshots. */
+function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string, number[]>): Record<string, number> {
+  const used = cpuUsed(before, after).used;
+  const out: Record<string, number> = {};
+  for (const [name, pids] of Object.entries(groups)) out[name] = pids.reduce((s, p) => s + (used[String(p)] ?? 0), 0);
+  out.postgres = used.postgres ?? 0;
+  out.redis = used.redis ?? 0;
+  return out;
+}
+
+interface Delivery {
+  sent: number;
+  latency: number;
+}
+
+/** What one step of one side collects: deliveries keyed by message and subscribing channel. */
+class Step {
+  readonly seen = new Set<string>();
+  readonly deliveries: Delivery[] = [];
+  duplicates = 0;
+  ownChannel = 0;
+  rejected = 0;
+  postLatencies: number[] = [];
+  constructor(readonly id: number) {}
+  receive(k: number, channel: string, from: string, sent: number, received: number) {
+    if (from === channel) this.ownChannel++;
+    const key = `${k}:${channel}`;
+    if (this.seen.has(key)) this.duplicates++;
+    else {
+      this.seen.add(key);
+      this.deliveries.push({ sent, latency: received - sent });
     }
+  }
+}
 
-    // 1,000 SSE subscribers: every channel of every session.
-    const latencies: number[] = [];
-    const seen = new Set<string>();
-    const warmSeen = new Set<string>();
-    const warmLatencies: number[] = [];
-    let duplicates = 0;
-    let foreign = 0;
-    let dropped = 0;
-    const opened: Promise<void>[] = [];
-    const perSession = Number(process.env.BENCH_SUBSCRIBERS_PER_SESSION ?? CHANNELS.length);
-    for (const s of sessions) {
-      for (const c of CHANNELS.slice(0, perSession)) {
-        const onEvent = (e: { data: string }) => {
-          const received = now();
-          const envelope = JSON.parse(e.data);
-          if (envelope.event_type !== 'MESSAGE') return;
-          const { k, sent, warm } = envelope.data.metadata as { k: number; sent: number; warm?: true };
-          if (warm) {
-            warmSeen.add(`${k}:${c}`);
-            warmLatencies.push(received - sent);
-            return;
-          }
-          if (envelope.channel === c) foreign++;
-          const key = `${k}:${c}`;
-          if (seen.has(key)) duplicates++;
-          else {
-            seen.add(key);
-            latencies.push(received - sent);
-          }
-        };
-        const subscription = subscribeSse(`${url}/api/sessions/${s.id}/events?channel=${c}`, { 'X-API-Key': API_KEY }, onEvent, () => dropped++);
-        opened.push(subscription.opened);
-        sources.push(subscription);
+interface Summary {
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+
+function summarize(latencies: number[]): Summary {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN, count: sorted.length };
+}
+
+const line = (s: Summary) => `p50 ${fmt(s.p50).padStart(6)}  p95 ${fmt(s.p95).padStart(6)}  p99 ${fmt(s.p99).padStart(6)}  max ${fmt(s.max).padStart(6)} ms`;
+
+interface StepResult {
+  side: Side;
+  rate: number;
+  all: Summary;
+  cold?: { first: Summary; rest: Summary };
+  delivered: number;
+  expected: number;
+  lost: number;
+  rejected: number;
+  held: boolean;
+  cpuPerMessage: Record<string, number>;
+  lateMs: number;
+}
+
+/** Sessions of the switchboard side: ids and the interaction of each channel. */
+type Sessions = Array<{ id: string; interactions: Record<string, string> }>;
+
+async function setupSessions(call: ReturnType<typeof httpCaller>['call']): Promise<Sessions> {
+  const sessions: Sessions = [];
+  const run = Math.floor(Math.random() * 1e6);
+  for (let i = 0; i < SESSIONS; i++) {
+    // A running platform (BENCH_TARGET) keeps its users: numbers of this run only.
+    const user = await call('/api/users', { phone_number: `+1777${String(run).padStart(6, '0')}${String(i).padStart(3, '0')}`.slice(0, 16) });
+    if (!user.body?.user_id) throw new Error(`POST /api/users: HTTP ${user.status} ${JSON.stringify(user.body)}`);
+    const session = await call('/api/sessions/resolve', { user_id: user.body.user_id });
+    const interactions: Record<string, string> = {};
+    for (const c of CHANNELS) interactions[c] = (await call(`/api/sessions/${session.body.session_id}/interactions`, { channel: c })).body.interaction_id;
+    sessions.push({ id: session.body.session_id, interactions });
+  }
+  return sessions;
+}
+
+async function main() {
+  const storage = TARGET ? undefined : await benchStorage();
+  const prefix = storage?.prefix ?? `sbbench-target-${Math.floor(Math.random() * 1e9).toString(36)}`;
+  const env = storage ? roleEnv(storage.database, storage.prefix, { API_KEYS: API_KEY }) : process.env;
+  const cleanups: Array<() => Promise<void>> = [];
+  const subscriptions: SseSubscription[] = [];
+  const active: Partial<Record<Side, Step>> = {};
+  let late = 0;
+  /** Parses a delivered event of either side (same envelope) and counts it for the step it belongs to. */
+  const onEvent = (side: Side, channel: string) => (e: { data: string }) => {
+    const received = now();
+    const envelope = JSON.parse(e.data);
+    if (envelope.event_type !== 'MESSAGE') return;
+    const { step, k, sent } = envelope.data.metadata as { step: number; k: number; sent: number };
+    const current = active[side];
+    if (!current || current.id !== step) late++;
+    else current.receive(k, channel, envelope.channel, sent, received);
+  };
+  let dropped = 0;
+  const onClosed = () => dropped++;
+  try {
+    const sides: Partial<Record<Side, { publish(step: number, i: number): Promise<number>; groups(): Record<string, number[]> }>> = {};
+    const loadStart: Partial<Record<Side, number>> = {};
+    let readyAt = NaN;
+    let startedAt = NaN;
+    let platform: Platform | undefined;
+    let apiMetricsUrl: string | undefined;
+
+    // Switchboard: set up the sessions, then (unless told otherwise) restart so the load meets a cold platform.
+    let sessions: Sessions = [];
+    if (SIDES.includes('switchboard') || SIDES.includes('insert-publish')) {
+      let url = TARGET;
+      if (!TARGET) {
+        const first = await startPlatform(env);
+        platform = first.platform;
+        url = platform.url;
+      }
+      const setup = httpCaller(url!, { 'X-API-Key': API_KEY }, 8);
+      sessions = await setupSessions(setup.call);
+      setup.close();
+      if (platform && COLD > 0 && SIDES.includes('switchboard')) {
+        await platform.stop();
+        platform = undefined;
       }
     }
-    await Promise.all(opened);
-    console.log(`setup: ${SESSIONS} sessions, ${sources.length} SSE subscribers open; publishing ${RATE} msg/s for ${SECONDS} s over HTTP…`);
 
-    /** Message i: session i mod 250, channels in turn; `warm` marks the warm-up's messages. */
-    const channelOf = (i: number) => CHANNELS[Math.floor(i / SESSIONS) % CHANNELS.length]!;
-    const publish = (i: number, warm: boolean) => {
-      const s = sessions[i % SESSIONS]!;
-      const channel = channelOf(i);
-      return call(`/api/sessions/${s.id}/messages`, {
-        channel,
-        role: i % 2 ? 'assistant' : 'user',
-        content: `bench message ${i}`,
-        interaction_id: s.interactions[channel],
-        metadata: warm ? { k: i, sent: now(), warm } : { k: i, sent: now() },
-      }).catch(() => ({ status: 0, body: null }));
-    };
-
-    /** 200 (persisted and published) and 202 (persisted later) both accept a message; anything else, or no answer (0), does not. */
-    const isAccepted = (status: number) => status === 200 || status === 202;
-
-    let warmRejected = 0;
-    if (WARMUP > 0) {
-      await openLoop(WARMUP * RATE, RATE, async (i) => {
-        if (!isAccepted((await publish(i, true)).status)) warmRejected++;
-      });
-      const warmExpected = (WARMUP * RATE - warmRejected) * (CHANNELS.length - 1);
-      for (let waited = 0; warmSeen.size < warmExpected && waited < 30_000; waited += 100) await sleep(100);
-      warmLatencies.sort((a, b) => a - b);
-      console.log(
-        `warm-up: ${WARMUP} s at ${RATE} msg/s (not counted below): p50 ${fmt(percentile(warmLatencies, 50))} ms, p99 ${fmt(percentile(warmLatencies, 99))} ms, ` +
-          `max ${fmt(warmLatencies.at(-1) ?? NaN)} ms; ${warmSeen.size} of ${warmExpected} deliveries; POST non-2xx ${warmRejected}`,
-      );
+    // nchan: started and subscribed before switchboard's restart, so nothing stands between its readiness and its load.
+    let nchan: Nchan | undefined;
+    if (SIDES.includes('nchan')) {
+      nchan = await startNchan(`${prefix}:nchan`, NGINX_WORKERS);
+      cleanups.push(() => nchan!.stop());
+      const { call } = httpCaller(nchan.url, {});
+      const opened: Promise<void>[] = [];
+      for (const s of sessions.length ? sessions.map((s) => s.id) : Array.from({ length: SESSIONS }, (_, i) => `s${i}`)) {
+        for (const c of CHANNELS) {
+          const sub = subscribeSse(nchan.url + nchan.subscribePath(s, CHANNELS.filter((o) => o !== c)), {}, onEvent('nchan', c), onClosed);
+          subscriptions.push(sub);
+          opened.push(sub.opened);
+        }
+      }
+      await Promise.all(opened);
+      const ids = sessions.length ? sessions.map((s) => s.id) : Array.from({ length: SESSIONS }, (_, i) => `s${i}`);
+      sides.nchan = {
+        // The body is the envelope switchboard's stream carries, so both sides send and parse the same bytes.
+        publish: async (step, i) => {
+          const session = ids[i % SESSIONS]!;
+          const channel = CHANNELS[Math.floor(i / SESSIONS) % CHANNELS.length]!;
+          const body = { event_type: 'MESSAGE', session_id: session, channel, data: { role: i % 2 ? 'assistant' : 'user', content: `bench message ${i}`, metadata: { step, k: i, sent: now() } } };
+          return (await call(nchan!.publishPath(session, channel), JSON.stringify(body), true)).status;
+        },
+        groups: () => ({ nginx: nchan!.pids() }),
+      };
     }
 
-    const postLatencies: number[] = [];
-    let rejected = 0;
-    const acceptedMessages: Array<{ k: number; channel: string }> = [];
-    let accepted202 = 0;
-    const t0 = now();
-    const machineBefore = cpuSnapshot();
-    const cpuBefore = { api: processCpuSeconds(apiChild.pid!), workers: processCpuSeconds(workerChild.pid!), bench: process.cpuUsage() };
-    const load = await openLoop(TOTAL, RATE, async (i) => {
-      const postStart = now();
-      const res = await publish(i, false);
-      postLatencies.push(now() - postStart);
-      if (res.status === 202) accepted202++;
-      if (isAccepted(res.status)) acceptedMessages.push({ k: i, channel: channelOf(i) });
-      else rejected++;
-    });
-    const expected = TOTAL * (CHANNELS.length - 1);
-    const expectedAccepted = acceptedMessages.length * (CHANNELS.length - 1);
-    for (let waited = 0; seen.size < expectedAccepted && waited < 30_000; waited += 100) await sleep(100);
-    const machineCpu = cpuUsed(machineBefore, cpuSnapshot());
-    const lostAccepted = acceptedMessages.reduce((n, m) => n + CHANNELS.filter((c) => c !== m.channel && !seen.has(`${m.k}:${c}`)).length, 0);
-    const elapsed = (now() - t0) / 1000;
-    const api = rssMb(apiChild.pid!);
-    const benchCpu = process.cpuUsage(cpuBefore.bench);
-    // The worker's metrics port is random (WORKER_METRICS_PORT=0); ask the process which one it listens on.
-    const apiMetrics = await metricsText(`${url}/metrics`);
-    const postMean = histogramMean(apiMetrics, 'http_request_duration_seconds', 'route="/api/sessions/:session_id/messages"');
-    const cpu = {
-      api: processCpuSeconds(apiChild.pid!) - cpuBefore.api,
-      workers: processCpuSeconds(workerChild.pid!) - cpuBefore.workers,
-      bench: (benchCpu.user + benchCpu.system) / 1e6,
-    };
-    latencies.sort((a, b) => a - b);
-    const ours = {
-      p50: percentile(latencies, 50),
-      p95: percentile(latencies, 95),
-      p99: percentile(latencies, 99),
-      delivered: seen.size,
-      perSecond: seen.size / elapsed,
-      lost: expected - seen.size,
-    };
-    for (const es of sources) es.close();
+    if (SIDES.includes('switchboard')) {
+      if (!platform && !TARGET) {
+        const second = await startPlatform(env);
+        platform = second.platform;
+        readyAt = second.ready;
+        startedAt = second.started;
+      }
+      const url = platform?.url ?? TARGET!;
+      apiMetricsUrl = `${url}/metrics`;
+      const opened: Promise<void>[] = [];
+      for (const s of sessions) {
+        for (const c of CHANNELS) {
+          const sub = subscribeSse(`${url}/api/sessions/${s.id}/events?channel=${c}`, { 'X-API-Key': API_KEY }, onEvent('switchboard', c), onClosed);
+          subscriptions.push(sub);
+          opened.push(sub.opened);
+        }
+      }
+      await Promise.all(opened);
+      const { call } = httpCaller(url, { 'X-API-Key': API_KEY });
+      sides.switchboard = {
+        publish: async (step, i) => {
+          const s = sessions[i % SESSIONS]!;
+          const channel = CHANNELS[Math.floor(i / SESSIONS) % CHANNELS.length]!;
+          const res = await call(`/api/sessions/${s.id}/messages`, {
+            channel,
+            role: i % 2 ? 'assistant' : 'user',
+            content: `bench message ${i}`,
+            interaction_id: s.interactions[channel],
+            metadata: { step, k: i, sent: now() },
+          });
+          return res.status;
+        },
+        groups: () => platform?.groups() ?? {},
+      };
+    }
+    if (platform) cleanups.push(() => platform!.stop());
 
-    // Baseline: insert one row, then PUBLISH it; one subscriber receives every message.
-    const knex = knexFactory({ client: 'pg', connection: serverUrl(database), pool: { min: 0, max: 10 } });
-    await knex.raw('create table bench_baseline (id uuid primary key default gen_random_uuid(), session_id uuid not null, payload jsonb not null, created_at timestamptz not null default now())');
-    const sub = new Redis({ host: env.BUS_HOST ?? '127.0.0.1', port: Number(env.BUS_PORT ?? 6379), password: env.BUS_PASSWORD || undefined });
-    const baseLat: number[] = [];
-    sub.on('pmessage', (_p: string, _c: string, raw: string) => {
-      const { sent } = JSON.parse(raw) as { sent: number };
-      baseLat.push(now() - sent);
-    });
-    await sub.psubscribe(`${prefix}:baseline:*`);
-    console.log(`baseline: ${TOTAL} single-row inserts each followed by PUBLISH, ${RATE}/s…`);
-    const b0 = now();
-    await openLoop(TOTAL, RATE, async (i) => {
-      const s = sessions[i % SESSIONS]!;
-      const payload = { k: i, sent: now(), content: `bench message ${i}` };
-      await knex('bench_baseline').insert({ session_id: s.id, payload: JSON.stringify(payload) });
-      await redis.publish(`${prefix}:baseline:${s.id}`, JSON.stringify(payload));
-    });
-    for (let waited = 0; baseLat.length < TOTAL && waited < 15_000; waited += 100) await sleep(100);
-    const baseElapsed = (now() - b0) / 1000;
-    baseLat.sort((a, b) => a - b);
-    const base = { p50: percentile(baseLat, 50), p95: percentile(baseLat, 95), p99: percentile(baseLat, 99), perSecond: baseLat.length / baseElapsed, lost: TOTAL - baseLat.length };
-    sub.disconnect();
-    await knex.destroy();
+    if (SIDES.includes('insert-publish')) {
+      const knex = knexFactory({ client: 'pg', connection: serverUrl(storage!.database), pool: { min: 0, max: 10 } });
+      await knex.raw('create table bench_baseline (id uuid primary key default gen_random_uuid(), session_id uuid not null, payload jsonb not null, created_at timestamptz not null default now())');
+      const pub = new Redis(redisAddress());
+      const sub = new Redis(redisAddress());
+      cleanups.push(async () => {
+        pub.disconnect();
+        sub.disconnect();
+        await knex.destroy();
+      });
+      // One Redis subscriber stands for the 3 subscribers of the other channels: the floor of persisting and publishing, not of fan-out.
+      sub.on('pmessage', (_p: string, _c: string, raw: string) => {
+        const received = now();
+        const body = JSON.parse(raw);
+        const current = active['insert-publish'];
+        if (!current || current.id !== body.data.metadata.step) return void late++;
+        for (const c of CHANNELS) if (c !== body.channel) current.receive(body.data.metadata.k, c, body.channel, body.data.metadata.sent, received);
+      });
+      await sub.psubscribe(`${prefix}:baseline:*`);
+      sides['insert-publish'] = {
+        publish: async (step, i) => {
+          const s = sessions[i % SESSIONS]!;
+          const channel = CHANNELS[Math.floor(i / SESSIONS) % CHANNELS.length]!;
+          const body = { event_type: 'MESSAGE', session_id: s.id, channel, data: { content: `bench message ${i}`, metadata: { step, k: i, sent: now() } } };
+          await knex('bench_baseline').insert({ session_id: s.id, payload: JSON.stringify(body) });
+          await pub.publish(`${prefix}:baseline:${s.id}`, JSON.stringify(body));
+          return 200;
+        },
+        groups: () => ({}),
+      };
+    }
 
-    const messagesPerSecond = ours.delivered / (CHANNELS.length - 1) / elapsed;
-    console.log('');
-    console.log(`sessions bench: ${sources.length} SSE subscribers over ${SESSIONS} sessions, ${RATE} msg/s open loop for ${SECONDS} s (${TOTAL} messages, ${expected} expected deliveries)`);
-    console.log(`  publish→delivery latency  p50 ${fmt(ours.p50)} ms   p95 ${fmt(ours.p95)} ms   p99 ${fmt(ours.p99)} ms`);
-    console.log(`  delivered events/s        ${fmt(ours.perSecond)} (${ours.delivered} deliveries, ${fmt(messagesPerSecond)} messages/s)`);
-    console.log(`  lost                      ${ours.lost} of ${expected} deliveries; of messages the API accepted (200/202): ${lostAccepted} lost`);
-    console.log(`                            duplicates ${duplicates}   own-channel deliveries ${foreign}   POST non-2xx ${rejected}   202s ${accepted202}   max schedule lag ${fmt(load.lateMs)} ms   streams dropped ${dropped}`);
-    postLatencies.sort((a, b) => a - b);
-    console.log(`  POST round trip           p50 ${fmt(percentile(postLatencies, 50))} ms   p99 ${fmt(percentile(postLatencies, 99))} ms (answers after persist + publish)`);
-    const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(apiMetrics)?.[1] ?? NaN) * 1000;
-    console.log(`  API mean time in POST handler ${fmt(postMean)} ms; API event-loop delay p99 ${fmt(gauge('nodejs_eventloop_lag_p99_seconds'))} ms, max ${fmt(gauge('nodejs_eventloop_lag_max_seconds'))} ms`);
-    console.log(`  CPU during the run        API ${fmt(cpu.api)} s, workers ${fmt(cpu.workers)} s, load generator + SSE clients ${fmt(cpu.bench)} s (${fmt(((cpu.api + cpu.workers) * 1000) / TOTAL)} ms of API+worker CPU per message)`);
     console.log(
-      `  machine during the run    ${fmt(machineCpu.busyShare * 100)}% busy, ${fmt(machineCpu.stealShare * 100)}% stolen by the host; Postgres ${fmt(machineCpu.used.postgres!)} s, Redis ${fmt(machineCpu.used.redis!)} s ` +
-        `(${fmt(((cpu.api + cpu.workers + machineCpu.used.postgres! + machineCpu.used.redis!) * 1000) / TOTAL)} ms of API+worker+Postgres+Redis CPU per message)`,
+      `setup: ${SESSIONS} sessions × ${CHANNELS.length} channels; ${SESSIONS * CHANNELS.length} SSE subscribers per side open (lean client: node:http + eventsource-parser); ` +
+        `sides ${SIDES.join(', ')}; steps ${RATES.join(', ')} msg/s × ${SECONDS} s; platform: ${TARGET ? `running at ${TARGET}` : START === 'roles' ? 'role entry files under tsx' : `npm ${START === 'dev' ? 'run dev' : 'start'}`}`,
     );
-    console.log(`  API process RSS           ${fmt(api.rss)} MB (peak ${fmt(api.peak)} MB)`);
-    console.log(`baseline (insert + PUBLISH, no HTTP, no queue), same rate and count`);
-    console.log(`  insert→receive latency    p50 ${fmt(base.p50)} ms   p95 ${fmt(base.p95)} ms   p99 ${fmt(base.p99)} ms`);
-    console.log(`  received messages/s       ${fmt(base.perSecond)}   lost ${base.lost}`);
-    console.log(`ratio ours/baseline (messages/s delivered)     ${(messagesPerSecond / base.perSecond).toFixed(2)}`);
-    console.log(`ratio ours/baseline (speed = baseline p99 / ours p99)  ${(base.p99 / ours.p99).toFixed(2)}   p50: ${(base.p50 / ours.p50).toFixed(2)}`);
-    console.log(`targets: p99 ≤ 25 ms ${ours.p99 <= 25 ? 'met' : 'MISSED'}; 0 lost ${ours.lost === 0 ? 'met' : 'MISSED'}; ratio ≥ 0.4 (messages/s) ${messagesPerSecond / base.perSecond >= 0.4 ? 'met' : 'MISSED'}`);
+    console.log(
+      `fan-out: every message reaches the ${FANOUT} subscribers of its session's other channels on both sides, so both expect ${FANOUT} deliveries per message ` +
+        `(switchboard: one bus channel per session, the API skips the sender's channel; nchan: one channel per (session, channel), published once, ` +
+        `each subscriber multiplexing its session's ${FANOUT} other channels); nchan: Redis storage, worker_processes ${NGINX_WORKERS} (2 cores; switchboard runs 2 role processes)`,
+    );
+    if (Number.isFinite(readyAt)) console.log(`switchboard restarted cold: /readyz 200 after ${fmt((readyAt - startedAt) / 1000)} s; load begins once its ${SESSIONS * CHANNELS.length} subscribers are open`);
+
+    let stepId = 0;
+    const failures: Partial<Record<Side, number>> = {};
+    const results: StepResult[] = [];
+    for (const rate of RATES) {
+      for (const side of SIDES) {
+        const driver = sides[side];
+        if (!driver || (failures[side] ?? 0) >= MAX_FAILURES) continue;
+        const step = new Step(++stepId);
+        active[side] = step;
+        const total = Math.round(rate * SECONDS);
+        const groups = driver.groups();
+        const pids = Object.fromEntries(Object.values(groups).flat().map((p) => [String(p), p]));
+        const before = cpuSnapshot(pids);
+        const benchBefore = process.cpuUsage();
+        const t0 = now();
+        loadStart[side] ??= t0;
+        const load = await openLoop(total, rate, async (i) => {
+          const postStart = now();
+          const status = await driver.publish(step.id, i);
+          step.postLatencies.push(now() - postStart);
+          if (status < 200 || status >= 300) step.rejected++;
+        });
+        const expected = total * FANOUT;
+        // Deliveries still under way: wait while they keep coming (at most 30 s).
+        for (let last = -1, still = 0, waited = 0; step.seen.size < expected && waited < 30_000 && still < 3_000; waited += 100) {
+          await sleep(100);
+          still = step.seen.size === last ? still + 100 : 0;
+          last = step.seen.size;
+        }
+        const after = cpuSnapshot(pids);
+        const bench = process.cpuUsage(benchBefore);
+        active[side] = undefined;
+        const cpu = groupCpu(before, after, groups);
+        cpu['load generator'] = (bench.user + bench.system) / 1e6;
+        const cpuPerMessage = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, (v * 1000) / total]));
+        const all = summarize(step.deliveries.map((d) => d.latency));
+        const lost = expected - step.seen.size;
+        const held = all.p99 < HELD_P99_MS && lost === 0;
+        if (!held) failures[side] = (failures[side] ?? 0) + 1;
+        const result: StepResult = { side, rate, all, delivered: step.seen.size, expected, lost, rejected: step.rejected, held, cpuPerMessage, lateMs: load.lateMs };
+        // The first step of a side after its start: its first seconds apart from the rest.
+        if (COLD > 0 && loadStart[side] === t0) {
+          const cut = t0 + COLD * 1000;
+          result.cold = { first: summarize(step.deliveries.filter((d) => d.sent < cut).map((d) => d.latency)), rest: summarize(step.deliveries.filter((d) => d.sent >= cut).map((d) => d.latency)) };
+        }
+        results.push(result);
+        const groupText = Object.entries(cpuPerMessage).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ');
+        const mainGroups = Object.entries(cpuPerMessage).filter(([k]) => k !== 'load generator' && k !== 'other').reduce((s, [, v]) => s + v, 0);
+        console.log(
+          `${side.padEnd(14)} ${String(rate).padStart(5)} msg/s × ${SECONDS} s  ${line(all)}  delivered ${step.seen.size}/${expected}  lost ${lost}  POST non-2xx ${step.rejected}  ` +
+            `${held ? 'held' : 'FAILED'}   [load ${loadavg()}]`,
+        );
+        step.postLatencies.sort((a, b) => a - b);
+        console.log(
+          `${''.padEnd(14)} CPU ms/message: ${groupText} (server side total ${fmt(mainGroups, 2)}); POST round trip p50 ${fmt(percentile(step.postLatencies, 50))} p99 ${fmt(percentile(step.postLatencies, 99))} ms; ` +
+            `duplicates ${step.duplicates}, own-channel ${step.ownChannel}, max schedule lag ${fmt(load.lateMs)} ms, streams dropped ${dropped}, late deliveries ${late}`,
+        );
+        if (result.cold) {
+          const ratio = result.cold.first.p99 / result.cold.rest.p99;
+          console.log(
+            `${''.padEnd(14)} first ${COLD} s of load  ${line(result.cold.first)}  (${result.cold.first.count} deliveries)\n` +
+              `${''.padEnd(14)} after that         ${line(result.cold.rest)}  (${result.cold.rest.count} deliveries)   p99 ratio first/after ${fmt(ratio, 2)}` +
+              (side === 'switchboard' && Number.isFinite(readyAt) ? ` (target ≤ 2: ${ratio <= 2 ? 'met' : 'MISSED'}; load began ${fmt((t0 - readyAt) / 1000)} s after /readyz 200)` : ''),
+          );
+        }
+        await sleep(2_000);
+      }
+    }
+
+    // Side by side.
+    console.log('');
+    console.log(`sessions bench: ${SESSIONS * CHANNELS.length} SSE subscribers over ${SESSIONS} sessions, open loop, ${SECONDS} s steps; latency publish→delivery in ms [load ${loadavg()}]`);
+    const shown = SIDES.filter((s) => sides[s]);
+    console.log(`  ${'msg/s'.padStart(6)}  ${shown.map((s) => `${s.padEnd(14)} ${'p50'.padStart(6)} ${'p95'.padStart(6)} ${'p99'.padStart(6)} ${'max'.padStart(7)} ${'lost'.padStart(6)} ${'CPU ms/msg'.padStart(10)}`).join('   ')}`);
+    for (const rate of RATES) {
+      const cells = shown.map((side) => {
+        const r = results.find((x) => x.side === side && x.rate === rate);
+        if (!r) return `${'(stopped)'.padEnd(14)} ${''.padStart(6)} ${''.padStart(6)} ${''.padStart(6)} ${''.padStart(7)} ${''.padStart(6)} ${''.padStart(10)}`;
+        const server = Object.entries(r.cpuPerMessage).filter(([k]) => k !== 'load generator' && k !== 'other').reduce((s, [, v]) => s + v, 0);
+        return `${(r.held ? 'held' : 'FAILED').padEnd(14)} ${fmt(r.all.p50).padStart(6)} ${fmt(r.all.p95).padStart(6)} ${fmt(r.all.p99).padStart(6)} ${fmt(r.all.max).padStart(7)} ${String(r.lost).padStart(6)} ${fmt(server, 2).padStart(10)}`;
+      });
+      console.log(`  ${String(rate).padStart(6)}  ${cells.join('   ')}`);
+    }
+    const ceiling = (side: Side) => Math.max(0, ...results.filter((r) => r.side === side && r.held).map((r) => r.rate));
+    if (RATES.length > 1) {
+      const ceilings = shown.map((s) => `${s} ${ceiling(s) || 'none'} msg/s`).join(', ');
+      const ratio = sides.switchboard && sides.nchan ? ceiling('switchboard') / ceiling('nchan') : NaN;
+      console.log(`highest rate held (p99 < ${HELD_P99_MS} ms, nothing lost): ${ceilings}${Number.isFinite(ratio) ? `; ratio switchboard/nchan ${fmt(ratio, 2)} (target ≥ 0.5)` : ''}`);
+    }
+    if (sides.switchboard && sides.nchan) {
+      for (const rate of RATES.filter((r) => r === 500 || r === 1000)) {
+        const ours = results.find((r) => r.side === 'switchboard' && r.rate === rate);
+        const theirs = results.find((r) => r.side === 'nchan' && r.rate === rate);
+        if (!ours || !theirs) continue;
+        const p50 = rate === 500 ? `; p50 ≤ 3 ms ${ours.all.p50 <= 3 ? 'met' : 'MISSED'} (${fmt(ours.all.p50)})` : '';
+        console.log(`target at ${rate} msg/s: switchboard p99 ≤ nchan's ${ours.all.p99 <= theirs.all.p99 ? 'met' : 'MISSED'} (${fmt(ours.all.p99)} vs ${fmt(theirs.all.p99)} ms)${p50}`);
+      }
+    }
+    if (platform?.apiPid) {
+      const mem = rssMb(platform.apiPid);
+      const metrics = await (await fetch(apiMetricsUrl!)).text().catch(() => '');
+      const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN) * 1000;
+      console.log(`switchboard API: RSS ${fmt(mem.rss)} MB (peak ${fmt(mem.peak)} MB); event-loop delay p99 ${fmt(gauge('nodejs_eventloop_lag_p99_seconds'))} ms, max ${fmt(gauge('nodejs_eventloop_lag_max_seconds'))} ms`);
+    }
   } finally {
-    for (const es of sources) es.close();
-    redis.disconnect();
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
-    await dropDatabase(database);
-    await deleteKeysWithPrefix(prefix, redisAddress(env));
+    for (const s of subscriptions) s.close();
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => console.error(err));
+    await storage?.drop();
   }
+}
+
+function loadavg(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
 await main();
