@@ -6,6 +6,7 @@ import { closeQueues } from '../shared/queues.js';
 import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
 import { startServer } from './server.js';
+import { warmUp } from './platform/warm-up.js';
 
 try {
   const cfg = config();
@@ -16,6 +17,8 @@ try {
   onShutdown('queues', closeQueues);
   const { url } = await startServer(cfg.http.port, cfg.http.host);
   logger('web').info({ url }, 'API listening');
+  // /readyz answers 503 (warm_up pending) until this is done: traffic arrives at a warm process.
+  await warmUp(url);
 } catch (err) {
   // What stops start-up is said in one line (a configuration error lists each variable).
   console.error(err instanceof ConfigError ? err.message : `start-up failed: ${(err as Error).message}`);

@@ -47,10 +47,12 @@ export const variables = {
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
   DATABASE_POOL_MAX: [int(10, 1), 'connections per process in the knex pool'],
+  DATABASE_POOL_MIN: [int(2, 0), 'connections per process the pool keeps open (at most DATABASE_POOL_MAX); the API opens them before /readyz answers 200'],
   DATABASE_STATEMENT_TIMEOUT_MS: [int(15000, 0), 'longest a database statement of the API and workers may run (Postgres statement_timeout; 0 = none); migrations are not bounded'],
   DATABASE_CONNECT_TIMEOUT_MS: [int(1000, 1), 'longest wait for a new PostgreSQL connection'],
   DATABASE_ACQUIRE_TIMEOUT_MS: [int(1500, 1), 'longest wait for a connection of the pool before the request is answered 503'],
   API_OUTAGE_DEADLINE_MS: [int(1700, 100), 'web role: while Redis or PostgreSQL is failing, a request not answered by then gets 503 with Retry-After (its work may still finish)'],
+  API_WARMUP_ROUNDS: [int(200, 0), 'web role: rounds of requests over loopback (about no session, changing nothing) that warm the request path before /readyz answers 200; 0 = none'],
   API_QUERY_TIMEOUT_MS: [int(1500, 0), 'web role: longest wait for the answer to one query, so a frozen PostgreSQL gives 503 within 2 s (0 = none)'],
   DEV_POSTGRES_PORT: [int(54329, 1), 'port of the embedded PostgreSQL that npm run dev starts when DATABASE_URL is unset'],
   BUS_HOST: [z.string().default('localhost'), 'Redis host (message bus and queues)'],
@@ -200,7 +202,7 @@ function nested(env: Env) {
   return {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
-    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS },
+    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS, warmUpRounds: env.API_WARMUP_ROUNDS },
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     // Tests are silent unless a test asks for logs (LOG_LEVEL set).
     log: { level: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info') },
@@ -227,6 +229,7 @@ function nested(env: Env) {
     db: {
       url: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard',
       poolMax: env.DATABASE_POOL_MAX,
+      poolMin: Math.min(env.DATABASE_POOL_MIN, env.DATABASE_POOL_MAX),
       devEmbeddedPort: env.DEV_POSTGRES_PORT,
       connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
       acquireTimeoutMs: env.DATABASE_ACQUIRE_TIMEOUT_MS,

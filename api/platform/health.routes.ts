@@ -5,12 +5,18 @@ import { db, pendingMigrations } from '../../shared/db/index.js';
 import { pingRedis } from '../../shared/redis.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../../shared/metrics.js';
 import { NotReadyError, UnauthorizedError } from '../../shared/errors.js';
+import { warmUpState } from './warm-up.js';
 
 const checkState = z.enum(['up', 'down']);
 const readiness = z
   .object({
     status: z.enum(['ready', 'not_ready']),
-    checks: z.object({ postgres: checkState, redis: checkState, migrations: z.enum(['current', 'pending', 'unknown']) }),
+    checks: z.object({
+      postgres: checkState,
+      redis: checkState,
+      migrations: z.enum(['current', 'pending', 'unknown']),
+      warm_up: z.enum(['done', 'pending']).openapi({ description: "The process's start-up warm-up (pools, connections, request path): pending until done" }),
+    }),
     pending_migrations: z.array(z.string()).optional(),
   })
   .openapi('Readiness');
@@ -25,8 +31,9 @@ async function probe() {
   let pending: string[] | undefined;
   if (pg === 'up') pending = await withTimeout(pendingMigrations(), 2000).catch(() => undefined);
   const migrations = pending === undefined ? ('unknown' as const) : pending.length ? ('pending' as const) : ('current' as const);
-  const ready = pg === 'up' && redis === 'up' && migrations === 'current';
-  return { status: ready ? ('ready' as const) : ('not_ready' as const), checks: { postgres: pg, redis, migrations }, ...(pending?.length ? { pending_migrations: pending } : {}) };
+  const warm = warmUpState();
+  const ready = pg === 'up' && redis === 'up' && migrations === 'current' && warm === 'done';
+  return { status: ready ? ('ready' as const) : ('not_ready' as const), checks: { postgres: pg, redis, migrations, warm_up: warm }, ...(pending?.length ? { pending_migrations: pending } : {}) };
 }
 
 const started = Date.now();
@@ -46,7 +53,7 @@ export function healthRoutes(): ApiRouter {
       method: 'get',
       path: '/readyz',
       tags: ['platform'],
-      summary: 'Readiness: PostgreSQL and Redis reachable, migrations current',
+      summary: 'Readiness: PostgreSQL and Redis reachable, migrations current, the start-up warm-up done',
       description: 'Answers 503 problem+json naming each dependency that is down (and the body lists the checks).',
       auth: 'public',
       responses: { 200: { description: 'Ready', schema: readiness } },
@@ -54,7 +61,7 @@ export function healthRoutes(): ApiRouter {
       handler: async () => {
         const result = await probe();
         if (result.status === 'ready') return result;
-        const down = Object.entries(result.checks).filter(([, v]) => v !== 'up' && v !== 'current').map(([k, v]) => `${k} ${v}`);
+        const down = Object.entries(result.checks).filter(([, v]) => v !== 'up' && v !== 'current' && v !== 'done').map(([k, v]) => `${k} ${v}`);
         throw new NotReadyError(`Not ready: ${down.join(', ')}.`, [], { checks: result.checks });
       },
     })

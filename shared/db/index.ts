@@ -32,7 +32,7 @@ export interface DbTimeouts {
  * With timeouts, a PostgreSQL that is down or frozen fails a query within them (the API answers
  * 503) instead of holding it for knex's 60 s acquire wait or forever.
  */
-export function knexOptions(url: string, poolMax = 10, limits: DbTimeouts | number = {}): Knex.Config {
+export function knexOptions(url: string, poolMax = 10, limits: DbTimeouts | number = {}, poolMin = 0): Knex.Config {
   // A number is the statement timeout alone (callers that bound nothing else).
   const timeouts: DbTimeouts = typeof limits === 'number' ? { statementMs: limits } : limits;
   return {
@@ -52,7 +52,7 @@ export function knexOptions(url: string, poolMax = 10, limits: DbTimeouts | numb
       deprecate: (method: string, alternative: string) => logger('db').warn({ method, alternative }, 'knex deprecation'),
     },
     // A new connection means PostgreSQL answers again: the end of an outage is logged once.
-    pool: { min: 0, max: poolMax, afterCreate: (conn: unknown, done: (err: Error | null, conn: unknown) => void) => (dependencyRecovered('postgres'), done(null, conn)) },
+    pool: { min: poolMin, max: poolMax, afterCreate: (conn: unknown, done: (err: Error | null, conn: unknown) => void) => (dependencyRecovered('postgres'), done(null, conn)) },
     migrations: { tableName: 'knex_migrations', migrationSource: new MigrationFiles() },
   };
 }
@@ -100,7 +100,7 @@ export function boundQueriesForRequests(ms: number): void {
 export function db(): Knex {
   if (!instance) {
     const c = config().db;
-    instance = knexFactory(knexOptions(c.url, c.poolMax, { connectMs: c.connectTimeoutMs, acquireMs: c.acquireTimeoutMs, statementMs: c.statementTimeoutMs, queryMs: queryTimeoutMs }));
+    instance = knexFactory(knexOptions(c.url, c.poolMax, { connectMs: c.connectTimeoutMs, acquireMs: c.acquireTimeoutMs, statementMs: c.statementTimeoutMs, queryMs: queryTimeoutMs }, c.poolMin));
   }
   return instance;
 }

@@ -241,12 +241,12 @@ async function main() {
   };
   let dropped = 0;
   const onClosed = () => dropped++;
+  let platform: Platform | undefined;
   try {
     const sides: Partial<Record<Side, { publish(step: number, i: number): Promise<number>; groups(): Record<string, number[]> }>> = {};
     const loadStart: Partial<Record<Side, number>> = {};
     let readyAt = NaN;
     let startedAt = NaN;
-    let platform: Platform | undefined;
     let apiMetricsUrl: string | undefined;
 
     // Switchboard: set up the sessions, then (unless told otherwise) restart so the load meets a cold platform.
@@ -330,7 +330,6 @@ async function main() {
         groups: () => platform?.groups() ?? {},
       };
     }
-    if (platform) cleanups.push(() => platform!.stop());
 
     if (SIDES.includes('insert-publish')) {
       const knex = knexFactory({ client: 'pg', connection: serverUrl(storage!.database), pool: { min: 0, max: 10 } });
@@ -482,6 +481,7 @@ async function main() {
   } finally {
     for (const s of subscriptions) s.close();
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => console.error(err));
+    await platform?.stop();
     await storage?.drop();
   }
 }
