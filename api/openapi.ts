@@ -1,12 +1,18 @@
 /** /api/openapi.json (generated from the route registry) and /api/docs (Swagger UI from swagger-ui-dist, no CDN). */
 import Router from '@koa/router';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import swaggerUi from 'swagger-ui-dist';
 import { openapi } from './routing.js';
 
 let cached: object | undefined;
+
+/**
+ * Swagger UI's files, served from the package's folder. The package's entry is not imported: it
+ * loads the whole UI bundle into the process (10 MB of heap in every API process for a page few open).
+ */
+const swaggerUiDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /** The OpenAPI 3.1 document of every registered route. */
 export function openApiDocument(): object {
@@ -54,7 +60,7 @@ export function docsRouter(): Router {
     if (!assets.has(file)) return;
     ctx.type = path.extname(file);
     ctx.set('Cache-Control', 'public, max-age=86400');
-    ctx.body = await readFile(path.join(swaggerUi.getAbsoluteFSPath(), file));
+    ctx.body = await readFile(path.join(swaggerUiDir, file));
   });
   return router;
 }

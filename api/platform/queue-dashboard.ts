@@ -1,21 +1,37 @@
 /** Operator queue dashboard (bull-board) at /admin/queues, behind admin basic auth. */
 import type Koa from 'koa';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { KoaAdapter } from '@bull-board/koa';
 import { allQueues } from '../../shared/queues.js';
 import { requireAdmin } from '../middleware/auth.js';
 
 export const dashboardPath = '/admin/queues';
 
-export function mountQueueDashboard(app: Koa): void {
+/**
+ * bull-board is loaded on the dashboard's first request, not at start: its packages held 8 MB of
+ * heap in every API process, most of which never serves the dashboard.
+ */
+async function loadBoard(): Promise<Koa.Middleware> {
+  const [{ createBullBoard }, { BullMQAdapter }, { KoaAdapter }] = await Promise.all([
+    import('@bull-board/api'),
+    import('@bull-board/api/bullMQAdapter'),
+    import('@bull-board/koa'),
+  ]);
   const adapter = new KoaAdapter();
   adapter.setBasePath(dashboardPath);
   createBullBoard({ queues: allQueues().map((q) => new BullMQAdapter(q)), serverAdapter: adapter });
+  return adapter.registerPlugin();
+}
+
+export function mountQueueDashboard(app: Koa): void {
   const guard = requireAdmin();
-  const board = adapter.registerPlugin();
+  let board: Promise<Koa.Middleware> | undefined;
   app.use(async (ctx, next) => {
     if (ctx.path !== dashboardPath && !ctx.path.startsWith(`${dashboardPath}/`)) return next();
-    await guard(ctx, () => board(ctx, next));
+    // A failed load (say, a broken install) is retried by the next request instead of cached.
+    board ??= loadBoard().catch((err) => {
+      board = undefined;
+      throw err;
+    });
+    const loading = board;
+    await guard(ctx, async () => (await loading)(ctx, next));
   });
 }
