@@ -37,7 +37,7 @@ import knexFactory from 'knex';
 import { serverUrl } from '../helpers/databases.js';
 import { freePort } from '../helpers/ports.js';
 import { redisAddress } from '../helpers/redis-keys.js';
-import { benchStorage, fmt, httpCaller, now, roleEnv, rssMb, sleep, startRole, stopProcesses, waitForReady } from './bench-platform.js';
+import { benchStorage, fmt, httpCaller, inPool, now, roleEnv, rssMb, sleep, startRole, stopProcesses, waitForReady } from './bench-platform.js';
 import { cpuSnapshot, cpuUsed, type CpuSnapshot } from './machine-cpu.js';
 import { childrenOf, startNchan, type Nchan } from './nchan.js';
 import { percentile } from './percentile.js';
@@ -116,7 +116,8 @@ async function startPlatform(env: NodeJS.ProcessEnv): Promise<{ platform: Platfo
     };
   }
   const port = await freePort();
-  const launchEnv: NodeJS.ProcessEnv = { ...env, PORT: String(port), NODE_ENV: START === 'dev' ? 'development' : 'production' };
+  // npm start keeps the benchmark's NODE_ENV=test: production refuses to start without a real identity provider and https.
+  const launchEnv: NodeJS.ProcessEnv = { ...env, PORT: String(port), ...(START === 'dev' ? { NODE_ENV: 'development' } : {}) };
   let launcher: ChildProcess;
   if (START === 'start') {
     if (!existsSync('dist/shared/cli/start.js')) throw new Error('BENCH_START=start runs the compiled platform: npm run build first');
@@ -242,6 +243,29 @@ async function main() {
   let dropped = 0;
   const onClosed = () => dropped++;
   let platform: Platform | undefined;
+  /**
+   * Opens a side's subscribers, 50 at a time as clients arriving together would, each retried
+   * (up to 10 times, 250 ms apart) when refused; resolves with the number of refusals.
+   */
+  const openSubscribers = async (side: Side, streams: Array<{ url: string; channel: string }>, headers: Record<string, string>) => {
+    let refusals = 0;
+    await inPool(streams, 50, async ({ url, channel }) => {
+      for (let attempt = 1; ; attempt++) {
+        const sub = subscribeSse(url, headers, onEvent(side, channel), onClosed);
+        try {
+          await sub.opened;
+          subscriptions.push(sub);
+          return;
+        } catch (err) {
+          sub.close();
+          refusals++;
+          if (attempt === 10) throw err;
+          await sleep(250);
+        }
+      }
+    });
+    return refusals;
+  };
   try {
     const sides: Partial<Record<Side, { publish(step: number, i: number): Promise<number>; groups(): Record<string, number[]> }>> = {};
     const loadStart: Partial<Record<Side, number>> = {};
@@ -273,16 +297,13 @@ async function main() {
       nchan = await startNchan(`${prefix}:nchan`, NGINX_WORKERS);
       cleanups.push(() => nchan!.stop());
       const { call } = httpCaller(nchan.url, {});
-      const opened: Promise<void>[] = [];
-      for (const s of sessions.length ? sessions.map((s) => s.id) : Array.from({ length: SESSIONS }, (_, i) => `s${i}`)) {
-        for (const c of CHANNELS) {
-          const sub = subscribeSse(nchan.url + nchan.subscribePath(s, CHANNELS.filter((o) => o !== c)), {}, onEvent('nchan', c), onClosed);
-          subscriptions.push(sub);
-          opened.push(sub.opened);
-        }
-      }
-      await Promise.all(opened);
       const ids = sessions.length ? sessions.map((s) => s.id) : Array.from({ length: SESSIONS }, (_, i) => `s${i}`);
+      const refused = await openSubscribers(
+        'nchan',
+        ids.flatMap((s) => CHANNELS.map((c) => ({ url: nchan!.url + nchan!.subscribePath(s, CHANNELS.filter((o) => o !== c)), channel: c }))),
+        {},
+      );
+      if (refused) console.log(`nchan: ${refused} subscriber opens refused at first and retried`);
       sides.nchan = {
         // The body is the envelope switchboard's stream carries, so both sides send and parse the same bytes.
         publish: async (step, i) => {
@@ -304,15 +325,12 @@ async function main() {
       }
       const url = platform?.url ?? TARGET!;
       apiMetricsUrl = `${url}/metrics`;
-      const opened: Promise<void>[] = [];
-      for (const s of sessions) {
-        for (const c of CHANNELS) {
-          const sub = subscribeSse(`${url}/api/sessions/${s.id}/events?channel=${c}`, { 'X-API-Key': API_KEY }, onEvent('switchboard', c), onClosed);
-          subscriptions.push(sub);
-          opened.push(sub.opened);
-        }
-      }
-      await Promise.all(opened);
+      const refused = await openSubscribers(
+        'switchboard',
+        sessions.flatMap((s) => CHANNELS.map((c) => ({ url: `${url}/api/sessions/${s.id}/events?channel=${c}`, channel: c }))),
+        { 'X-API-Key': API_KEY },
+      );
+      if (refused) console.log(`switchboard: ${refused} subscriber opens refused at first (429/503) and retried`);
       const { call } = httpCaller(url, { 'X-API-Key': API_KEY });
       sides.switchboard = {
         publish: async (step, i) => {
