@@ -14,6 +14,8 @@ export interface CpuSnapshot {
   used: Record<string, number>;
   /** Machine-wide seconds (all CPUs): busy, softirq (loopback networking, charged to no process), stolen by the host, idle (+ iowait). */
   machine: { busy: number; softirq: number; steal: number; idle: number };
+  /** Seconds of each process of each service, so a process that exits between two snapshots does not count as negative use. */
+  servicePids: Record<string, Record<string, number>>;
 }
 
 const statSeconds = (stat: string) => {
@@ -30,6 +32,7 @@ export function processCpuSeconds(pid: number): number {
 export function cpuSnapshot(pids: Record<string, number> = {}): CpuSnapshot {
   const names = new Map(Object.entries(pids).map(([name, pid]) => [String(pid), name]));
   const used: Record<string, number> = Object.fromEntries([...Object.keys(pids), ...Object.keys(services)].map((n) => [n, 0]));
+  const servicePids: Record<string, Record<string, number>> = Object.fromEntries(Object.keys(services).map((n) => [n, {}]));
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -39,17 +42,24 @@ export function cpuSnapshot(pids: Record<string, number> = {}): CpuSnapshot {
       continue; // exited meanwhile
     }
     const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const name = names.get(entry) ?? Object.entries(services).find(([, prefix]) => command.startsWith(prefix))?.[0];
+    const service = Object.entries(services).find(([, prefix]) => command.startsWith(prefix))?.[0];
+    const name = names.get(entry) ?? service;
     if (name) used[name]! += statSeconds(stat);
+    if (service && !names.has(entry)) servicePids[service]![entry] = statSeconds(stat);
   }
   const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
   const [user, nice, system, idle, iowait, irq, softirq, steal] = values.map((v) => Number(v) / 100) as number[];
-  return { used, machine: { busy: user! + nice! + system! + irq! + softirq!, softirq: softirq!, steal: steal!, idle: idle! + iowait! } };
+  return { used, servicePids, machine: { busy: user! + nice! + system! + irq! + softirq!, softirq: softirq!, steal: steal!, idle: idle! + iowait! } };
 }
 
 /** What was used between two snapshots, and the machine's busy and steal shares of that time. */
 export function cpuUsed(before: CpuSnapshot, after: CpuSnapshot) {
   const used = Object.fromEntries(Object.keys(after.used).map((n) => [n, after.used[n]! - (before.used[n] ?? 0)]));
+  // A service's use is summed per process alive at the end (a new one from zero): the test suites
+  // of others start and end Postgres backends meanwhile, and their exit must not subtract.
+  for (const [service, now] of Object.entries(after.servicePids)) {
+    used[service] = Object.entries(now).reduce((sum, [pid, seconds]) => sum + seconds - (before.servicePids[service]?.[pid] ?? 0), 0);
+  }
   const machine = {
     busy: after.machine.busy - before.machine.busy,
     softirq: after.machine.softirq - before.machine.softirq,

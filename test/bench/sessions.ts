@@ -140,12 +140,16 @@ async function startPlatform(env: NodeJS.ProcessEnv): Promise<{ platform: Platfo
   return { started, ready, platform: { url, apiPid: groups().api[0], groups, stop: () => stopProcesses([launcher]) } };
 }
 
-/** Sums CPU seconds per group of pids between two snapshots. */
-function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string, number[]>): Record<string, number> {
+/**
+ * Sums CPU seconds per group of pids between two snapshots, and Postgres's: only the backends of
+ * this run's database when it has one (the machine's other Postgres users are not ours), else all.
+ */
+function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string, number[]>, database?: string): Record<string, number> {
   const used = cpuUsed(before, after).used;
   const out: Record<string, number> = {};
   for (const [name, pids] of Object.entries(groups)) out[name] = pids.reduce((s, p) => s + (used[String(p)] ?? 0), 0);
-  out.postgres = used.postgres ?? 0;
+  const backends = Object.entries(after.servicePids.postgres ?? {}).filter(([pid]) => !database || commandLine(Number(pid)).includes(` ${database} `));
+  out.postgres = backends.reduce((s, [pid, seconds]) => s + seconds - (before.servicePids.postgres?.[pid] ?? 0), 0);
   out.redis = used.redis ?? 0;
   return out;
 }
@@ -424,7 +428,7 @@ async function main() {
         const after = cpuSnapshot(pids);
         const bench = process.cpuUsage(benchBefore);
         active[side] = undefined;
-        const cpu = groupCpu(before, after, groups);
+        const cpu = groupCpu(before, after, groups, storage?.database);
         cpu['load generator'] = (bench.user + bench.system) / 1e6;
         const cpuPerMessage = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, (v * 1000) / total]));
         const all = summarize(step.deliveries.map((d) => d.latency));
