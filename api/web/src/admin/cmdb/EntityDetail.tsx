@@ -77,8 +77,8 @@ export default function EntityDetail() {
         {e.source} · <Code>{e.natural_key}</Code> · first seen {when(e.first_seen_at)} · last seen {when(e.last_seen_at)}
       </Text>
       {e.origin === 'discovery' && (
-        <Alert variant="light" color="gray" icon={<IconLock size={18} />} aria-label="Discovered entity">
-          Discovered by the source {e.source}: its name, health and attributes follow that source at each run, so they cannot be edited or deleted here. Relationships of your own can
+        <Alert variant="light" color="gray" icon={<IconLock size={18} />} title="Discovered entity: read-only here">
+          The source {e.source} reports it: its name, health and attributes follow that source at each discovery run, so they cannot be edited or deleted by hand. Relationships of your own can
           still be added.
         </Alert>
       )}

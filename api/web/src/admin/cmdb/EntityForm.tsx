@@ -76,6 +76,7 @@ export function EntityForm({ types = [], entity, onClose }: { types?: string[]; 
             placeholder='{"owner": "payments"}'
             value={attributes}
             onChange={setAttributes}
+            validationError="is not valid JSON"
             error={attributesError ?? fieldError('body.attributes')}
             autosize
             minRows={3}

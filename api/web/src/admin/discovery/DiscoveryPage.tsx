@@ -62,7 +62,7 @@ export default function DiscoveryPage() {
       <ProblemAlert error={trigger.error ?? patch.error ?? remove.error ?? status.error} />
       {runId && <FollowRun id={runId} />}
       {running && (
-        <Alert color="blue" variant="light" title="A discovery run is in progress" aria-label="Run in progress">
+        <Alert color="blue" variant="light" title="A discovery run is in progress">
           Started {when(running.started_at)} ({running.trigger}). Sources cannot be deleted until it has ended.
         </Alert>
       )}
