@@ -8,11 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { fixture } from '../sre/alerting-helpers.js';
 import { eventually } from '../helpers/eventually.js';
-import { dockerApiServer } from '../sre/discovery-servers.js';
+import { dockerApiServer, startPrometheus } from '../sre/discovery-servers.js';
+import { startLocalGitLab } from '../helpers/local-gitlab-server.js';
 import { launchBrowser, screenshot, signInAt } from '../helpers/browser.js';
 import { devAccounts, startIdentity } from '../helpers/identity.js';
 
-const dockerApi = await dockerApiServer({
+const dockerState: Parameters<typeof dockerApiServer>[0] = {
   containers: [
     {
       Id: 'shop-web-1-0123456789abcdef',
@@ -25,7 +26,11 @@ const dockerApi = await dockerApiServer({
       NetworkSettings: { Networks: { shop_default: { IPAddress: '172.20.0.2', Aliases: null } } },
     },
   ],
-});
+};
+const dockerApi = await dockerApiServer(dockerState);
+// A real Prometheus for deploying monitors; the local GitLab stands in for the incident tracker.
+const prometheus = await startPrometheus({});
+const gitlab = await startLocalGitLab({ token: 'glpat-console-ops' });
 const dockerAddress = `tcp://127.0.0.1:${dockerApi.port}`;
 Object.assign(process.env, {
   CONTAINER_RUNTIME_HOST: dockerAddress,
@@ -33,8 +38,13 @@ Object.assign(process.env, {
   // Template recommendations of new entities become monitors, so the monitors screen has some.
   MONITORS_AUTO_APPLY: 'true',
   MONITORS_MODEL_AUTO: 'false',
+  METRICS_URL: prometheus.url,
+  RULES_DIR: prometheus.rulesDir,
+  ISSUE_TRACKER_URL: gitlab.url,
+  ISSUE_TRACKER_TOKEN: 'glpat-console-ops',
+  ISSUE_TRACKER_PROJECT_ID: '42',
 });
-afterAll(() => dockerApi.close());
+afterAll(() => Promise.all([dockerApi.close(), prometheus.stop(), gitlab.close()]));
 
 const idp = await startIdentity();
 const { startPlatform } = await import('../helpers/platform.js');
@@ -70,7 +80,7 @@ beforeAll(async () => {
   page.setDefaultTimeout(15_000);
 }, 120_000);
 
-describe('console operations in Chromium', { timeout: 90_000 }, () => {
+describe('console operations in Chromium', { timeout: 150_000 }, () => {
   it('silences: create one in the browser; a matching alert shows as silenced and opens no incident; end it early', async () => {
     await page.getByRole('link', { name: 'Silences' }).waitFor();
     await page.getByText('No silences in these states.').waitFor();
@@ -136,6 +146,7 @@ describe('console operations in Chromium', { timeout: 90_000 }, () => {
     expect(new Date(ended.ends_at).getTime()).toBeLessThanOrEqual(Date.now());
     await page.getByRole('combobox', { name: 'State' }).click({ force: true });
     await page.getByRole('option', { name: 'expired' }).click();
+    await page.keyboard.press('Escape');
     await page.getByRole('table', { name: 'Silences' }).getByText(`ended by ${sreName}`).waitFor();
     await screenshot(page, 'ops-1-silences-expired');
     await page.goto(`${app.url}/admin/alerts?silenced=false`);
@@ -143,9 +154,15 @@ describe('console operations in Chromium', { timeout: 90_000 }, () => {
     expect(await page.getByLabel('QuietOne is silenced').count()).toBe(0);
   });
 
-  it('incidents: title, severity and assignee edited in the browser are timeline entries; resolve then reopen', async () => {
+  it('incidents: title, severity and assignee edited in the browser are timeline entries; resolve then reopen, in step with the tracker issue', async () => {
     const incident = await api<{ id: string }>('/api/v1/incidents', { method: 'POST', json: { title: 'Checkout is slow', severity: 'warning', by: 'api-test' } });
+    const issue = await eventually(async () => {
+      const { issue } = await api<{ issue: { web_url: string | null; iid: number } }>(`/api/v1/incidents/${incident.id}`);
+      return issue.web_url ? issue : undefined;
+    }, 10_000, 'tracker issue created');
+    const trackerIssue = () => gitlab.issues.find((i) => i.iid === issue.iid)!;
     await page.goto(`${app.url}/admin/incidents/${incident.id}`);
+    expect(await page.getByRole('link', { name: 'Tracker issue' }).getAttribute('href')).toBe(issue.web_url);
     await page.getByRole('button', { name: 'Edit' }).click();
     const dialog = page.getByRole('dialog', { name: 'Edit incident' });
     await dialog.getByLabel('Title').fill('Checkout is very slow');
@@ -169,9 +186,11 @@ describe('console operations in Chromium', { timeout: 90_000 }, () => {
 
     await page.getByRole('button', { name: 'Resolve' }).click();
     await confirm('Resolve');
+    await eventually(async () => trackerIssue().state === 'closed', 10_000, 'tracker issue closed');
     await page.getByRole('button', { name: 'Reopen' }).click();
     await confirm('Reopen');
     await eventually(async () => (await db()('sre_incidents').where({ id: incident.id }).first()).status === 'open');
+    await eventually(async () => trackerIssue().state === 'opened', 10_000, 'tracker issue reopened');
     await page.getByRole('button', { name: 'Acknowledge' }).waitFor();
     const moves = await db()('sre_incident_timeline').where({ incident_id: incident.id, kind: 'status_changed' }).orderBy('at');
     expect(moves.map((m) => [m.data.to, m.actor])).toEqual([
@@ -242,14 +261,15 @@ describe('console operations in Chromium', { timeout: 90_000 }, () => {
   });
 
   it('monitors: listed with their entity; disabled and removed in the browser', async () => {
-    const monitors = await api<{ items: Array<{ id: string; alert: string; status: string }> }>('/api/v1/cmdb/monitors?limit=100');
+    const container = await db()('sre_entities').where({ name: 'shop-web-1', type: 'container' }).first();
+    const monitors = await api<{ items: Array<{ id: string; alert: string; status: string }> }>(`/api/v1/cmdb/monitors?entity_id=${container.id}`);
     expect(monitors.items.length).toBeGreaterThan(1);
     const [first, second] = monitors.items as [(typeof monitors.items)[number], (typeof monitors.items)[number]];
     await page.goto(`${app.url}/admin/cmdb`);
     await page.getByRole('link', { name: 'Monitors' }).click();
     const table = page.getByRole('table', { name: 'Monitors' });
     await table.getByText(first.alert).first().waitFor();
-    await table.getByRole('link', { name: /shop-web-1 \(container\)|shop \(compose_project\)/ }).first().waitFor();
+    await table.getByRole('link', { name: 'shop-web-1' }).first().waitFor();
     await screenshot(page, 'ops-4-monitors');
 
     await table.getByLabel(`Enable monitor ${first.alert}`).first().click({ force: true });
@@ -266,6 +286,28 @@ describe('console operations in Chromium', { timeout: 90_000 }, () => {
     await row.getByRole('button', { name: 'Remove' }).click();
     await confirm('Remove');
     await eventually(async () => (await db()('sre_entity_monitors').where({ id: second.id }).first()) === undefined);
+
+    // Deployed to the real Prometheus; the disabled one stays out.
+    await page.getByRole('button', { name: 'Deploy all monitors' }).click();
+    const deployed = page.getByRole('alert', { name: 'Deployed' });
+    await deployed.waitFor({ timeout: 60_000 });
+    const live = Number((await db()('sre_entity_monitors').whereNot({ status: 'disabled' }).count({ n: '*' }).first())!.n);
+    await deployed.getByText(`${live} monitors deployed; ${live} in`).waitFor();
+    await deployed.getByText('0 monitors of stale entities taken out').waitFor();
+
+    // The container goes away: its monitors (and its project's) leave at the next deploy, which says how many.
+    const before = Number((await db()('sre_entity_monitors').count({ n: '*' }).first())!.n);
+    dockerState.containers = [];
+    const { run_id } = await api<{ run_id: string }>('/api/v1/cmdb/discovery/trigger', { method: 'POST' });
+    await eventually(async () => (await api<{ status: string }>(`/api/v1/cmdb/discovery/runs/${run_id}`)).status !== 'running', 20_000, 'discovery run');
+    expect((await db()('sre_entities').where({ id: container.id }).first()).stale).toBe(true);
+    const ofStale = Number((await db()('sre_entity_monitors as m').join('sre_entities as e', 'e.id', 'm.entity_id').where('e.stale', true).count({ n: '*' }).first())!.n);
+    expect(ofStale).toBeGreaterThan(1);
+    await page.reload();
+    await page.getByRole('button', { name: 'Deploy all monitors' }).click();
+    await page.getByRole('alert', { name: 'Deployed' }).getByText(`${ofStale} monitors of stale entities taken out`).waitFor({ timeout: 60_000 });
+    expect(Number((await db()('sre_entity_monitors').count({ n: '*' }).first())!.n)).toBe(before - ofStale);
+    await screenshot(page, 'ops-4-monitors-deployed');
   });
 
   it('discovery: a source is deleted after confirming; not while a run is in progress; a configured one explains why not', async () => {

@@ -20,7 +20,7 @@ export default function MonitorsPage() {
   // The list carries entity ids only: the names of this page's entities (cached, shared with the entity screens).
   const entityIds = [...new Set(items.map((m) => m.entity_id))];
   const entities = useQueries({ queries: entityIds.map((id) => $api.queryOptions('get', '/api/v1/cmdb/entities/{id}', { params: { path: { id } } })) });
-  const nameOf = new Map(entities.flatMap((q) => (q.data ? [[q.data.id, `${q.data.name} (${q.data.type})`] as const] : [])));
+  const entityOf = new Map(entities.flatMap((q) => (q.data ? [[q.data.id, q.data] as const] : [])));
   return (
     <Stack gap="sm">
       <Group justify="space-between" align="start">
@@ -34,7 +34,17 @@ export default function MonitorsPage() {
       <Select label="Status" data={statuses} value={f.status || null} onChange={(v) => set({ status: v ?? '' })} w={160} clearable />
       <ProblemAlert error={monitors.error} />
       <ListBody pending={monitors.isPending} count={items.length} empty="No monitors. Apply a recommendation on an entity's page to make one.">
-        <MonitorsTable monitors={items} entityCell={(m) => <Link to={`/admin/cmdb/${m.entity_id}`}>{nameOf.get(m.entity_id) ?? 'entity'}</Link>} />
+        <MonitorsTable
+          monitors={items}
+          entityCell={(m) => (
+            <>
+              <Link to={`/admin/cmdb/${m.entity_id}`}>{entityOf.get(m.entity_id)?.name ?? 'entity'}</Link>
+              <Text size="xs" c="dimmed">
+                {entityOf.get(m.entity_id)?.type}
+              </Text>
+            </>
+          )}
+        />
       </ListBody>
       {(page > 1 || items.length === pageSize) && (
         <Group gap="xs">

@@ -114,11 +114,20 @@ function SilenceRow({ s }: { s: Schemas['Silence'] }) {
         <MatcherBadges matchers={s.matchers} />
       </Table.Td>
       <Table.Td style={{ whiteSpace: 'nowrap' }}>
-        {when(s.starts_at)}
-        <br />
-        {when(s.ends_at)}
+        <Text size="sm">
+          <Text span size="xs" c="dimmed">
+            from{' '}
+          </Text>
+          {when(s.starts_at)}
+        </Text>
+        <Text size="sm">
+          <Text span size="xs" c="dimmed">
+            until{' '}
+          </Text>
+          {when(s.ends_at)}
+        </Text>
       </Table.Td>
-      <Table.Td>
+      <Table.Td style={{ whiteSpace: 'nowrap' }}>
         {s.created_by}
         {s.ended_by && (
           <Text size="xs" c="dimmed">
@@ -177,7 +186,7 @@ export default function SilencesPage() {
               <Table.Tr>
                 <Table.Th>State</Table.Th>
                 <Table.Th>Matchers</Table.Th>
-                <Table.Th>Starts / ends</Table.Th>
+                <Table.Th>Time range</Table.Th>
                 <Table.Th>Author</Table.Th>
                 <Table.Th>Comment</Table.Th>
                 <Table.Th />
