@@ -10,7 +10,7 @@ import { ListBody, SearchInput } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { opt, useUrlState } from '../../shared/url-state';
 import type { Schemas } from '../../api/client';
-import { DeployAll } from './monitors';
+import { DeployHeader } from './monitors';
 import { EntityForm, healths } from './EntityForm';
 
 const pageSize = 25;
@@ -37,13 +37,7 @@ export default function EntitiesPage() {
   const [creating, setCreating] = useState(false);
   return (
     <Stack gap="sm">
-      <Group justify="space-between" align="start">
-        <Title order={2}>CMDB</Title>
-        <Group align="start" gap="sm">
-          <Button onClick={() => setCreating(true)}>New entity</Button>
-          <DeployAll />
-        </Group>
-      </Group>
+      <DeployHeader title={<Title order={2}>CMDB</Title>} actions={<Button onClick={() => setCreating(true)}>New entity</Button>} />
       <Group align="end" gap="sm">
         <Select label="Type" data={types.data?.items ?? []} value={f.type || null} onChange={(v) => set({ type: v ?? '' })} w={170} clearable />
         <Select label="Source" data={(sources.data?.items ?? []).map((s) => s.name)} value={f.source || null} onChange={(v) => set({ source: v ?? '' })} w={150} clearable />

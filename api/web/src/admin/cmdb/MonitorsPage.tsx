@@ -6,7 +6,7 @@ import { $api } from '../../api/client';
 import { ListBody } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { opt, useUrlState } from '../../shared/url-state';
-import { DeployAll, MonitorsTable } from './monitors';
+import { DeployHeader, MonitorsTable } from './monitors';
 
 const pageSize = 50;
 const statuses = ['pending', 'deployed', 'disabled'] as const;
@@ -23,10 +23,7 @@ export default function MonitorsPage() {
   const entityOf = new Map(entities.flatMap((q) => (q.data ? [[q.data.id, q.data] as const] : [])));
   return (
     <Stack gap="sm">
-      <Group justify="space-between" align="start">
-        <Title order={2}>Monitors</Title>
-        <DeployAll />
-      </Group>
+      <DeployHeader title={<Title order={2}>Monitors</Title>} />
       <Text size="sm" c="dimmed">
         Alerting rules deployed to the metrics system for CMDB entities. A disabled monitor is kept but left out of the rule file from the next deploy on; monitors of entities gone
         stale are taken out at the next deploy.

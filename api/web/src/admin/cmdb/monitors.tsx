@@ -12,17 +12,26 @@ type Monitor = Schemas['EntityMonitor'];
 const refresh = () => invalidatePaths('/api/v1/cmdb');
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** Deploys every monitor and says what changed, stale ones taken out included. */
-export function DeployAll() {
+/**
+ * A screen's header with the deploy-all button (beside `actions`); the outcome, stale monitors taken
+ * out included, shows under the header at full width.
+ */
+export function DeployHeader({ title, actions }: { title: ReactNode; actions?: ReactNode }) {
   const deploy = $api.useMutation('post', '/api/v1/cmdb/monitors/deploy-all', { onSuccess: refresh });
   const d = deploy.data;
   return (
-    <Stack gap={6} align="end">
-      <Button variant="light" loading={deploy.isPending} onClick={() => deploy.mutate({})}>
-        Deploy all monitors
-      </Button>
+    <Stack gap="xs">
+      <Group justify="space-between" align="start">
+        {title}
+        <Group gap="sm">
+          {actions}
+          <Button variant="light" loading={deploy.isPending} onClick={() => deploy.mutate({})}>
+            Deploy all monitors
+          </Button>
+        </Group>
+      </Group>
       {d && (
-        <Alert color="green" title="Deployed">
+        <Alert color="green" title="Deployed" withCloseButton onClose={() => deploy.reset()}>
           {plural(d.deployed, 'monitor')} deployed; {d.total} in {d.rule_file}
           {d.checker ? ` (checked by ${d.checker})` : ''}. {plural(d.removed_stale, 'monitor')} of stale entities taken out; {plural(d.removed, 'rule')} left the rule file.
         </Alert>
