@@ -3,10 +3,9 @@
  * entities and relationships, monitors, and deleting a discovery source. What the browser does is
  * checked in Postgres; each new screen and state is screenshotted into test-results/screens/.
  */
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { fixture } from '../sre/alerting-helpers.js';
+import { firing } from '../sre/alerting-helpers.js';
 import { eventually } from '../helpers/eventually.js';
 import { dockerApiServer, startPrometheus } from '../sre/discovery-servers.js';
 import { startLocalGitLab } from '../helpers/local-gitlab-server.js';
@@ -53,14 +52,6 @@ const app = await startPlatform({ port: idp.appPort });
 const browser = await launchBrowser();
 const sreName = devAccounts.sre.name;
 
-/** An Alertmanager v4 notification (the documented fixture) carrying one alert of this name. */
-function firing(alertname: string, labels: Record<string, string> = {}) {
-  const body = fixture('webhook-v4-firing.json');
-  body.alerts = [{ ...body.alerts[0], labels: { ...body.alerts[0].labels, alertname, ...labels }, fingerprint: createHash('sha256').update(alertname).digest('hex').slice(0, 16) }];
-  body.groupLabels = { alertname };
-  body.commonLabels = { ...body.commonLabels, alertname };
-  return body;
-}
 const api = async <T = any>(path: string, init?: Parameters<typeof app.request>[1]) => {
   const res = await app.request(path, init);
   expect(res.status, `${path}: ${res.status}`).toBeLessThan(300);
@@ -149,6 +140,12 @@ describe('console operations in Chromium', { timeout: 150_000 }, () => {
     await page.keyboard.press('Escape');
     await page.getByRole('table', { name: 'Silences' }).getByText(`ended by ${sreName}`).waitFor();
     await screenshot(page, 'ops-1-silences-expired');
+    const narrow = await sre.newPage();
+    await narrow.setViewportSize({ width: 390, height: 844 });
+    await narrow.goto(`${app.url}/admin/silences?state=expired`);
+    await narrow.getByRole('table', { name: 'Silences' }).getByText('expired').waitFor();
+    await screenshot(narrow, 'ops-1-silences-narrow');
+    await narrow.close();
     await page.goto(`${app.url}/admin/alerts?silenced=false`);
     await page.getByRole('link', { name: 'QuietOne' }).waitFor();
     expect(await page.getByLabel('QuietOne is silenced').count()).toBe(0);

@@ -96,6 +96,18 @@ function NewSilence({ initial, onClose }: { initial: Matcher[]; onClose: () => v
   );
 }
 
+/** One end of the time range: a small dimmed word, then the time. */
+function Stamp({ label, at }: { label: string; at: string }) {
+  return (
+    <Text size="sm">
+      <Text span size="xs" c="dimmed">
+        {label}{' '}
+      </Text>
+      {when(at)}
+    </Text>
+  );
+}
+
 function SilenceRow({ s }: { s: Schemas['Silence'] }) {
   const me = useMe();
   const expire = $api.useMutation('post', '/api/v1/alerts/silences/{id}/expire', {
@@ -114,18 +126,8 @@ function SilenceRow({ s }: { s: Schemas['Silence'] }) {
         <MatcherBadges matchers={s.matchers} />
       </Table.Td>
       <Table.Td style={{ whiteSpace: 'nowrap' }}>
-        <Text size="sm">
-          <Text span size="xs" c="dimmed">
-            from{' '}
-          </Text>
-          {when(s.starts_at)}
-        </Text>
-        <Text size="sm">
-          <Text span size="xs" c="dimmed">
-            until{' '}
-          </Text>
-          {when(s.ends_at)}
-        </Text>
+        <Stamp label="from" at={s.starts_at} />
+        <Stamp label="until" at={s.ends_at} />
       </Table.Td>
       <Table.Td style={{ whiteSpace: 'nowrap' }}>
         {s.created_by}
