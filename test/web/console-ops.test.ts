@@ -195,6 +195,8 @@ describe('console operations in Chromium', { timeout: 150_000 }, () => {
       ['open', sreName],
     ]);
     await screenshot(page, 'ops-2-incident-reopened');
+    await page.getByRole('link', { name: 'Incidents' }).first().click();
+    await page.getByRole('table', { name: 'Incidents' }).getByRole('row').filter({ hasText: 'Checkout is very slow' }).getByText('oncall@example.com').waitFor();
   });
 
   it('cmdb: a manual entity and a relationship are created, edited and deleted; a discovered entity is read-only', async () => {
