@@ -309,7 +309,7 @@ describe('console operations in Chromium', { timeout: 150_000 }, () => {
     await screenshot(page, 'ops-4-monitors-deployed');
   });
 
-  it('discovery: a source is deleted after confirming; not while a run is in progress; a configured one explains why not', async () => {
+  it('discovery: a source is deleted after confirming; not while a run is in progress (even one started after the page loaded); a configured one offers no delete', async () => {
     const source = await api<{ id: string }>('/api/v1/cmdb/discovery/sources', { method: 'POST', json: { name: 'lab-docker', kind: 'docker', address: dockerAddress, enabled: false } });
     // A run in progress (as a worker holds it): deleting waits for it.
     const [run] = await db()('sre_discovery_runs').insert({ trigger: 'manual', status: 'running' }).returning('id');
@@ -322,10 +322,23 @@ describe('console operations in Chromium', { timeout: 150_000 }, () => {
     await page.getByLabel('Source lab-docker', { exact: true }).waitFor();
     expect(await page.getByRole('alert', { name: 'A discovery run is in progress' }).count()).toBe(0);
 
-    await page.getByRole('button', { name: 'Delete source docker' }).click();
-    await confirm('Delete source');
-    await page.getByRole('alert').getByText(/comes from configuration/).waitFor();
+    // A configured source is re-seeded at every run: it is marked, and no Delete is offered.
+    const configured = page.getByLabel('Source docker', { exact: true });
+    await configured.getByText('From configuration').waitFor();
+    expect(await page.getByRole('button', { name: 'Delete source docker' }).count()).toBe(0);
     await screenshot(page, 'ops-5-discovery-configured-source');
+
+    // A run that starts after the page loaded: the server refuses, naming the run, and the page catches up.
+    const [late] = await db()('sre_discovery_runs').insert({ trigger: 'manual', status: 'running' }).returning('id');
+    await page.getByRole('button', { name: 'Delete source lab-docker' }).click();
+    await confirm('Delete source');
+    await page.getByRole('alert').getByText(`Discovery run ${late.id} is in progress`, { exact: false }).waitFor();
+    await page.getByRole('alert', { name: 'A discovery run is in progress' }).waitFor();
+    expect(await db()('sre_discovery_sources').where({ id: source.id }).first()).toBeDefined();
+    await screenshot(page, 'ops-5-discovery-delete-refused-mid-run');
+    await db()('sre_discovery_runs').where({ id: late.id }).update({ status: 'failed', finished_at: new Date() });
+    await page.reload();
+    await page.getByLabel('Source lab-docker', { exact: true }).waitFor();
 
     await page.getByRole('button', { name: 'Delete source lab-docker' }).click();
     await confirm('Delete source');

@@ -1,5 +1,5 @@
 /** Discovery status: each source's last runs, the run history, a trigger that follows its run, enable/disable and delete a source. */
-import { Alert, Button, Card, Group, Loader, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Group, Loader, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useEffect, useState } from 'react';
 import { $api, invalidatePaths } from '../../api/client';
@@ -48,6 +48,8 @@ export default function DiscoveryPage() {
       notifications.show({ message: `Source ${status.data?.sources.find((s) => s.id === vars.params.path.id)?.name ?? ''} deleted with its entities` });
       await invalidatePaths('/api/v1/cmdb');
     },
+    // Refused (a run started since the page loaded, or configuration changed): show the page as it now is.
+    onError: () => invalidatePaths('/api/v1/cmdb/discovery'),
   });
   // A run in progress may still write entities of the source: deleting waits until it has ended.
   const running = status.data?.running;
@@ -90,17 +92,24 @@ export default function DiscoveryPage() {
                     <Text size="xs" c="dimmed" truncate>
                       {s.address}
                     </Text>
-                    <ConfirmButton
-                      size="compact-xs"
-                      variant="subtle"
-                      disabled={!!running}
-                      question={`Delete the source ${s.name}? Its entities (with their relationships, recommendations and monitors) and its run records are deleted too. Manual entities stay.`}
-                      confirmLabel="Delete source"
-                      onConfirm={() => remove.mutate({ params: { path: { id: s.id } } })}
-                      aria-label={`Delete source ${s.name}`}
-                    >
-                      Delete
-                    </ConfirmButton>
+                    {s.configured ? (
+                      // Re-seeded from configuration at every run: it can only be disabled.
+                      <Badge size="sm" variant="light" color="gray" title="Set by configuration: disable it instead of deleting it">
+                        From configuration
+                      </Badge>
+                    ) : (
+                      <ConfirmButton
+                        size="compact-xs"
+                        variant="subtle"
+                        disabled={!!running}
+                        question={`Delete the source ${s.name}? Its entities (with their relationships, recommendations and monitors) and its run records are deleted too. Manual entities stay.`}
+                        confirmLabel="Delete source"
+                        onConfirm={() => remove.mutate({ params: { path: { id: s.id } } })}
+                        aria-label={`Delete source ${s.name}`}
+                      >
+                        Delete
+                      </ConfirmButton>
+                    )}
                   </Group>
                   {last ? (
                     <Stack gap={2} mt="xs">
