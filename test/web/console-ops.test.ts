@@ -57,6 +57,19 @@ const api = async <T = any>(path: string, init?: Parameters<typeof app.request>[
   expect(res.status, `${path}: ${res.status}`).toBeLessThan(300);
   return (res.status === 204 ? undefined : await res.json()) as T;
 };
+/** The neighbourhood graph's node labels that lie wholly inside its box, or false while any does not. */
+async function graphInView(): Promise<string[] | false> {
+  const graph = page.getByRole('img', { name: 'Neighbourhood graph' });
+  const box = (await graph.boundingBox())!;
+  const nodes = await graph.locator('.react-flow__node').all();
+  const inside = await Promise.all(
+    nodes.map(async (n) => {
+      const b = await n.boundingBox();
+      return !!b && b.x >= box.x && b.y >= box.y && b.x + b.width <= box.x + box.width && b.y + b.height <= box.y + box.height;
+    }),
+  );
+  return inside.every(Boolean) && (await Promise.all(nodes.map((n) => n.innerText()))).map((t) => t.split('\n')[0]!).sort();
+}
 const confirm = (label: string) => page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: label }).click();
 
 let sre: BrowserContext;
@@ -228,6 +241,13 @@ describe('console operations in Chromium', { timeout: 150_000 }, () => {
     const shopWeb = await db()('sre_entities').where({ name: 'shop-web-1', type: 'container' }).first();
     const stored = await db()('sre_relationships').where({ from_entity_id: entity.id }).first();
     expect(stored).toMatchObject({ to_entity_id: shopWeb.id, type: 'depends_on' });
+    // The graph fits its view again once the relationship brings a second node.
+    const inView = await eventually(async () => {
+      const names = await graphInView();
+      return names && names.length === 2 && names;
+    }, 5_000, 'both graph nodes in view');
+    expect(inView).toEqual(['billing.example.com', 'shop-web-1']);
+    await screenshot(page, 'ops-3-graph-after-relationship');
 
     await relationships.getByLabel('Type of the relationship with shop-web-1').click();
     await page.getByRole('option', { name: 'routes_to' }).click();
