@@ -1,13 +1,13 @@
-// Why: side effects happen at most once across job retries (issue 16 point 13). An agent turn
-// records each model step and each tool call (intent before, result after) so a retried turn replays
-// them instead of acting again; a messaging-app send records its intent (status `sending`, with the
+// Why: side effects happen at most once across job retries (issue 16 point 13). An agent turn (web
+// chat, messaging app, delegated run) records each model step and each tool call (intent before,
+// result after) so a retried turn replays them instead of acting again; a messaging-app send records its intent (status `sending`, with the
 // moment) before calling the provider, so a retry after a lost answer looks the message up first.
 import type { Knex } from 'knex';
 import { timestamps, updatedAtTrigger } from '../shared/db/timestamps.js';
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('agent_turn_steps', (t) => {
-    // The turn: `webchat:<turn_id>`, `chatapp:<inbound message id>`.
+    // The turn: `webchat:<turn_id>`, `chatapp:<inbound message id>`, `delegation:<run id>`.
     t.text('turn_key').notNullable();
     // `model:<round>` (the model's answer of a round) or a tool call key (tool, argument digest, occurrence).
     t.text('step_key').notNullable();

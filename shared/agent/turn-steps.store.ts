@@ -1,6 +1,6 @@
 /**
  * Query module of `agent_turn_steps`: the journal of one agent turn (a web chat turn, an inbound
- * messaging-app message). Each model answer that asked for tools and each tool call (intent before it
+ * messaging-app message, a delegated run). Each model answer that asked for tools and each tool call (intent before it
  * runs, result after) is recorded, so a retried job replays the turn up to where it failed instead of
  * running its tools again.
  */
