@@ -32,4 +32,8 @@ export const statusColor: Record<string, string> = {
   dismissed: 'gray',
   deployed: 'green',
   pending: 'yellow',
+  processing: 'blue',
+  indexed: 'green',
+  in_progress: 'blue',
+  waiting: 'orange',
 };
