@@ -45,7 +45,7 @@ export function ContactForm({ contact, opened, onClose, tagOptions = [] }: { con
           <TextInput label="Company" value={company} onChange={(e) => setCompany(e.currentTarget.value)} error={fieldError('body.company')} />
           <TagsInput label="Tags" placeholder="Enter to add" data={tagOptions} value={tags} onChange={setTags} error={fieldError('body.tags')} />
           <Switch label="Favorite" checked={favorite} onChange={(e) => setFavorite(e.currentTarget.checked)} />
-          <ProblemAlert error={error} />
+          <ProblemAlert error={error} shownBeside={['body.name', 'body.email', 'body.phone', 'body.company', 'body.tags']} />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Cancel

@@ -1,5 +1,5 @@
 /** What can be done to one document (re-index, delete after confirming). */
-import { ActionIcon, Group, Stack, Tooltip } from '@mantine/core';
+import { Button, Group, Stack } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconRefresh } from '@tabler/icons-react';
 import { useState } from 'react';
@@ -29,11 +29,16 @@ export function DocumentActions({ document: d, onDeleted }: { document: Document
   return (
     <Stack gap={4}>
       <Group gap="xs" wrap="nowrap">
-        <Tooltip label="Index again">
-          <ActionIcon variant="light" aria-label={`Re-index ${d.filename}`} onClick={() => void reindex()} disabled={d.rag_status === 'pending' || d.rag_status === 'processing'}>
-            <IconRefresh size={16} />
-          </ActionIcon>
-        </Tooltip>
+        <Button
+          size="xs"
+          variant="light"
+          leftSection={<IconRefresh size={14} />}
+          aria-label={`Re-index ${d.filename}`}
+          onClick={() => void reindex()}
+          disabled={d.rag_status === 'pending' || d.rag_status === 'processing'}
+        >
+          Re-index
+        </Button>
         <ConfirmButton size="xs" variant="light" aria-label={`Delete ${d.filename}`} question={`Delete ${d.filename}? Its content and its search index go with it.`} confirmLabel="Delete" onConfirm={() => void remove()}>
           Delete
         </ConfirmButton>

@@ -48,7 +48,7 @@ export function UploadForm() {
           accept={accept}
           clearable
           w={{ base: '100%', sm: 300 }}
-          error={fileRefused ? `${error.title}: ${error.detail ?? ''}` : fieldError('body.file')}
+          error={fileRefused ? `${error.status === 413 ? 'Too large' : 'Not accepted'}: ${error.detail ?? error.title}` : fieldError('body.file')}
         />
         <TextInput label="Category" placeholder="invoices" value={category} onChange={(e) => setCategory(e.currentTarget.value)} w={{ base: '100%', sm: 160 }} error={fieldError('body.category')} />
         <TagsInput label="Tags" placeholder="Enter to add" value={tags} onChange={setTags} w={{ base: '100%', sm: 240 }} error={fieldError('body.tags')} />
@@ -56,7 +56,7 @@ export function UploadForm() {
           Upload
         </Button>
       </Group>
-      {!fileRefused && isProblem(error) && !error.errors?.length && <ProblemAlert error={error} />}
+      {!fileRefused && <ProblemAlert error={error} shownBeside={['body.file', 'body.category', 'body.tags']} />}
     </Card>
   );
 }

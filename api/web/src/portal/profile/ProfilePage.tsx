@@ -93,7 +93,7 @@ function ProfileForm({ profile }: { profile: Profile }) {
           <TextInput type="time" label="Quiet from" value={quietStart} onChange={(e) => setQuietStart(e.currentTarget.value)} disabled={!quietOn} w={140} error={fieldError('body.notification_preferences.quiet_hours.start')} />
           <TextInput type="time" label="Quiet until" value={quietEnd} onChange={(e) => setQuietEnd(e.currentTarget.value)} disabled={!quietOn} w={140} error={fieldError('body.notification_preferences.quiet_hours.end')} />
         </Group>
-        {!(error && (fieldError('body.timezone') || fieldError('body.phone') || fieldError('body.notification_preferences'))) && <ProblemAlert error={error} />}
+        <ProblemAlert error={error} shownBeside={['body.timezone', 'body.phone', 'body.notification_preferences.channels', 'body.notification_preferences.quiet_hours.start', 'body.notification_preferences.quiet_hours.end']} />
         <Group>
           <Button type="submit" loading={busy}>
             Save settings
