@@ -31,6 +31,14 @@ const portalNav = [
 /** A section is active on its page and below it (/documents/…); the portal home only on itself, its chat has its own page. */
 const isActive = (pathname: string, to: string) => pathname === to || (to !== '/portal' && pathname.startsWith(`${to}/`));
 
+type NavItem = (typeof adminNav)[number];
+
+function NavItems({ items, active, onClick }: { items: NavItem[]; active: (to: string) => boolean; onClick: () => void }) {
+  return items.map((item) => (
+    <NavLink key={item.to} component={RouterLink} to={item.to} label={item.label} leftSection={<item.icon size={18} />} active={active(item.to)} onClick={onClick} />
+  ));
+}
+
 /** The operators' other tools: the queue dashboard and the API reference. */
 function ToolLinks() {
   return (
@@ -94,31 +102,11 @@ export function Shell({ children }: { children: ReactNode }) {
       <AppShell.Navbar p="xs" aria-label="Main navigation">
         {isSre && (
           <>
-            {adminNav.map((item) => (
-              <NavLink
-                key={item.to}
-                component={RouterLink}
-                to={item.to}
-                label={item.label}
-                leftSection={<item.icon size={18} />}
-                active={pathname.startsWith(item.to)}
-                onClick={close}
-              />
-            ))}
+            <NavItems items={adminNav} active={(to) => pathname.startsWith(to)} onClick={close} />
             <Divider my="xs" label="Portal" labelPosition="left" />
           </>
         )}
-        {portalNav.map((item) => (
-          <NavLink
-            key={item.to}
-            component={RouterLink}
-            to={item.to}
-            label={item.label}
-            leftSection={<item.icon size={18} />}
-            active={isActive(pathname, item.to)}
-            onClick={close}
-          />
-        ))}
+        <NavItems items={portalNav} active={(to) => isActive(pathname, to)} onClick={close} />
         <Group gap="sm" hiddenFrom="sm" p="sm" wrap="nowrap">
           <Who />
         </Group>

@@ -19,6 +19,9 @@ import { Tags, useNarrow } from '../parts';
 type Document = Schemas['Document'];
 type RagStatusValue = Document['rag_status'];
 
+/** Two filters a row on a phone. */
+const half = 'calc(50% - var(--mantine-spacing-sm) / 2)';
+
 /** A snippet from the search, its matches (wrapped in ** ** by the API) in <mark>. */
 export function Snippet({ text }: { text: string }) {
   return (
@@ -112,10 +115,10 @@ export default function DocumentsPage() {
       </Group>
       {f.q && <SearchResults q={f.q} />}
       <Group align="end" gap="sm" wrap="wrap">
-        <SearchInput label="File name" placeholder="part of a name" value={f.text} onSearch={(t) => set({ text: t })} w={{ base: '100%', sm: 180 }} />
-        <SearchInput label="Category" placeholder="invoices" value={f.category} onSearch={(category) => set({ category })} w={{ base: '100%', sm: 150 }} />
-        <TagsInput label="Tags" placeholder="every tag" value={tags} onChange={(v) => set({ tags: v.join(',') })} w={{ base: '100%', sm: 220 }} clearable />
-        <Select label="Indexing status" placeholder="any" data={[...ragStatuses]} value={f.rag_status || null} onChange={(v) => set({ rag_status: v ?? '' })} w={{ base: '100%', sm: 160 }} clearable />
+        <SearchInput label="File name" placeholder="part of a name" value={f.text} onSearch={(t) => set({ text: t })} w={{ base: half, sm: 180 }} />
+        <SearchInput label="Category" placeholder="invoices" value={f.category} onSearch={(category) => set({ category })} w={{ base: half, sm: 150 }} />
+        <TagsInput label="Tags" placeholder="every tag" value={tags} onChange={(v) => set({ tags: v.join(',') })} w={{ base: half, sm: 220 }} clearable />
+        <Select label="Indexing status" placeholder="any" data={[...ragStatuses]} value={f.rag_status || null} onChange={(v) => set({ rag_status: v ?? '' })} w={{ base: half, sm: 160 }} clearable />
       </Group>
       <ProblemAlert error={documents.error} />
       <ListBody pending={documents.isPending} count={items.length} empty={Object.values(f).some(Boolean) ? 'No documents match these filters.' : 'No documents yet: upload one above.'}>

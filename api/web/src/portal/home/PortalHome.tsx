@@ -1,6 +1,7 @@
 /** The portal's front page: my open cases, my documents and how far their indexing got, and the way into chat. */
 import { Button, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { IconMessageCircle } from '@tabler/icons-react';
+import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import { $api, type Schemas } from '../../api/client';
 import { when } from '../../shared/format';
@@ -11,24 +12,33 @@ import { useMe } from '../../shared/auth';
 import { pollWhileIndexing, RagStatus } from '../documents/rag';
 
 const shown = 5;
+
+/** A card of the home page: its title with a count, a link to the whole list, and a few rows. */
+function HomeCard({ title, count, countLabel, to, linkLabel, children }: { title: string; count?: number; countLabel: string; to: string; linkLabel: string; children: ReactNode }) {
+  return (
+    <Card withBorder component="section" aria-label={`My ${title.toLowerCase()}`}>
+      <Group justify="space-between" mb="xs">
+        <Text fw={600}>
+          {title}{' '}
+          {count !== undefined && (
+            <Text span c="dimmed" aria-label={countLabel}>
+              ({count})
+            </Text>
+          )}
+        </Text>
+        <Link to={to}>{linkLabel}</Link>
+      </Group>
+      {children}
+    </Card>
+  );
+}
 const openStatuses = ['open', 'in_progress', 'waiting'] as const;
 
 function OpenCases() {
   const cases = $api.useQuery('get', '/api/portal/cases', { params: { query: { status: openStatuses.join(','), mine: 'true' } } });
   const items = cases.data?.cases ?? [];
   return (
-    <Card withBorder component="section" aria-label="My open cases">
-      <Group justify="space-between" mb="xs">
-        <Text fw={600}>
-          Open cases{' '}
-          {cases.data && (
-            <Text span c="dimmed" aria-label="Open case count">
-              ({items.length})
-            </Text>
-          )}
-        </Text>
-        <Link to="/cases">All cases</Link>
-      </Group>
+    <HomeCard title="Open cases" count={cases.data && items.length} countLabel="Open case count" to="/cases" linkLabel="All cases">
       <ProblemAlert error={cases.error} />
       <ListBody pending={cases.isPending} count={items.length} empty="No open cases.">
         <Table aria-label="Open cases">
@@ -47,7 +57,7 @@ function OpenCases() {
           </Table.Tbody>
         </Table>
       </ListBody>
-    </Card>
+    </HomeCard>
   );
 }
 
@@ -55,18 +65,7 @@ function RecentDocuments() {
   const documents = $api.useQuery('get', '/api/portal/documents', {}, { refetchInterval: pollWhileIndexing((d: { documents: Schemas['Document'][] }) => d.documents) });
   const items = documents.data?.documents ?? [];
   return (
-    <Card withBorder component="section" aria-label="My documents">
-      <Group justify="space-between" mb="xs">
-        <Text fw={600}>
-          Documents{' '}
-          {documents.data && (
-            <Text span c="dimmed">
-              ({items.length})
-            </Text>
-          )}
-        </Text>
-        <Link to="/documents">All documents</Link>
-      </Group>
+    <HomeCard title="Documents" count={documents.data && items.length} countLabel="Document count" to="/documents" linkLabel="All documents">
       <ProblemAlert error={documents.error} />
       <ListBody pending={documents.isPending} count={items.length} empty="No documents yet.">
         <Table aria-label="Recent documents">
@@ -87,7 +86,7 @@ function RecentDocuments() {
           </Table.Tbody>
         </Table>
       </ListBody>
-    </Card>
+    </HomeCard>
   );
 }
 
