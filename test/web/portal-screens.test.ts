@@ -8,6 +8,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, screenshot, signInAt } from '../helpers/browser.js';
 import { signIn, startIdentity, type SignedIn } from '../helpers/identity.js';
 import { makeDocx, makePdf } from '../helpers/documents.js';
+import { eventually } from '../helpers/eventually.js';
 
 process.env.DOCUMENT_MAX_BYTES = String(64 * 1024);
 const accounts = {
@@ -138,8 +139,9 @@ describe('portal screens in Chromium', () => {
     await page.getByText('No documents yet').waitFor();
     const navigations = countNavigations();
     // The indexing worker waits until the page has shown the uploads pending, so the page is seen to change by itself.
+    // Pausing is idempotent: on a loaded machine a first try can outlast the 1 s Redis command timeout.
     const indexing = queue('portal');
-    await indexing.pause();
+    await eventually(() => indexing.pause().then(() => true, () => false), 15_000, 'the portal queue paused');
     const form = page.getByRole('form', { name: 'Upload a document' });
     async function upload(name: string, mimeType: string, buffer: Buffer, fields: { category?: string; tags?: string[] } = {}) {
       await form.locator('input[type=file]').setInputFiles({ name, mimeType, buffer });
@@ -160,7 +162,7 @@ describe('portal screens in Chromium', () => {
     const status = (filename: string) => page.getByLabel(`Indexing status of ${filename}`).textContent();
     for (const f of ['census.pdf', 'policy.docx', 'broken.pdf']) expect(await status(f)).toBe('pending');
     await screenshot(page, 'portal-documents-pending');
-    await indexing.resume();
+    await eventually(() => indexing.resume().then(() => true, () => false), 15_000, 'the portal queue resumed');
     const seen = new Set<string | null>(['pending']);
     await expect.poll(async () => (seen.add(await status('census.pdf')), status('census.pdf')), { timeout: 30_000 }).toBe('indexed');
     await expect.poll(() => status('policy.docx'), { timeout: 30_000 }).toBe('indexed');

@@ -103,6 +103,9 @@ export default function DocumentsPage() {
     { params: { query: { category: opt(f.category), tags: tags.length ? tags.join(',') : undefined, rag_status: opt(f.rag_status) as RagStatusValue | undefined } } },
     { refetchInterval: pollWhileIndexing((d: { documents: Document[] }) => d.documents) },
   );
+  // Every tag in use, for the filter's suggestions (the same cached query as the home page's list).
+  const all = $api.useQuery('get', '/api/portal/documents', {});
+  const tagOptions = [...new Set((all.data?.documents ?? []).flatMap((d) => d.tags))].sort();
   // The text filter narrows the loaded page by file name (the API filters category, tags and status).
   const text = f.text.toLowerCase();
   const items = (documents.data?.documents ?? []).filter((d) => !text || d.filename.toLowerCase().includes(text));
@@ -117,7 +120,7 @@ export default function DocumentsPage() {
       <Group align="end" gap="sm" wrap="wrap">
         <SearchInput label="File name" placeholder="part of a name" value={f.text} onSearch={(t) => set({ text: t })} w={{ base: half, sm: 180 }} />
         <SearchInput label="Category" placeholder="invoices" value={f.category} onSearch={(category) => set({ category })} w={{ base: half, sm: 150 }} />
-        <TagsInput label="Tags" placeholder="every tag" value={tags} onChange={(v) => set({ tags: v.join(',') })} w={{ base: half, sm: 220 }} clearable />
+        <TagsInput label="Tags" placeholder="every tag" data={tagOptions} value={tags} onChange={(v) => set({ tags: v.join(',') })} w={{ base: half, sm: 220 }} clearable />
         <Select label="Indexing status" placeholder="any" data={[...ragStatuses]} value={f.rag_status || null} onChange={(v) => set({ rag_status: v ?? '' })} w={{ base: half, sm: 160 }} clearable />
       </Group>
       <ProblemAlert error={documents.error} />
