@@ -2,7 +2,8 @@
 import { ActionIcon, AppShell, Anchor, Badge, Burger, Button, Divider, Group, NavLink, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import {
-  IconAddressBook, IconAlertTriangle, IconBook, IconFiles, IconFlame, IconHistory, IconHome, IconLifebuoy, IconLogout, IconNetwork, IconRadar, IconRobot, IconUserCircle,
+  IconActivityHeartbeat, IconAddressBook, IconAlertTriangle, IconBellOff, IconBook, IconFiles, IconFlame, IconHistory, IconHome, IconLifebuoy, IconLogout, IconNetwork, IconRadar, IconRobot,
+  IconUserCircle,
 } from '@tabler/icons-react';
 import { Suspense, type ReactNode } from 'react';
 import { NavLink as RouterLink, useLocation } from 'react-router';
@@ -11,8 +12,10 @@ import { Loading } from '../shared/states';
 
 const adminNav = [
   { to: '/admin/alerts', label: 'Alerts', icon: IconAlertTriangle },
+  { to: '/admin/silences', label: 'Silences', icon: IconBellOff },
   { to: '/admin/incidents', label: 'Incidents', icon: IconFlame },
   { to: '/admin/cmdb', label: 'CMDB', icon: IconNetwork },
+  { to: '/admin/monitors', label: 'Monitors', icon: IconActivityHeartbeat },
   { to: '/admin/discovery', label: 'Discovery', icon: IconRadar },
   { to: '/admin/runbooks', label: 'Runbooks', icon: IconBook },
 ];

@@ -36,4 +36,8 @@ export const statusColor: Record<string, string> = {
   indexed: 'green',
   in_progress: 'blue',
   waiting: 'orange',
+  active: 'grape',
+  expired: 'gray',
+  silenced: 'grape',
+  disabled: 'gray',
 };
