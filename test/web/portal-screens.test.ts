@@ -164,7 +164,7 @@ describe('portal screens in Chromium', () => {
     await screenshot(page, 'portal-documents-pending');
     await eventually(() => indexing.resume().then(() => true, () => false), 15_000, 'the portal queue resumed');
     const seen = new Set<string | null>(['pending']);
-    await expect.poll(async () => (seen.add(await status('census.pdf')), status('census.pdf')), { timeout: 30_000 }).toBe('indexed');
+    await expect.poll(async () => { const now = await status('census.pdf'); seen.add(now); return now; }, { timeout: 30_000 }).toBe('indexed');
     await expect.poll(() => status('policy.docx'), { timeout: 30_000 }).toBe('indexed');
     await expect.poll(() => status('broken.pdf'), { timeout: 30_000 }).toBe('failed');
     console.log(`census.pdf statuses seen on the page: ${[...seen].join(' → ')}`);
