@@ -222,7 +222,7 @@ describe('SRE console in Chromium', () => {
 
     const portal = await browser.newContext();
     const user = await signInAt(portal, app.url, '/portal', 'user');
-    await user.getByText('Coming soon').waitFor();
+    await user.getByRole('heading', { name: `Hello, ${devAccounts.user.name}` }).waitFor();
     await user.goto(`${app.url}/`);
     await user.waitForURL(`${app.url}/portal`);
     const res = await user.goto(`${app.url}/admin/alerts`);

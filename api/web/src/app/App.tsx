@@ -21,6 +21,12 @@ const EntityDetail = lazy(() => import('../admin/cmdb/EntityDetail'));
 const DiscoveryPage = lazy(() => import('../admin/discovery/DiscoveryPage'));
 const RunbooksPage = lazy(() => import('../admin/runbooks/RunbooksPage'));
 const RunbookDetail = lazy(() => import('../admin/runbooks/RunbookDetail'));
+const PortalHome = lazy(() => import('../portal/home/PortalHome'));
+const DocumentsPage = lazy(() => import('../portal/documents/DocumentsPage'));
+const DocumentDetail = lazy(() => import('../portal/documents/DocumentDetail'));
+const ContactsPage = lazy(() => import('../portal/contacts/ContactsPage'));
+const ContactDetail = lazy(() => import('../portal/contacts/ContactDetail'));
+const ProfilePage = lazy(() => import('../portal/profile/ProfilePage'));
 
 /** The console needs the sre role (the server refuses the API too; this keeps the page honest). */
 function SreOnly({ children }: { children: ReactNode }) {
@@ -41,8 +47,6 @@ function Home() {
 
 /** Inter comes from @fontsource (bundled, no CDN). */
 const theme = createTheme({ fontFamily: 'Inter, system-ui, sans-serif', headings: { fontFamily: 'Inter, system-ui, sans-serif' } });
-
-const portalPaths = ['/portal', '/contacts', '/documents', '/cases', '/profile', '/history', '/automations'];
 
 export function App() {
   return (
@@ -67,9 +71,16 @@ export function App() {
                 <Route path="/admin/runbooks" element={<SreOnly><RunbooksPage /></SreOnly>} />
                 <Route path="/admin/runbooks/:id" element={<SreOnly><RunbookDetail /></SreOnly>} />
                 <Route path="/admin/*" element={<SreOnly><NotFound /></SreOnly>} />
-                {portalPaths.map((p) => (
-                  <Route key={p} path={`${p}/*`} element={<ComingSoon />} />
-                ))}
+                <Route path="/portal" element={<PortalHome />} />
+                <Route path="/portal/chat" element={<ComingSoon />} />
+                <Route path="/documents" element={<DocumentsPage />} />
+                <Route path="/documents/:id" element={<DocumentDetail />} />
+                <Route path="/contacts" element={<ContactsPage />} />
+                <Route path="/contacts/:id" element={<ContactDetail />} />
+                <Route path="/profile" element={<ProfilePage />} />
+                <Route path="/cases/*" element={<ComingSoon />} />
+                <Route path="/history/*" element={<ComingSoon />} />
+                <Route path="/automations/*" element={<ComingSoon />} />
                 <Route path="*" element={<NotFound />} />
               </Routes>
             </Shell>
