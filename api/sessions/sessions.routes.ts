@@ -2,10 +2,9 @@
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
-import { ValidationError } from '../../shared/errors.js';
 import { channelSchema, clientEventSchema, historyMessageSchema, messageInputSchema } from '../../shared/sessions/schemas.js';
 import { closeSession, resolveSession } from '../../shared/sessions/resolve.js';
-import { closedSessionConflict, getSession, listSessions, sessionHistoryRows } from '../../shared/sessions/sessions.store.js';
+import { getSession, listSessions, sessionHistoryRows } from '../../shared/sessions/sessions.store.js';
 import { getUser } from '../../shared/sessions/users.store.js';
 import { closeInteraction, startInteraction } from '../../shared/sessions/interactions.js';
 import { listInteractions } from '../../shared/sessions/interactions.store.js';
@@ -17,7 +16,7 @@ import {
   closeInteractionBody, closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse,
   resolveBody, resolveResponse, sessionDetail, sessionIdParams, sessionSchema, startInteractionBody, auditQuery, auditRowSchema,
 } from './sessions.schemas.js';
-import { auditPage, streamEventsAfter } from '../../shared/sessions/events.store.js';
+import { auditPage } from '../../shared/sessions/events.store.js';
 
 const tags = ['sessions'];
 const closed409 = 'The session is closed (`allowed_next_states` is empty)';

@@ -19,6 +19,12 @@ const EntityDetail = lazy(() => import('../admin/cmdb/EntityDetail'));
 const DiscoveryPage = lazy(() => import('../admin/discovery/DiscoveryPage'));
 const RunbooksPage = lazy(() => import('../admin/runbooks/RunbooksPage'));
 const RunbookDetail = lazy(() => import('../admin/runbooks/RunbookDetail'));
+const CasesPage = lazy(() => import('../portal/cases/CasesPage'));
+const CaseDetail = lazy(() => import('../portal/cases/CaseDetail'));
+const HistoryPage = lazy(() => import('../portal/history/HistoryPage'));
+const ConversationPage = lazy(() => import('../portal/history/ConversationPage'));
+const AutomationsPage = lazy(() => import('../portal/automations/AutomationsPage'));
+const ChatPage = lazy(() => import('../portal/chat/ChatPage'));
 
 /** The console needs the sre role (the server refuses the API too; this keeps the page honest). */
 function SreOnly({ children }: { children: ReactNode }) {
@@ -63,6 +69,12 @@ export function App() {
                 <Route path="/admin/runbooks" element={<SreOnly><RunbooksPage /></SreOnly>} />
                 <Route path="/admin/runbooks/:id" element={<SreOnly><RunbookDetail /></SreOnly>} />
                 <Route path="/admin/*" element={<SreOnly><NotFound /></SreOnly>} />
+                <Route path="/cases" element={<CasesPage />} />
+                <Route path="/cases/:id" element={<CaseDetail />} />
+                <Route path="/history" element={<HistoryPage />} />
+                <Route path="/history/:id" element={<ConversationPage />} />
+                <Route path="/automations" element={<AutomationsPage />} />
+                <Route path="/portal/chat" element={<ChatPage />} />
                 {portalPaths.map((p) => (
                   <Route key={p} path={`${p}/*`} element={<ComingSoon />} />
                 ))}

@@ -1,0 +1,175 @@
+/** Support cases: requesters see the cases they opened, staff every case; filters live in the URL; a new case opens in a dialog. */
+import { Button, Group, Modal, MultiSelect, SegmentedControl, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { $api, invalidatePaths, type Schemas } from '../../api/client';
+import { useMe } from '../../shared/auth';
+import { when } from '../../shared/format';
+import { ListBody, SearchInput } from '../../shared/layout';
+import { Pager } from '../../shared/pager';
+import { ProblemAlert, useFieldErrors } from '../../shared/problem';
+import { StatusBadge } from '../../shared/status-badge';
+import { opt, useUrlState } from '../../shared/url-state';
+
+export const caseStatuses = ['open', 'in_progress', 'waiting', 'resolved', 'closed'] as const;
+export const casePriorities = ['P1', 'P2', 'P3', 'P4'] as const;
+export type CaseStatus = (typeof caseStatuses)[number];
+export type CasePriority = (typeof casePriorities)[number];
+const pageSize = 25;
+
+export const statusLabel = (s: string) => s.replace('_', ' ');
+const priorityColor: Record<string, string> = { P1: 'red', P2: 'orange', P3: 'blue', P4: 'gray' };
+export const PriorityBadge = ({ priority }: { priority: string }) => <StatusBadge status={priority} color={priorityColor[priority]} variant="outline" />;
+
+/** The staff members a case can be assigned to (staff only: the route refuses others). */
+export function useStaff(enabled: boolean) {
+  return $api.useQuery('get', '/api/portal/staff', {}, { enabled, staleTime: 60_000 });
+}
+
+function NewCase({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+  const navigate = useNavigate();
+  const [title, setTitle] = useState('');
+  const [description, setDescription] = useState('');
+  const [priority, setPriority] = useState<CasePriority>('P3');
+  const create = $api.useMutation('post', '/api/portal/cases', {
+    onSuccess: async (c) => {
+      await invalidatePaths('/api/portal/cases');
+      onClose();
+      navigate(`/cases/${c.case_id}`);
+    },
+  });
+  const fieldError = useFieldErrors(create.error);
+  return (
+    <Modal opened={opened} onClose={onClose} title="Open a support case">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate({ body: { title, description, priority } });
+        }}
+      >
+        <Stack>
+          <ProblemAlert error={create.error} />
+          <TextInput label="Title" value={title} onChange={(e) => setTitle(e.currentTarget.value)} error={fieldError('body.title')} data-autofocus />
+          <Textarea label="Description" description="What happened, what you expected, and since when" value={description} onChange={(e) => setDescription(e.currentTarget.value)} autosize minRows={4} error={fieldError('body.description')} />
+          <Stack gap={4}>
+            <Text size="sm" fw={500} id="new-case-priority">
+              Priority
+            </Text>
+            <SegmentedControl aria-labelledby="new-case-priority" data={[...casePriorities]} value={priority} onChange={(v) => setPriority(v as CasePriority)} />
+            <Text size="xs" c={fieldError('body.priority') ? 'red' : 'dimmed'}>
+              {fieldError('body.priority') ?? 'P1: service down for you · P4: a question, no hurry'}
+            </Text>
+          </Stack>
+          <Group justify="flex-end">
+            <Button type="submit" loading={create.isPending}>
+              Open case
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+function CaseRows({ cases, staff }: { cases: Schemas['PortalCase'][]; staff: boolean }) {
+  return (
+    <Table.ScrollContainer minWidth={staff ? 860 : 640}>
+      <Table striped highlightOnHover aria-label="Cases">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Title</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>Priority</Table.Th>
+            {staff && <Table.Th>Requester</Table.Th>}
+            <Table.Th>Assignee</Table.Th>
+            <Table.Th>Comments</Table.Th>
+            <Table.Th>Opened</Table.Th>
+            <Table.Th>Updated</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {cases.map((c) => (
+            <Table.Tr key={c.case_id}>
+              <Table.Td>
+                <Link to={`/cases/${c.case_id}`}>{c.title}</Link>
+              </Table.Td>
+              <Table.Td>
+                <StatusBadge status={c.status}>{statusLabel(c.status)}</StatusBadge>
+              </Table.Td>
+              <Table.Td>
+                <PriorityBadge priority={c.priority} />
+              </Table.Td>
+              {staff && <Table.Td>{c.requester_name ?? '—'}</Table.Td>}
+              <Table.Td>{c.assignee_name ?? <Text span c="dimmed" size="sm">unassigned</Text>}</Table.Td>
+              <Table.Td>{c.comment_count}</Table.Td>
+              <Table.Td>{when(c.created_at)}</Table.Td>
+              <Table.Td>{when(c.updated_at)}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Table.ScrollContainer>
+  );
+}
+
+export default function CasesPage() {
+  const me = useMe();
+  const staff = me.roles.includes('staff');
+  const { values: f, set, page, setPage } = useUrlState(['status', 'priority', 'q', 'assignee'] as const);
+  const [opened, { open, close }] = useDisclosure(false);
+  const people = useStaff(staff);
+  const cases = $api.useQuery('get', '/api/portal/cases', {
+    params: {
+      query: {
+        status: opt(f.status) as unknown as CaseStatus[] | undefined,
+        priority: opt(f.priority) as CasePriority | undefined,
+        q: opt(f.q),
+        assignee_id: staff ? opt(f.assignee) : undefined,
+      },
+    },
+  });
+  const all = cases.data?.cases ?? [];
+  const shown = all.slice((page - 1) * pageSize, page * pageSize);
+  const filtered = Boolean(f.status || f.priority || f.q || f.assignee);
+  return (
+    <Stack gap="sm">
+      <Group justify="space-between">
+        <Title order={2}>Support cases</Title>
+        <Button onClick={open}>New case</Button>
+      </Group>
+      <Text c="dimmed" size="sm">
+        {staff ? 'As staff you see and work every case.' : 'The cases you opened. Our support team answers here.'}
+      </Text>
+      <Group align="end" gap="sm">
+        <MultiSelect
+          label="Status"
+          data={caseStatuses.map((s) => ({ value: s, label: statusLabel(s) }))}
+          value={f.status ? f.status.split(',') : []}
+          onChange={(v) => set({ status: v.join(',') })}
+          w={{ base: '100%', xs: 260 }}
+          clearable
+        />
+        <Select label="Priority" data={[...casePriorities]} value={f.priority || null} onChange={(v) => set({ priority: v ?? '' })} w={110} clearable />
+        {staff && (
+          <Select
+            label="Assignee"
+            data={(people.data?.staff ?? []).map((p) => ({ value: p.user_id, label: p.display_name ?? p.email ?? p.user_id }))}
+            value={f.assignee || null}
+            onChange={(v) => set({ assignee: v ?? '' })}
+            w={190}
+            clearable
+            searchable
+          />
+        )}
+        <SearchInput value={f.q} onSearch={(q) => set({ q })} label="Text" placeholder="Words in title or description" w={240} />
+      </Group>
+      <NewCase opened={opened} onClose={close} />
+      <ProblemAlert error={cases.error} />
+      <ListBody pending={cases.isPending} count={shown.length} empty={filtered ? 'No cases match these filters.' : 'No cases yet. Open one when you need help.'}>
+        <CaseRows cases={shown} staff={staff} />
+      </ListBody>
+      {cases.data && <Pager total={all.length} pageSize={pageSize} page={page} onPage={setPage} />}
+    </Stack>
+  );
+}
