@@ -280,7 +280,7 @@ function caseRoutes(r: ApiRouter): ApiRouter {
       auth: 'user',
       request: {
         headers: userHeader,
-        body: z.object({ title: z.string().trim().min(1).max(200), description: z.string().max(20_000).default(''), priority: z.enum(casePriorities).default('P3') }).strict(),
+        body: z.object({ title: z.string().trim().min(1, 'must not be empty').max(200), description: z.string().max(20_000).default(''), priority: z.enum(casePriorities).default('P3') }).strict(),
       },
       responses: { 201: { description: 'The case', schema: caseSchema } },
       handler: async ({ body }, ctx) => createCase(await portalCaller(ctx), body),
@@ -306,7 +306,7 @@ function caseRoutes(r: ApiRouter): ApiRouter {
       request: {
         headers: userHeader,
         params,
-        body: z.object({ title: z.string().trim().min(1).max(200), description: z.string().max(20_000), priority: z.enum(casePriorities) }).partial().strict(),
+        body: z.object({ title: z.string().trim().min(1, 'must not be empty').max(200), description: z.string().max(20_000), priority: z.enum(casePriorities) }).partial().strict(),
       },
       responses: { 200: { description: 'The case', schema: caseSchema } },
       errors: { 409: 'The case is closed' },
@@ -331,7 +331,7 @@ function caseRoutes(r: ApiRouter): ApiRouter {
       summary: 'Comment on a case',
       description: `The requester or staff; not on a closed case (409). A requester's comment on a waiting case moves it back to in_progress. ${actingUserNote}`,
       auth: 'user',
-      request: { headers: userHeader, params, body: z.object({ body: z.string().trim().min(1).max(20_000) }).strict() },
+      request: { headers: userHeader, params, body: z.object({ body: z.string().trim().min(1, 'must not be empty').max(20_000) }).strict() },
       responses: { 201: { description: 'The case with its thread', schema: caseDetail } },
       errors: { 409: 'The case is closed' },
       handler: async ({ params: p, body }, ctx) => commentOnCase(await portalCaller(ctx), p.case_id, body.body),

@@ -7,7 +7,7 @@ import { $api, invalidatePaths, isProblem, type Schemas } from '../../api/client
 import { useMe } from '../../shared/auth';
 import { when } from '../../shared/format';
 import { BackLink } from '../../shared/layout';
-import { ProblemAlert, useFieldErrors } from '../../shared/problem';
+import { hasFieldErrors, ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 import { StatusBadge } from '../../shared/status-badge';
 import { isNotFound, RecordNotFound } from '../not-found';
@@ -140,7 +140,7 @@ function Thread({ c, staff }: { c: CaseDetailData; staff: boolean }) {
           }}
         >
           <Stack gap="xs" mt="md">
-            {post.error && !fieldError('body.body') && <ProblemAlert error={post.error} />}
+            {!hasFieldErrors(post.error) && <ProblemAlert error={post.error} />}
             <Textarea
               label="Add a comment"
               placeholder={staff ? 'Reply to the requester' : 'Anything to add for the support team?'}

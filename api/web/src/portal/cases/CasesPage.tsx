@@ -8,7 +8,7 @@ import { useMe } from '../../shared/auth';
 import { when } from '../../shared/format';
 import { ListBody, SearchInput } from '../../shared/layout';
 import { Pager } from '../../shared/pager';
-import { ProblemAlert, useFieldErrors } from '../../shared/problem';
+import { hasFieldErrors, ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { StatusBadge } from '../../shared/status-badge';
 import { opt, useUrlState } from '../../shared/url-state';
 
@@ -49,7 +49,7 @@ function NewCase({ opened, onClose }: { opened: boolean; onClose: () => void }) 
         }}
       >
         <Stack>
-          <ProblemAlert error={create.error} />
+          {!hasFieldErrors(create.error) && <ProblemAlert error={create.error} />}
           <TextInput label="Title" value={title} onChange={(e) => setTitle(e.currentTarget.value)} error={fieldError('body.title')} data-autofocus />
           <Textarea label="Description" description="What happened, what you expected, and since when" value={description} onChange={(e) => setDescription(e.currentTarget.value)} autosize minRows={4} error={fieldError('body.description')} />
           <Stack gap={4}>

@@ -7,7 +7,7 @@ import { Badge, Button, Card, Group, ScrollArea, Stack, Text, Textarea, Title } 
 import { IconSend } from '@tabler/icons-react';
 import { useEffect, useRef, useState } from 'react';
 import { $api, invalidatePaths } from '../../api/client';
-import { ProblemAlert, useFieldErrors } from '../../shared/problem';
+import { hasFieldErrors, ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 import { MessageBubble } from './MessageBubble';
 
@@ -185,7 +185,7 @@ export default function ChatPage() {
           </Stack>
         </ScrollArea>
       </Card>
-      {send.error && !fieldError('body.message') && <ProblemAlert error={send.error} />}
+      {!hasFieldErrors(send.error) && <ProblemAlert error={send.error} />}
       <form
         onSubmit={(e) => {
           e.preventDefault();
