@@ -111,7 +111,7 @@ describe('support cases', () => {
     await pat.waitForURL(/\/cases\/[0-9a-f-]{36}$/);
     caseId = pat.url().split('/').at(-1)!;
     expect(await ok(await patApi.request(`/api/portal/cases/${caseId}`))).toMatchObject({ title: 'Printer on floor 3 is jammed', priority: 'P2', status: 'open', requester_name: 'Pat Requester' });
-    await shows(pat, 'Work on this case');
+    await shows(pat, 'Comments (0)');
     await screenshot(pat, 'portal-3-case-requester');
 
     const staffCtx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -119,6 +119,7 @@ describe('support cases', () => {
     await shows(staff, 'Pat Requester');
     await screenshot(staff, 'portal-4-cases-staff');
     await staff.getByRole('link', { name: 'Printer on floor 3 is jammed' }).click();
+    await shows(staff, 'Work on this case');
     await staff.getByRole('combobox', { name: 'Assignee' }).click();
     await staff.getByRole('option', { name: 'Stella Staff' }).click();
     await eventually(async () => (await ok(await patApi.request(`/api/portal/cases/${caseId}`))).assignee_name === 'Stella Staff', 10_000, 'assigned');

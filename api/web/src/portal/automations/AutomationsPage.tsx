@@ -1,15 +1,68 @@
 /** Recent workflow executions from the automation API, with its connection state (and the error when it fails). */
-import { Button, Group, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
+import { Button, Card, Group, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
 import { IconRefresh } from '@tabler/icons-react';
-import { $api } from '../../api/client';
+import { $api, type Schemas } from '../../api/client';
 import { duration, when } from '../../shared/format';
-import { ListBody } from '../../shared/layout';
+import { ListBody, useNarrow } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { StatusBadge } from '../../shared/status-badge';
 import { useUrlState } from '../../shared/url-state';
 import { ConnectionState } from '../history/connection';
 
 const statuses = ['success', 'failed', 'running'] as const;
+
+type Execution = Schemas['AutomationExecution'];
+const stopped = (e: Execution) => (e.status === 'running' ? <Text span size="sm" c="dimmed">running…</Text> : when(e.stoppedAt));
+
+function Executions({ executions }: { executions: Execution[] }) {
+  if (useNarrow()) {
+    return (
+      <Stack gap="xs" role="list" aria-label="Executions">
+        {executions.map((e) => (
+          <Card key={e.id} withBorder padding="sm" role="listitem">
+            <Group justify="space-between" wrap="nowrap">
+              <Text fw={600} size="sm">
+                {e.workflowName}
+              </Text>
+              <StatusBadge status={e.status} />
+            </Group>
+            <Text size="xs" c="dimmed">
+              {when(e.startedAt)} → {stopped(e)} · {duration(e.startedAt, e.stoppedAt)}
+            </Text>
+          </Card>
+        ))}
+      </Stack>
+    );
+  }
+  return (
+    <Table.ScrollContainer minWidth={620}>
+      <Table striped highlightOnHover aria-label="Executions">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Workflow</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>Started</Table.Th>
+            <Table.Th>Stopped</Table.Th>
+            <Table.Th>Took</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {executions.map((e) => (
+            <Table.Tr key={e.id}>
+              <Table.Td>{e.workflowName}</Table.Td>
+              <Table.Td>
+                <StatusBadge status={e.status} />
+              </Table.Td>
+              <Table.Td>{when(e.startedAt)}</Table.Td>
+              <Table.Td>{stopped(e)}</Table.Td>
+              <Table.Td>{duration(e.startedAt, e.stoppedAt)}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Table.ScrollContainer>
+  );
+}
 
 export default function AutomationsPage() {
   const { values: f, set } = useUrlState(['status'] as const);
@@ -40,32 +93,7 @@ export default function AutomationsPage() {
             onChange={(v) => set({ status: v })}
           />
           <ListBody pending={automations.isPending} count={shown.length} empty={f.status ? `No ${f.status} executions among the latest.` : 'No executions yet.'}>
-            <Table.ScrollContainer minWidth={620}>
-              <Table striped highlightOnHover aria-label="Executions">
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Workflow</Table.Th>
-                    <Table.Th>Status</Table.Th>
-                    <Table.Th>Started</Table.Th>
-                    <Table.Th>Stopped</Table.Th>
-                    <Table.Th>Took</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {shown.map((e) => (
-                    <Table.Tr key={e.id}>
-                      <Table.Td>{e.workflowName}</Table.Td>
-                      <Table.Td>
-                        <StatusBadge status={e.status} />
-                      </Table.Td>
-                      <Table.Td>{when(e.startedAt)}</Table.Td>
-                      <Table.Td>{e.status === 'running' ? <Text span size="sm" c="dimmed">running…</Text> : when(e.stoppedAt)}</Table.Td>
-                      <Table.Td>{duration(e.startedAt, e.stoppedAt)}</Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-            </Table.ScrollContainer>
+            <Executions executions={shown} />
           </ListBody>
         </>
       )}

@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { useParams } from 'react-router';
 import { $api, invalidatePaths, isProblem, type Schemas } from '../../api/client';
 import { useMe } from '../../shared/auth';
+import { ConfirmButton } from '../../shared/confirm';
 import { when } from '../../shared/format';
 import { BackLink } from '../../shared/layout';
 import { hasFieldErrors, ProblemAlert, useFieldErrors } from '../../shared/problem';
@@ -36,18 +37,34 @@ function Moves({ c }: { c: CaseDetailData }) {
   return (
     <Stack gap={6}>
       <Group gap="xs">
-        {c.allowed_moves.map((to) => (
-          <Button
-            key={to}
-            size="xs"
-            variant={to === 'closed' ? 'default' : 'light'}
-            leftSection={<IconArrowRight size={14} />}
-            loading={move.isPending && move.variables?.body.status === to}
-            onClick={() => move.mutate({ ...path, body: { status: to } })}
-          >
-            {moveLabel[to]}
-          </Button>
-        ))}
+        {c.allowed_moves.map((to) =>
+          to === 'closed' ? (
+            // Closing is final, so it asks first.
+            <ConfirmButton
+              key={to}
+              size="xs"
+              variant="default"
+              color="gray"
+              question="Close this case? Closed cases cannot be reopened; a new problem needs a new case."
+              confirmLabel="Close case"
+              loading={move.isPending && move.variables?.body.status === to}
+              onConfirm={() => move.mutate({ ...path, body: { status: to } })}
+            >
+              {moveLabel[to]}
+            </ConfirmButton>
+          ) : (
+            <Button
+              key={to}
+              size="xs"
+              variant="light"
+              leftSection={<IconArrowRight size={14} />}
+              loading={move.isPending && move.variables?.body.status === to}
+              onClick={() => move.mutate({ ...path, body: { status: to } })}
+            >
+              {moveLabel[to]}
+            </Button>
+          ),
+        )}
         {c.allowed_moves.length === 0 && (
           <Text size="sm" c="dimmed">
             {c.status === 'closed' ? 'Closed cases are final: open a new case for a new problem.' : 'No status moves are open to you.'}
@@ -216,7 +233,7 @@ export default function CaseDetail() {
       )}
       <Card withBorder>
         <Stack gap="sm">
-          <Text fw={600}>Work on this case</Text>
+          <Text fw={600}>{staff ? 'Work on this case' : 'Status'}</Text>
           {staff && <Assign c={c} />}
           <Moves c={c} />
         </Stack>

@@ -1,12 +1,12 @@
 /** Support cases: requesters see the cases they opened, staff every case; filters live in the URL; a new case opens in a dialog. */
-import { Button, Group, Modal, MultiSelect, SegmentedControl, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Button, Card, Group, Modal, MultiSelect, SegmentedControl, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { $api, invalidatePaths, type Schemas } from '../../api/client';
 import { useMe } from '../../shared/auth';
 import { when } from '../../shared/format';
-import { ListBody, SearchInput } from '../../shared/layout';
+import { ListBody, SearchInput, useNarrow } from '../../shared/layout';
 import { Pager } from '../../shared/pager';
 import { hasFieldErrors, ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { StatusBadge } from '../../shared/status-badge';
@@ -72,7 +72,32 @@ function NewCase({ opened, onClose }: { opened: boolean; onClose: () => void }) 
   );
 }
 
+/** Phones: one card per case, the title first. */
+function CaseCards({ cases, staff }: { cases: Schemas['PortalCase'][]; staff: boolean }) {
+  return (
+    <Stack gap="xs" role="list" aria-label="Cases">
+      {cases.map((c) => (
+        <Card key={c.case_id} withBorder padding="sm" role="listitem">
+          <Link to={`/cases/${c.case_id}`}>{c.title}</Link>
+          <Group gap={6} mt={6}>
+            <StatusBadge status={c.status}>{statusLabel(c.status)}</StatusBadge>
+            <PriorityBadge priority={c.priority} />
+            <Text size="xs" c="dimmed">
+              {c.comment_count} comment{c.comment_count === 1 ? '' : 's'}
+            </Text>
+          </Group>
+          <Text size="xs" c="dimmed" mt={4}>
+            {staff && `${c.requester_name ?? '—'} · `}
+            {c.assignee_name ?? 'unassigned'} · updated {when(c.updated_at)}
+          </Text>
+        </Card>
+      ))}
+    </Stack>
+  );
+}
+
 function CaseRows({ cases, staff }: { cases: Schemas['PortalCase'][]; staff: boolean }) {
+  if (useNarrow()) return <CaseCards cases={cases} staff={staff} />;
   return (
     <Table.ScrollContainer minWidth={staff ? 860 : 640}>
       <Table striped highlightOnHover aria-label="Cases">
