@@ -126,7 +126,13 @@ describe('support cases', () => {
     await staff.getByLabel('Add a comment').fill('A technician is on the way with a new fuser.');
     await staff.getByRole('button', { name: 'Add comment' }).click();
     await shows(staff, 'Comments (1)');
+    // A colleague starts work meanwhile (through the API): the page still offers the move, the 409 names the moves left.
+    const colleague = await signIn(app.url, accounts.stella);
+    await ok(await colleague.request(`/api/portal/cases/${caseId}/status`, { method: 'POST', json: { status: 'in_progress' } }));
     await staff.getByRole('button', { name: 'Start work (in progress)' }).click();
+    await shows(staff, 'Allowed moves now:');
+    await expect.poll(() => staff.getByRole('alert').textContent()).toContain('waiting, resolved');
+    await screenshot(staff, 'portal-5a-case-409');
     await eventually(async () => (await ok(await patApi.request(`/api/portal/cases/${caseId}`))).status === 'in_progress', 10_000, 'in progress');
     await shows(staff, 'Mark resolved');
     await screenshot(staff, 'portal-5-case-staff');
@@ -149,12 +155,15 @@ describe('support cases', () => {
     await expect.poll(() => pat.getByRole('link', { name: 'Printer on floor 3 is jammed' }).count(), { timeout: 15_000 }).toBe(1);
     await narrow(pat, 'portal-7n-cases-narrow');
 
-    // A move that is no longer allowed (the requester withdrew the case meanwhile): the 409 names the moves left.
-    await ok(await patApi.request(`/api/portal/cases/${caseId}/status`, { method: 'POST', json: { status: 'closed' } }));
-    await staff.getByRole('button', { name: 'Mark resolved' }).click();
-    await shows(staff, 'Allowed moves now:');
-    await expect.poll(() => staff.getByRole('alert').textContent()).toContain('none');
-    await screenshot(staff, 'portal-8-case-409');
+    // The requester withdraws the case: closing is final, so the page asks first.
+    await pat.goto(`${app.url}/cases/${caseId}`);
+    await pat.getByRole('button', { name: 'Close case' }).click();
+    await shows(pat, 'Closed cases cannot be reopened');
+    await screenshot(pat, 'portal-8-case-close-confirm');
+    await pat.getByRole('dialog').getByRole('button', { name: 'Close case' }).click();
+    await eventually(async () => (await ok(await patApi.request(`/api/portal/cases/${caseId}`))).status === 'closed', 10_000, 'closed');
+    await shows(pat, 'Closed cases are final');
+    expect(await pat.getByLabel('Add a comment').count()).toBe(0);
     await staffCtx.close();
   }, 120_000);
 

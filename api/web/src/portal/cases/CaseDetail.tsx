@@ -44,7 +44,6 @@ function Moves({ c }: { c: CaseDetailData }) {
               key={to}
               size="xs"
               variant="default"
-              color="gray"
               question="Close this case? Closed cases cannot be reopened; a new problem needs a new case."
               confirmLabel="Close case"
               loading={move.isPending && move.variables?.body.status === to}
