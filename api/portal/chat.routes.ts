@@ -7,13 +7,25 @@ import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { getSession, listSessions } from '../../shared/sessions/sessions.store.js';
 import { getContext } from '../../shared/sessions/context.js';
-import { historyMessageSchema } from '../../shared/sessions/schemas.js';
+import { eventTypes, historyMessageSchema } from '../../shared/sessions/schemas.js';
 import { WEB_CHANNEL, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
 import { serveSessionStream } from '../sessions/stream.js';
 import { sessionSystemRouter } from '../sessions/gate.js';
 import { actingUserNote, portalCaller, userHeader } from './caller.js';
 
 const tags = ['portal: chat'];
+
+/** One event of the stream (each `data:` line), as spec 000 § Events names it; the web chat shows role, content and channel of MESSAGE. */
+const sessionEventEnvelope = z
+  .object({
+    event_type: z.enum(eventTypes),
+    session_id: z.string(),
+    channel: z.string().openapi({ description: 'the channel that published it (never `chat` on this stream)' }),
+    data: z.record(z.string(), z.unknown()).openapi({
+      description: 'MESSAGE: {role, content, interaction_id, metadata}; the final event of a closed session: CONTEXT_UPDATE {session_status: "closed", reason}',
+    }),
+  })
+  .openapi('SessionEventEnvelope');
 
 /** Behind the session-system gate, as POST /api/chat and the session stream are. */
 export function portalChatRoutes() {
@@ -71,7 +83,7 @@ export function portalChatRoutes() {
         params: z.object({ session_id: uuid() }),
         query: z.object({ last_event_id: z.coerce.number().int().min(0).optional() }),
       },
-      responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream', schema: z.string() } },
+      responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: sessionEventEnvelope } },
       errors: { 409: 'The session is closed', 429: 'Too many open streams (Retry-After says when to try again)' },
       handler: async ({ params, query, headers }, ctx) => {
         const caller = await portalCaller(ctx);

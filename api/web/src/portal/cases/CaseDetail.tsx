@@ -27,8 +27,8 @@ const moveLabel: Record<CaseStatus, string> = {
 };
 
 /** The allowed moves a 409 names (the problem's `allowed_moves`). */
-const allowedIn = (error: unknown): string[] | undefined =>
-  isProblem(error) && error.status === 409 ? ((error as { allowed_moves?: string[] }).allowed_moves ?? []) : undefined;
+const allowedIn = (error: unknown): CaseStatus[] | undefined =>
+  isProblem(error) && error.status === 409 ? ((error as { allowed_moves?: CaseStatus[] }).allowed_moves ?? []) : undefined;
 
 function Moves({ c }: { c: CaseDetailData }) {
   const path = { params: { path: { case_id: c.case_id } } };

@@ -12,15 +12,17 @@ import { hasFieldErrors, ProblemAlert, useFieldErrors } from '../../shared/probl
 import { StatusBadge } from '../../shared/status-badge';
 import { opt, useUrlState } from '../../shared/url-state';
 
-export const caseStatuses = ['open', 'in_progress', 'waiting', 'resolved', 'closed'] as const;
-export const casePriorities = ['P1', 'P2', 'P3', 'P4'] as const;
-export type CaseStatus = (typeof caseStatuses)[number];
-export type CasePriority = (typeof casePriorities)[number];
+export type CaseStatus = Schemas['PortalCase']['status'];
+export type CasePriority = Schemas['PortalCase']['priority'];
+// Records over the API's enums: a status or priority the API adds breaks the type check here.
+const statusNames: Record<CaseStatus, string> = { open: 'open', in_progress: 'in progress', waiting: 'waiting', resolved: 'resolved', closed: 'closed' };
+const priorityColor: Record<CasePriority, string> = { P1: 'red', P2: 'orange', P3: 'blue', P4: 'gray' };
+const caseStatuses = Object.keys(statusNames) as CaseStatus[];
+const casePriorities = Object.keys(priorityColor) as CasePriority[];
 const pageSize = 25;
 
-export const statusLabel = (s: string) => s.replace('_', ' ');
-const priorityColor: Record<string, string> = { P1: 'red', P2: 'orange', P3: 'blue', P4: 'gray' };
-export const PriorityBadge = ({ priority }: { priority: string }) => <StatusBadge status={priority} color={priorityColor[priority]} variant="outline" />;
+export const statusLabel = (s: CaseStatus) => statusNames[s];
+export const PriorityBadge = ({ priority }: { priority: CasePriority }) => <StatusBadge status={priority} color={priorityColor[priority]} variant="outline" />;
 
 /** The staff members a case can be assigned to (staff only: the route refuses others). */
 export function useStaff(enabled: boolean) {
@@ -147,7 +149,7 @@ export default function CasesPage() {
   const cases = $api.useQuery('get', '/api/portal/cases', {
     params: {
       query: {
-        status: opt(f.status) as unknown as CaseStatus[] | undefined,
+        status: opt(f.status),
         priority: opt(f.priority) as CasePriority | undefined,
         q: opt(f.q),
         assignee_id: staff ? opt(f.assignee) : undefined,

@@ -6,7 +6,7 @@
 import { Badge, Button, Card, Group, ScrollArea, Stack, Text, Textarea, Title } from '@mantine/core';
 import { IconSend } from '@tabler/icons-react';
 import { useEffect, useRef, useState } from 'react';
-import { $api, invalidatePaths } from '../../api/client';
+import { $api, invalidatePaths, type Schemas } from '../../api/client';
 import { hasFieldErrors, ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 import { MessageBubble } from './MessageBubble';
@@ -18,12 +18,6 @@ interface ChatMessage {
   pending?: boolean;
 }
 
-/** The session event envelope of the stream (spec 000 § Events). */
-interface SessionEvent {
-  event_type: string;
-  channel: string;
-  data: { role?: string; content?: string; session_status?: string };
-}
 
 type StreamState = 'connecting' | 'live' | 'reconnecting' | 'idle';
 
@@ -56,9 +50,9 @@ function useSessionStream(sessionId: string | null, onMessage: (m: ChatMessage) 
         setState('live');
       };
       source.onmessage = (e: MessageEvent<string>) => {
-        const event = JSON.parse(e.data) as SessionEvent;
+        const event = JSON.parse(e.data) as Schemas['SessionEventEnvelope'];
         if (event.event_type === 'MESSAGE' && typeof event.data.content === 'string') {
-          handlers.current.onMessage({ role: event.data.role ?? 'user', content: event.data.content, channel: event.channel });
+          handlers.current.onMessage({ role: String(event.data.role ?? 'user'), content: event.data.content, channel: event.channel });
         } else if (event.event_type === 'CONTEXT_UPDATE' && event.data.session_status === 'closed') {
           handlers.current.onClosed();
         }
