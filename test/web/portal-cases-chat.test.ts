@@ -218,6 +218,8 @@ describe('web chat', () => {
 describe('history', () => {
   it('lists the sessions with channel, created_at, message_count and summary, and opens one; an unreachable agent API is shown', async () => {
     await ok(await app.request(`/api/sessions/${sessionId}/close`, { method: 'POST', json: {} }));
+    // The open chat sees its session end: the stream's final event, then nothing more to follow.
+    await shows(pat, 'no conversation yet');
     // Sessions begun on voice, Siri and a channel without its own icon.
     const patId = (await ok(await patApi.request('/api/portal/profile'))).user_id;
     for (const channel of ['voice', 'siri', 'fax']) {

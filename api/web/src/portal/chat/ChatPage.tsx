@@ -25,14 +25,14 @@ const same = (a: ChatMessage, b: ChatMessage) => a.role === b.role && a.content 
 
 /**
  * Follows the session's stream while `sessionId` is set: MESSAGE events go to `onMessage`; the
- * final event (session closed) to `onClosed`. EventSource reconnects by itself (resuming with
- * Last-Event-ID); when the server refuses (e.g. 409, session closed) it is reopened after a backoff
- * from 1 s doubling up to 30 s, as spec 000 suggests.
+ * end of the stream (the session closed, or a disconnect) to `onEnded`. After a disconnect the stream is reopened by hand
+ * rather than by EventSource's fixed retry: after a backoff from 1 s doubling up to 30 s (spec 000's
+ * suggestion), resuming after the last event seen (`last_event_id`), so nothing is missed or repeated.
  */
-function useSessionStream(sessionId: string | null, onMessage: (m: ChatMessage) => void, onClosed: () => void): StreamState {
+function useSessionStream(sessionId: string | null, onMessage: (m: ChatMessage) => void, onEnded: () => void): StreamState {
   const [state, setState] = useState<StreamState>('idle');
-  const handlers = useRef({ onMessage, onClosed });
-  handlers.current = { onMessage, onClosed };
+  const handlers = useRef({ onMessage, onEnded });
+  handlers.current = { onMessage, onEnded };
   useEffect(() => {
     if (!sessionId) {
       setState('idle');
@@ -42,32 +42,32 @@ function useSessionStream(sessionId: string | null, onMessage: (m: ChatMessage) 
     let retry: ReturnType<typeof setTimeout> | undefined;
     let backoff = 1000;
     let stopped = false;
+    let lastEventId = '';
     const open = () => {
       setState('connecting');
-      source = new EventSource(`/api/portal/chat/${sessionId}/events`, { withCredentials: true });
+      const resume = lastEventId ? `?last_event_id=${lastEventId}` : '';
+      source = new EventSource(`/api/portal/chat/${sessionId}/events${resume}`, { withCredentials: true });
       source.onopen = () => {
         backoff = 1000;
         setState('live');
       };
       source.onmessage = (e: MessageEvent<string>) => {
+        if (e.lastEventId) lastEventId = e.lastEventId;
         const event = JSON.parse(e.data) as Schemas['SessionEventEnvelope'];
         if (event.event_type === 'MESSAGE' && typeof event.data.content === 'string') {
           handlers.current.onMessage({ role: String(event.data.role ?? 'user'), content: event.data.content, channel: event.channel });
         } else if (event.event_type === 'CONTEXT_UPDATE' && event.data.session_status === 'closed') {
-          handlers.current.onClosed();
+          handlers.current.onEnded();
         }
       };
       source.onerror = () => {
-        if (source?.readyState !== EventSource.CLOSED) {
-          setState('reconnecting');
-          return;
-        }
-        source.close();
+        source?.close();
         if (stopped) return;
         setState('reconnecting');
         retry = setTimeout(open, backoff);
         backoff = Math.min(backoff * 2, 30_000);
-        handlers.current.onClosed();
+        // The session may have closed or been replaced: the conversation read again says which to follow.
+        handlers.current.onEnded();
       };
     };
     open();
@@ -109,7 +109,11 @@ export default function ChatPage() {
       setSessionId(answer.session_id);
       await refetchChat();
     },
-    onError: () => setLocal((l) => l.filter((m) => !m.pending)),
+    // The message was not taken: it goes back into the field instead of being lost.
+    onError: (_error, sent) => {
+      setLocal((l) => l.filter((m) => !m.pending));
+      setText(sent.body.message);
+    },
   });
   const fieldError = useFieldErrors(send.error);
   const stream = useSessionStream(
