@@ -174,14 +174,16 @@ export default function CasesPage() {
           data={caseStatuses.map((s) => ({ value: s, label: statusLabel(s) }))}
           value={f.status ? f.status.split(',') : []}
           onChange={(v) => set({ status: v.join(',') })}
+          placeholder={f.status ? undefined : 'any status'}
           w={{ base: '100%', xs: 260 }}
           clearable
         />
-        <Select label="Priority" data={[...casePriorities]} value={f.priority || null} onChange={(v) => set({ priority: v ?? '' })} w={110} clearable />
+        <Select label="Priority" placeholder="any" data={[...casePriorities]} value={f.priority || null} onChange={(v) => set({ priority: v ?? '' })} w={110} clearable />
         {staff && (
           <Select
             label="Assignee"
             data={(people.data?.staff ?? []).map((p) => ({ value: p.user_id, label: p.display_name ?? p.email ?? p.user_id }))}
+            placeholder="anyone"
             value={f.assignee || null}
             onChange={(v) => set({ assignee: v ?? '' })}
             w={190}
@@ -196,7 +198,7 @@ export default function CasesPage() {
       <ListBody pending={cases.isPending} count={shown.length} empty={filtered ? 'No cases match these filters.' : 'No cases yet. Open one when you need help.'}>
         <CaseRows cases={shown} staff={staff} />
       </ListBody>
-      {cases.data && <Pager total={all.length} pageSize={pageSize} page={page} onPage={setPage} />}
+      {all.length > 0 && <Pager total={all.length} pageSize={pageSize} page={page} onPage={setPage} />}
     </Stack>
   );
 }
