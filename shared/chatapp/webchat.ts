@@ -59,7 +59,7 @@ async function chatInteraction(sessionId: string, requested?: string): Promise<s
     if (interaction.channel !== WEB_CHANNEL) {
       throw new ValidationError(`Interaction ${requested} belongs to channel ${interaction.channel}, not chat.`, [{ path: 'body.interaction_id', message: 'must be a chat interaction' }]);
     }
-    if (interaction.status !== 'active') throw new ConflictError(`Interaction ${requested} is closed; start a new one by omitting interaction_id.`, [], { status: interaction.status });
+    if (interaction.status !== 'active') throw new ConflictError(`Interaction ${requested} is closed; start a new one by omitting interaction_id.`, [], { current_status: interaction.status });
     return interaction.interaction_id;
   }
   const open = (await listInteractions(sessionId)).filter((i) => i.channel === WEB_CHANNEL && i.status === 'active').at(-1);

@@ -107,7 +107,7 @@ export async function lockSession(trx: Knex.Transaction, sessionId: string): Pro
 
 /** The ConflictError of a move a closed session refuses. */
 export function closedSessionConflict(sessionId: string): ConflictError {
-  return new ConflictError(`Session ${sessionId} is closed.`, [], { status: 'closed', allowed_next_states: [] });
+  return new ConflictError(`Session ${sessionId} is closed.`, [], { current_status: 'closed', allowed_next_states: [] });
 }
 
 /** Makes a session active (a resumed session, or one an interaction joined). */

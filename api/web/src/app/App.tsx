@@ -8,7 +8,7 @@ import { queryClient } from '../api/client';
 import { AuthProvider, useMe } from '../shared/auth';
 import { useSreEvents } from '../shared/live';
 import { Shell } from './Shell';
-import { ComingSoon, Forbidden, NotFound } from '../portal/placeholders';
+import { Forbidden, NotFound } from '../portal/placeholders';
 
 const AlertsPage = lazy(() => import('../admin/alerts/AlertsPage'));
 const AlertDetail = lazy(() => import('../admin/alerts/AlertDetail'));
@@ -27,6 +27,12 @@ const DocumentDetail = lazy(() => import('../portal/documents/DocumentDetail'));
 const ContactsPage = lazy(() => import('../portal/contacts/ContactsPage'));
 const ContactDetail = lazy(() => import('../portal/contacts/ContactDetail'));
 const ProfilePage = lazy(() => import('../portal/profile/ProfilePage'));
+const CasesPage = lazy(() => import('../portal/cases/CasesPage'));
+const CaseDetail = lazy(() => import('../portal/cases/CaseDetail'));
+const HistoryPage = lazy(() => import('../portal/history/HistoryPage'));
+const ConversationPage = lazy(() => import('../portal/history/ConversationPage'));
+const AutomationsPage = lazy(() => import('../portal/automations/AutomationsPage'));
+const ChatPage = lazy(() => import('../portal/chat/ChatPage'));
 
 /** The console needs the sre role (the server refuses the API too; this keeps the page honest). */
 function SreOnly({ children }: { children: ReactNode }) {
@@ -72,15 +78,17 @@ export function App() {
                 <Route path="/admin/runbooks/:id" element={<SreOnly><RunbookDetail /></SreOnly>} />
                 <Route path="/admin/*" element={<SreOnly><NotFound /></SreOnly>} />
                 <Route path="/portal" element={<PortalHome />} />
-                <Route path="/portal/chat" element={<ComingSoon />} />
+                <Route path="/portal/chat" element={<ChatPage />} />
                 <Route path="/documents" element={<DocumentsPage />} />
                 <Route path="/documents/:id" element={<DocumentDetail />} />
                 <Route path="/contacts" element={<ContactsPage />} />
                 <Route path="/contacts/:id" element={<ContactDetail />} />
                 <Route path="/profile" element={<ProfilePage />} />
-                <Route path="/cases/*" element={<ComingSoon />} />
-                <Route path="/history/*" element={<ComingSoon />} />
-                <Route path="/automations/*" element={<ComingSoon />} />
+                <Route path="/cases" element={<CasesPage />} />
+                <Route path="/cases/:id" element={<CaseDetail />} />
+                <Route path="/history" element={<HistoryPage />} />
+                <Route path="/history/:id" element={<ConversationPage />} />
+                <Route path="/automations" element={<AutomationsPage />} />
                 <Route path="*" element={<NotFound />} />
               </Routes>
             </Shell>

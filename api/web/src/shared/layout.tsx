@@ -1,5 +1,6 @@
 /** Small pieces every screen uses: the way back, the states of a list, the search field. */
 import { Text, TextInput, type TextInputProps } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
 import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import { Empty, Loading } from './states';
@@ -32,3 +33,6 @@ export function SearchInput({ value, onSearch, label = 'Search', placeholder, w 
     />
   );
 }
+
+/** Whether the screen is narrower than Mantine's `sm` breakpoint (phones): lists then show cards instead of wide tables. */
+export const useNarrow = (): boolean => useMediaQuery('(max-width: 48em)', false, { getInitialValueInEffect: false });

@@ -32,3 +32,6 @@ export function useFieldErrors(error: unknown): (path: string) => string | undef
     return hit?.message;
   };
 }
+
+/** Whether a failure is about named fields (shown beside them), so a form need not repeat it in an alert. */
+export const hasFieldErrors = (error: unknown) => isProblem(error) && (error.errors?.length ?? 0) > 0;
