@@ -2,7 +2,7 @@
 import { ActionIcon, AppShell, Anchor, Badge, Burger, Button, Divider, Group, NavLink, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import {
-  IconActivityHeartbeat, IconAddressBook, IconAlertTriangle, IconBellOff, IconBook, IconFiles, IconFlame, IconHistory, IconHome, IconLifebuoy, IconLogout, IconNetwork, IconRadar, IconRobot,
+  IconActivityHeartbeat, IconAddressBook, IconAlertTriangle, IconBellOff, IconBook, IconFiles, IconFlame, IconHistory, IconHome, IconLifebuoy, IconLogout, IconMessages, IconNetwork, IconRadar, IconRobot,
   IconUserCircle,
 } from '@tabler/icons-react';
 import { Suspense, type ReactNode } from 'react';
@@ -23,6 +23,7 @@ const adminNav = [
 /** The self-service portal (spec 002 § Portal routes), for every signed-in person. */
 const portalNav = [
   { to: '/portal', label: 'Portal home', icon: IconHome },
+  { to: '/portal/chat', label: 'Chat', icon: IconMessages },
   { to: '/contacts', label: 'Contacts', icon: IconAddressBook },
   { to: '/documents', label: 'Documents', icon: IconFiles },
   { to: '/cases', label: 'Cases', icon: IconLifebuoy },
@@ -31,14 +32,14 @@ const portalNav = [
   { to: '/profile', label: 'Profile', icon: IconUserCircle },
 ];
 
-/** A section is active on its page and below it (/documents/…); the portal home only on itself, its chat has its own page. */
+/** A section is active on its page and below it (/documents/…); the portal home only on itself, its chat has its own entry. (`end` stops the router's own prefix match from marking /portal on /portal/chat.) */
 const isActive = (pathname: string, to: string) => pathname === to || (to !== '/portal' && pathname.startsWith(`${to}/`));
 
 type NavItem = (typeof adminNav)[number];
 
 function NavItems({ items, active, onClick }: { items: NavItem[]; active: (to: string) => boolean; onClick: () => void }) {
   return items.map((item) => (
-    <NavLink key={item.to} component={RouterLink} to={item.to} label={item.label} leftSection={<item.icon size={18} />} active={active(item.to)} onClick={onClick} />
+    <NavLink key={item.to} component={RouterLink} to={item.to} label={item.label} leftSection={<item.icon size={18} />} active={active(item.to)} end onClick={onClick} />
   ));
 }
 
