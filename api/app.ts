@@ -22,6 +22,7 @@ import { sreRouters } from './sre/index.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { portalRoutes } from './portal/portal.routes.js';
 import { portalRemoteRoutes } from './portal/remote.routes.js';
+import { portalChatRoutes } from './portal/chat.routes.js';
 
 /** Every domain's routes, in one list. */
 export function domainRouters(): ApiRouter[] {
@@ -36,6 +37,7 @@ export function domainRouters(): ApiRouter[] {
     ...sreRouters(),
     portalRoutes(),
     portalRemoteRoutes(),
+    portalChatRoutes(),
   ];
 }
 

@@ -78,6 +78,7 @@ export const variables = {
   CHATAPP_FROM_NUMBER: [z.string().default(''), 'sender number, e.g. whatsapp:+14155238886'],
   CHATAPP_API_BASE_URL: [optionalUrl, 'provider REST API base URL (default: the provider\'s own); tests point it at a local server'],
   CHATAPP_PUBLIC_URL: [optionalUrl, 'public URL of POST /chatapp/webhook as the provider calls it (else rebuilt from X-Forwarded-*)'],
+  CHATAPP_TIMEOUT_MS: [int(15000, 100), 'longest wait for one provider call; a send whose answer did not come in time is looked up at the provider before it is sent again'],
   CHATAPP_TEMPLATE_SIDS: [z.string().regex(/^(\s*\w+=HX\w+\s*)(,\s*\w+=HX\w+\s*)*$/, 'must look like task_reminder=HX123,weekly_review=HX456').optional(), 'approved template Content SIDs by template name (name=HX…, comma-separated); a template without one is sent as its rendered text'],
 
   LLM_PROVIDER: [z.enum(['none', 'openai']).default('none'), 'language model provider: none (fixed answer) or openai (any OpenAI-compatible endpoint)'],
@@ -254,6 +255,7 @@ function nested(env: Env) {
       fromNumber: env.CHATAPP_FROM_NUMBER,
       apiBaseUrl: env.CHATAPP_API_BASE_URL,
       publicUrl: env.CHATAPP_PUBLIC_URL,
+      timeoutMs: env.CHATAPP_TIMEOUT_MS,
       templateSids: Object.fromEntries(
         (env.CHATAPP_TEMPLATE_SIDS ?? '').split(',').filter((p) => p.includes('=')).map((p) => p.split('=').map((x) => x.trim()) as [string, string]),
       ) as Record<string, string>,

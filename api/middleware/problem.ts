@@ -14,13 +14,14 @@ function sendProblem(
 ) {
   ctx.status = status;
   ctx.type = 'application/problem+json';
+  // Extensions first: a member named like a standard one (a record's `status`) must not replace the HTTP status.
   ctx.body = {
+    ...extensions,
     type: problemTypeBase + slug,
     title,
     status,
     detail,
     ...(errors?.length ? { errors } : {}),
-    ...extensions,
     request_id: ctx.state.requestId,
   };
 }

@@ -10,7 +10,7 @@ import { deleteContact, findContact, insertContact, listContacts, updateContact 
 import { deleteDocument, findDocument, listDocuments, updateDocumentMeta } from '../../shared/portal/documents.store.js';
 import { documentStorage } from '../../shared/portal/document-storage.js';
 import { readUpload, reindexDocument, searchDocuments, storeUpload } from '../../shared/portal/documents.js';
-import { listCases } from '../../shared/portal/cases.store.js';
+import { listCases, listStaff } from '../../shared/portal/cases.store.js';
 import { assignCaseTo, caseWithComments, commentOnCase, createCase, editCase, transitionCase } from '../../shared/portal/cases.js';
 import { transitionsMarkdown } from '../../shared/portal/case-transitions.js';
 import {
@@ -256,11 +256,17 @@ function caseRoutes(r: ApiRouter): ApiRouter {
       path: '/api/portal/cases',
       tags,
       summary: 'Support cases',
-      description: `${visibility} Filters: \`status\` (comma-separated), \`priority\`, \`assignee_id\`, \`mine=true\` (only cases I opened). P1 first, then newest. Served from v_portal_cases_full. ${actingUserNote}`,
+      description: `${visibility} Filters: \`status\` (comma-separated), \`priority\`, \`assignee_id\`, \`mine=true\` (only cases I opened), \`q\` (text in the title or description). P1 first, then newest. Served from v_portal_cases_full. ${actingUserNote}`,
       auth: 'user',
       request: {
         headers: userHeader,
-        query: z.object({ status: list(z.array(z.enum(caseStatuses)).optional()), priority: z.enum(casePriorities).optional(), assignee_id: uuid().optional(), mine: flag }),
+        query: z.object({
+          status: list(z.array(z.enum(caseStatuses)).optional()),
+          priority: z.enum(casePriorities).optional(),
+          assignee_id: uuid().optional(),
+          mine: flag,
+          q: z.string().trim().max(200).optional(),
+        }),
       },
       responses: { 200: { description: 'Cases', schema: z.object({ cases: z.array(caseSchema) }) } },
       handler: async ({ query }, ctx) => ({ cases: await listCases(await portalCaller(ctx), query) }),
@@ -274,7 +280,7 @@ function caseRoutes(r: ApiRouter): ApiRouter {
       auth: 'user',
       request: {
         headers: userHeader,
-        body: z.object({ title: z.string().trim().min(1).max(200), description: z.string().max(20_000).default(''), priority: z.enum(casePriorities).default('P3') }).strict(),
+        body: z.object({ title: z.string().trim().min(1, 'must not be empty').max(200), description: z.string().max(20_000).default(''), priority: z.enum(casePriorities).default('P3') }).strict(),
       },
       responses: { 201: { description: 'The case', schema: caseSchema } },
       handler: async ({ body }, ctx) => createCase(await portalCaller(ctx), body),
@@ -300,7 +306,7 @@ function caseRoutes(r: ApiRouter): ApiRouter {
       request: {
         headers: userHeader,
         params,
-        body: z.object({ title: z.string().trim().min(1).max(200), description: z.string().max(20_000), priority: z.enum(casePriorities) }).partial().strict(),
+        body: z.object({ title: z.string().trim().min(1, 'must not be empty').max(200), description: z.string().max(20_000), priority: z.enum(casePriorities) }).partial().strict(),
       },
       responses: { 200: { description: 'The case', schema: caseSchema } },
       errors: { 409: 'The case is closed' },
@@ -325,10 +331,25 @@ function caseRoutes(r: ApiRouter): ApiRouter {
       summary: 'Comment on a case',
       description: `The requester or staff; not on a closed case (409). A requester's comment on a waiting case moves it back to in_progress. ${actingUserNote}`,
       auth: 'user',
-      request: { headers: userHeader, params, body: z.object({ body: z.string().trim().min(1).max(20_000) }).strict() },
+      request: { headers: userHeader, params, body: z.object({ body: z.string().trim().min(1, 'must not be empty').max(20_000) }).strict() },
       responses: { 201: { description: 'The case with its thread', schema: caseDetail } },
       errors: { 409: 'The case is closed' },
       handler: async ({ params: p, body }, ctx) => commentOnCase(await portalCaller(ctx), p.case_id, body.body),
+    })
+    .route({
+      method: 'get',
+      path: '/api/portal/staff',
+      tags,
+      summary: 'People a case can be assigned to (staff)',
+      description: 'Users holding the staff role, by name: the choices of POST /api/portal/cases/{case_id}/assign.',
+      auth: 'staff',
+      responses: {
+        200: {
+          description: 'Staff members',
+          schema: z.object({ staff: z.array(z.object({ user_id: z.string(), display_name: z.string().nullable(), email: z.string().nullable() }).openapi('StaffMember')) }),
+        },
+      },
+      handler: async () => ({ staff: await listStaff() }),
     })
     .route({
       method: 'post',

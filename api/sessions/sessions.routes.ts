@@ -2,22 +2,21 @@
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
-import { ValidationError } from '../../shared/errors.js';
 import { channelSchema, clientEventSchema, historyMessageSchema, messageInputSchema } from '../../shared/sessions/schemas.js';
 import { closeSession, resolveSession } from '../../shared/sessions/resolve.js';
-import { closedSessionConflict, getSession, listSessions, sessionHistoryRows } from '../../shared/sessions/sessions.store.js';
+import { getSession, listSessions, sessionHistoryRows } from '../../shared/sessions/sessions.store.js';
 import { getUser } from '../../shared/sessions/users.store.js';
 import { closeInteraction, startInteraction } from '../../shared/sessions/interactions.js';
 import { listInteractions } from '../../shared/sessions/interactions.store.js';
 import { acceptEvent, acceptMessage } from '../../shared/sessions/publish.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { sessionSystemRouter } from './gate.js';
-import { streamSession } from './stream.js';
+import { serveSessionStream } from './stream.js';
 import {
   closeInteractionBody, closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse,
   resolveBody, resolveResponse, sessionDetail, sessionIdParams, sessionSchema, startInteractionBody, auditQuery, auditRowSchema,
 } from './sessions.schemas.js';
-import { auditPage, streamEventsAfter } from '../../shared/sessions/events.store.js';
+import { auditPage } from '../../shared/sessions/events.store.js';
 
 const tags = ['sessions'];
 const closed409 = 'The session is closed (`allowed_next_states` is empty)';
@@ -253,15 +252,7 @@ export function sessionRoutes(): ApiRouter {
       responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream', schema: z.string() } },
       errors: { 429: 'Too many open streams in this process or for this API key (Retry-After says when to try again)' },
       handler: async ({ params, query, headers }, ctx) => {
-        const session = await getSession(params.session_id);
-        const fromHeader = headers['last-event-id'] !== undefined ? Number(headers['last-event-id']) : undefined;
-        const lastEventId = fromHeader ?? query.last_event_id;
-        // Nothing live will ever come: only a replay (ending with the final event) makes sense, and a
-        // 409 (not a 200 that ends at once) stops an EventSource from reconnecting for ever.
-        const closed = session.status === 'closed';
-        if (closed && (lastEventId === undefined || !(await streamEventsAfter(params.session_id, lastEventId, 1)).length)) throw closedSessionConflict(params.session_id);
-        if (lastEventId !== undefined && !Number.isSafeInteger(lastEventId)) throw new ValidationError('Last-Event-ID is out of range.', [{ path: 'headers.last-event-id', message: 'must be a sequence number' }]);
-        await streamSession(ctx, params.session_id, query.channel, lastEventId, closed);
+        await serveSessionStream(ctx, await getSession(params.session_id), query.channel, headers['last-event-id'], query.last_event_id);
         return undefined;
       },
     });

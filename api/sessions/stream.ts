@@ -10,7 +10,8 @@ import type { Context } from 'koa';
 import client from 'prom-client';
 import { onBusReconnect, subscribeSession, type BusEvent } from '../../shared/bus.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
-import { streamHead } from '../../shared/sessions/sessions.store.js';
+import { closedSessionConflict, streamHead } from '../../shared/sessions/sessions.store.js';
+import { ValidationError } from '../../shared/errors.js';
 import { metricsRegistry } from '../../shared/metrics.js';
 import { SseLifetime, startSseResponse, streamCaller } from '../streams.js';
 import { isFinalEvent } from '../../shared/sessions/publish.js';
@@ -35,6 +36,26 @@ export function sseFrame(event: BusEvent): string {
     frames.set(event, frame);
   }
   return frame;
+}
+
+/**
+ * GET …/events of a session (the session API's and the portal chat's): the resume point from the
+ * Last-Event-ID header or the `last_event_id` query, then the stream. A closed session streams only
+ * a replay that ends with its final event; with nothing left to replay it is a 409, which (unlike a
+ * 200 that ends at once) stops an EventSource from reconnecting for ever.
+ */
+export async function serveSessionStream(
+  ctx: Context,
+  session: { session_id: string; status: string },
+  channel: string,
+  headerId: string | undefined,
+  queryId: number | undefined,
+): Promise<void> {
+  const lastEventId = headerId !== undefined ? Number(headerId) : queryId;
+  const closed = session.status === 'closed';
+  if (closed && (lastEventId === undefined || !(await streamEventsAfter(session.session_id, lastEventId, 1)).length)) throw closedSessionConflict(session.session_id);
+  if (lastEventId !== undefined && !Number.isSafeInteger(lastEventId)) throw new ValidationError('Last-Event-ID is out of range.', [{ path: 'headers.last-event-id', message: 'must be a sequence number' }]);
+  await streamSession(ctx, session.session_id, channel, lastEventId, closed);
 }
 
 /**

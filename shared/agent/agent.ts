@@ -36,6 +36,24 @@ export interface AgentTurn {
   recorded?: Record<string, ToolCallRecord>;
   /** Called after each tool call that ran, so the caller can record it under its key. */
   onToolResult?: (key: string, record: ToolCallRecord) => Promise<void>;
+  /**
+   * Called before a tool call runs, so the caller can record the intent: a retry that finds an intent
+   * without a result does not run the call again (its outcome is unknown; see TurnJournal).
+   */
+  onToolStart?: (key: string, intent: Pick<ToolCallRecord, 'tool_name' | 'arguments'>) => Promise<void>;
+  /**
+   * The model's tool-calling answers of an earlier attempt, by round: replayed instead of asking the
+   * model again, so a retry makes the same tool calls (same keys) rather than new ones.
+   */
+  recordedRounds?: Record<number, ModelRound>;
+  /** Called after each model answer that asks for tools, so the caller can record it by round. */
+  onModelRound?: (round: number, answer: ModelRound) => Promise<void>;
+}
+
+/** A model answer that asked for tools, as the next request repeats it. */
+export interface ModelRound {
+  content: string | null;
+  tool_calls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
 }
 
 export interface ToolCallRecord {
@@ -107,11 +125,17 @@ async function toolLoop(client: OpenAI, turn: AgentTurn, emit: AgentEvents): Pro
   const calls: ToolCallRecord[] = [];
   for (let round = 0; ; round++) {
     const offerTools = tools.length > 0 && round < maxToolRounds;
-    const completion = await client.chat.completions.create({ model, messages, ...(offerTools ? { tools } : {}) });
-    const answer = completion.choices[0]?.message;
-    const toolCalls = (answer?.tool_calls ?? []).filter((c) => c.type === 'function');
-    if (!offerTools || toolCalls.length === 0) return { reply: answer?.content?.trim() || '…', tool_calls: calls, model };
-    messages.push({ role: 'assistant', content: answer?.content ?? null, tool_calls: toolCalls });
+    let answer = offerTools ? turn.recordedRounds?.[round] : undefined;
+    if (!answer) {
+      const completion = await client.chat.completions.create({ model, messages, ...(offerTools ? { tools } : {}) });
+      const message = completion.choices[0]?.message;
+      const toolCalls = (message?.tool_calls ?? []).filter((c) => c.type === 'function');
+      if (!offerTools || toolCalls.length === 0) return { reply: message?.content?.trim() || '…', tool_calls: calls, model };
+      answer = { content: message?.content ?? null, tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } })) };
+      await turn.onModelRound?.(round, answer);
+    }
+    const toolCalls = answer.tool_calls;
+    messages.push({ role: 'assistant', content: answer.content, tool_calls: toolCalls });
     for (const call of toolCalls) {
       const name = call.function.name;
       let shownArgs: unknown = call.function.arguments;
@@ -127,6 +151,7 @@ async function toolLoop(client: OpenAI, turn: AgentTurn, emit: AgentEvents): Pro
       let record = turn.recorded?.[key];
       if (!record) {
         await emit('TOOL_CALL', { tool_name: name, arguments: shownArgs });
+        await turn.onToolStart?.(key, { tool_name: name, arguments: shownArgs });
         record = await runTool(name, call.function.arguments, turn);
         await turn.onToolResult?.(key, record);
         await emit('TOOL_RESULT', { tool_name: name, result: record.result });

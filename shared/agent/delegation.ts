@@ -18,6 +18,7 @@ import { AGENT_FAILED_REPLY, sessionEvents } from '../chatapp/inbound.js';
 import { historyBefore, WEB_CHANNEL } from '../chatapp/webchat.js';
 import type { ToolCaller } from '../tools.js';
 import { runAgent } from './agent.js';
+import { turnJournal } from './turn-steps.store.js';
 import { finishRun, getRun, insertRun, markRunning, recordToolResult, type DelegationRun } from './delegation-runs.store.js';
 
 /** Executor type of the delegation tools; a delegated run is not offered them (no delegation loops). */
@@ -84,6 +85,8 @@ export async function runDelegation(runId: string, finalAttempt: boolean): Promi
   if (run.status === 'completed' || run.status === 'failed') return { status: run.status };
   await markRunning(runId);
   const { conversation_history } = await getContext(run.session_id);
+  // The turn's journal adds the intents and model answers; the run's row keeps the results it shows.
+  const journal = await turnJournal(`delegation:${runId}`, run.session_id);
   let answer: string;
   try {
     const reply = await runAgent(
@@ -93,8 +96,12 @@ export async function runDelegation(runId: string, finalAttempt: boolean): Promi
         message: run.task,
         caller: { kind: 'agent', id: run.session_id },
         excludeExecutors: [DELEGATION_EXECUTOR],
-        recorded: run.tool_results,
-        onToolResult: (key, record) => recordToolResult(runId, key, record),
+        ...journal,
+        recorded: { ...journal.recorded, ...run.tool_results },
+        onToolResult: async (key, record) => {
+          await journal.onToolResult(key, record);
+          await recordToolResult(runId, key, record);
+        },
       },
       sessionEvents(run.session_id, WEB_CHANNEL, run.interaction_id),
     );

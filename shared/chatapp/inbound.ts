@@ -9,6 +9,7 @@ import { enqueue } from '../queues.js';
 import { z } from '../zod.js';
 import { logger } from '../logger.js';
 import { runAgent, type AgentEvents } from '../agent/agent.js';
+import { turnJournal } from '../agent/turn-steps.store.js';
 import { findUserByPhone } from '../sessions/users.store.js';
 import { setConsent } from '../sessions/consents.store.js';
 import { resolveSession } from '../sessions/resolve.js';
@@ -171,7 +172,15 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
     const { conversation_history } = await getContext(session.session_id);
     let answer: string;
     try {
-      answer = (await runAgent({ channel: CHANNEL, history: conversation_history, message: message.body!, caller: { kind: 'agent', id: session.session_id, user_id: user.user_id } }, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
+      const turn = {
+        channel: CHANNEL,
+        history: conversation_history,
+        message: message.body!,
+        caller: { kind: 'agent' as const, id: session.session_id, user_id: user.user_id },
+        // A retried message replays the model answers and tool results it recorded (no tool runs twice).
+        ...(await turnJournal(`chatapp:${message.message_id}`, session.session_id)),
+      };
+      answer = (await runAgent(turn, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
     } catch (err) {
       if (!finalAttempt) throw err;
       logger('chatapp').error({ err, message_sid: messageSid }, 'agent failed for good; answering with an apology');

@@ -8,13 +8,17 @@ export const TABLE = 'chatapp_messages';
 /** A row: the ChatappMessage fields with database timestamps, the provider's inbound parameters and updated_at. */
 interface Row extends Omit<ChatappMessage, 'created_at' | 'sent_at'> {
   payload: Record<string, string> | null;
+  send_started_at: Date | null;
   sent_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
-/** A stored message; `payload` holds the provider's inbound parameters. */
-export type StoredMessage = ChatappMessage & { payload: Record<string, string> | null };
+/**
+ * A stored message; `payload` holds the provider's inbound parameters, `send_started_at` when the
+ * first send to the provider began (status sending: its outcome may be unknown).
+ */
+export type StoredMessage = ChatappMessage & { payload: Record<string, string> | null; send_started_at: Date | null };
 
 function toDomain(row: Row): StoredMessage {
   return {
@@ -37,6 +41,7 @@ function toDomain(row: Row): StoredMessage {
     created_at: row.created_at.toISOString(),
     sent_at: row.sent_at?.toISOString() ?? null,
     payload: row.payload,
+    send_started_at: row.send_started_at,
   };
 }
 
@@ -108,6 +113,24 @@ export async function listMessages(
 /** Marks an inbound message processed and links it to its user and session. */
 export async function markProcessed(messageId: string, link: { user_id: string | null; session_id: string | null }, k: Knex = db()): Promise<void> {
   await k<Row>(TABLE).where({ message_id: messageId }).update({ status: 'processed', ...link });
+}
+
+/**
+ * Records the intent to send before the provider is called (queued → sending; the first attempt's
+ * moment is kept): a retry that finds the message sending looks it up at the provider first.
+ */
+export async function markSending(messageId: string, k: Knex = db()): Promise<void> {
+  await k<Row>(TABLE)
+    .where({ message_id: messageId })
+    .whereIn('status', ['queued', 'sending'])
+    .update({ status: 'sending', send_started_at: k.raw('coalesce(send_started_at, now())') } as never);
+}
+
+/** Which of these provider message ids are already recorded on an outbound message. */
+export async function recordedProviderIds(sids: string[], k: Knex = db()): Promise<Set<string>> {
+  if (!sids.length) return new Set();
+  const rows = (await k<Row>(TABLE).where({ direction: 'outbound' }).whereIn('provider_message_id', sids).select('provider_message_id')) as Array<{ provider_message_id: string }>;
+  return new Set(rows.map((r) => r.provider_message_id));
 }
 
 /** Records a successful send. */

@@ -7,13 +7,14 @@
 import { config } from '../config.js';
 import { ConflictError, ForbiddenError, ValidationError, fieldErrors } from '../errors.js';
 import { enqueue } from '../queues.js';
-import { chatappClient, describeProviderError, isTransientProviderError, type ProviderMessage, type RichContent } from '../clients/twilio.js';
+import { chatappClient, describeProviderError, isTransientProviderError, type ProviderMessage, type ProviderReceipt, type RichContent } from '../clients/twilio.js';
+import { logger } from '../logger.js';
 import { getUser } from '../sessions/users.store.js';
 import { getConsent } from '../sessions/consents.store.js';
 import { renderTemplate } from './templates.js';
 import { statusCallbackUrl } from './signature.js';
 import { windowOpen } from './window.store.js';
-import { getMessage, insertOutbound, insertReplyOnce, markAttemptFailed, markSent, type StoredMessage } from './messages.store.js';
+import { getMessage, insertOutbound, insertReplyOnce, markAttemptFailed, markSending, markSent, recordedProviderIds, type StoredMessage } from './messages.store.js';
 import { sessionMessageSchema, type SessionMessageInput } from './schemas.js';
 
 export const CHANNEL = 'chatapp';
@@ -137,17 +138,48 @@ async function providerContent(message: StoredMessage): Promise<ProviderMessage>
   return { to, body: message.body! };
 }
 
+/** How far the provider's clock may be behind ours when a lost send is looked up by its creation time. */
+const providerClockSkewMs = 2 * 60_000;
+
+/** Whether a message goes out as its recorded body (so a lookup can match the body): text, or a template without an approved Content SID. */
+const sentAsBody = (message: StoredMessage) => message.kind === 'text' || (message.kind === 'template' && !config().chatapp.templateSids[message.template_name!]);
+
+/**
+ * The provider's record of a send whose answer was lost: a message to the recipient created since
+ * the first attempt began, with the same body when it went out as text, not already recorded on
+ * another message. Undefined when the provider has none (the earlier attempts were not accepted).
+ */
+async function earlierSend(message: StoredMessage): Promise<ProviderReceipt | undefined> {
+  const since = new Date(message.send_started_at!.getTime() - providerClockSkewMs);
+  const found = await chatappClient().findSent(providerAddress(message.phone_number), since, sentAsBody(message) ? message.body! : undefined);
+  const taken = await recordedProviderIds(found.map((f) => f.sid));
+  const candidates = found.filter((f) => !taken.has(f.sid));
+  // Newest first: the earliest is the first attempt that got through.
+  const adopted = candidates.at(-1);
+  if (candidates.length > 1) logger('chatapp').warn({ message_id: message.message_id, sids: candidates.map((c) => c.sid) }, 'the provider holds more than one copy of a message; adopting the first');
+  return adopted;
+}
+
 /**
  * Delivers one recorded message (the `chatapp.send` job). A message already sent is not sent again.
+ * The intent (status sending) is recorded before the provider is called; a retry of a message left
+ * sending first looks it up at the provider and adopts the provider's id instead of sending again.
  * Transient provider failures are recorded and rethrown for the queue to retry; a refusal marks the
  * message failed and throws PermanentSendError.
  */
 export async function deliver(messageId: string, finalAttempt: boolean): Promise<StoredMessage | undefined> {
   const message = await getMessage(messageId);
-  if (!message || message.direction !== 'outbound' || message.status !== 'queued') return message;
+  if (!message || message.direction !== 'outbound' || (message.status !== 'queued' && message.status !== 'sending')) return message;
   try {
-    const receipt = await chatappClient().send(await providerMessage(message));
-    await markSent(messageId, receipt);
+    const found = message.status === 'sending' ? await earlierSend(message) : undefined;
+    if (found) {
+      logger('chatapp').info({ message_id: messageId, sid: found.sid }, 'an earlier attempt reached the provider; its message is adopted, not sent again');
+      await markSent(messageId, found);
+    } else {
+      const content = await providerMessage(message);
+      await markSending(messageId);
+      await markSent(messageId, await chatappClient().send(content));
+    }
   } catch (err) {
     // A closed window (ConflictError) will not reopen by retrying.
     const transient = !(err instanceof ConflictError) && isTransientProviderError(err);

@@ -28,7 +28,7 @@ export const sessionMessageSchema = z
 export type SessionMessageInput = z.output<typeof sessionMessageSchema>;
 
 export const messageKinds = ['text', 'template', 'buttons', 'list'] as const;
-export const messageStatuses = ['received', 'processed', 'queued', 'sent', 'failed'] as const;
+export const messageStatuses = ['received', 'processed', 'queued', 'sending', 'sent', 'failed'] as const;
 
 export const chatappMessageSchema = z
   .object({
@@ -42,7 +42,7 @@ export const chatappMessageSchema = z
     template_name: z.string().nullable(),
     variables: z.record(z.string(), z.string()).nullable(),
     content: z.record(z.string(), z.unknown()).nullable().describe('buttons or list of a rich message'),
-    status: z.enum(messageStatuses).describe('inbound: received → processed; outbound: queued → sent (accepted by the provider) | failed (refused, or every retry spent)'),
+    status: z.enum(messageStatuses).describe('inbound: received → processed; outbound: queued → sending (handed to the provider, answer pending or lost) → sent (accepted by the provider) | failed (refused, or every retry spent)'),
     provider_message_id: z.string().nullable().describe('MessageSid at the provider'),
     provider_status: z.string().nullable().describe('latest provider status: queued, sent, delivered, read, failed, undelivered (from status callbacks)'),
     error: z.string().nullable(),

@@ -12,6 +12,7 @@ import { z, uuid } from '../zod.js';
 import { logger } from '../logger.js';
 import { runAgent, type ToolCallRecord } from '../agent/agent.js';
 import type { HistoryEntry } from '../agent/history.js';
+import { turnJournal } from '../agent/turn-steps.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { getInteraction, listInteractions } from '../sessions/interactions.store.js';
@@ -58,7 +59,7 @@ async function chatInteraction(sessionId: string, requested?: string): Promise<s
     if (interaction.channel !== WEB_CHANNEL) {
       throw new ValidationError(`Interaction ${requested} belongs to channel ${interaction.channel}, not chat.`, [{ path: 'body.interaction_id', message: 'must be a chat interaction' }]);
     }
-    if (interaction.status !== 'active') throw new ConflictError(`Interaction ${requested} is closed; start a new one by omitting interaction_id.`, [], { status: interaction.status });
+    if (interaction.status !== 'active') throw new ConflictError(`Interaction ${requested} is closed; start a new one by omitting interaction_id.`, [], { current_status: interaction.status });
     return interaction.interaction_id;
   }
   const open = (await listInteractions(sessionId)).filter((i) => i.channel === WEB_CHANNEL && i.status === 'active').at(-1);
@@ -117,7 +118,14 @@ export async function answerWebChat(
   let result: { reply: string; tool_calls: ToolCallRecord[] };
   try {
     result = await runAgent(
-      { channel: WEB_CHANNEL, history: historyBefore(conversation_history, turn.message), message: turn.message, caller: { kind: 'agent', id: turn.session_id, user_id } },
+      {
+        channel: WEB_CHANNEL,
+        history: historyBefore(conversation_history, turn.message),
+        message: turn.message,
+        caller: { kind: 'agent', id: turn.session_id, user_id },
+        // A retried turn replays the model answers and tool results it recorded (no tool runs twice).
+        ...(await turnJournal(`webchat:${turn.turn_id}`, turn.session_id)),
+      },
       sessionEvents(turn.session_id, WEB_CHANNEL, turn.interaction_id),
     );
   } catch (err) {

@@ -4,6 +4,7 @@
  * tool server (ISSUE_TRACKER_API_URL/MCP_TOKEN). The token goes out as PRIVATE-TOKEN.
  */
 import { Gitlab, GitbeakerRequestError, GitbeakerRetryError, GitbeakerTimeoutError } from '@gitbeaker/rest';
+import { createRequesterFn, getMatchingRateLimiter, type FormattedResponse, type RateLimiters } from '@gitbeaker/requester-utils';
 import type { Agent as HttpAgent } from 'node:http';
 import { Agent } from 'undici';
 import { config } from '../config.js';
@@ -21,6 +22,80 @@ export interface GitLabConnection {
   timeoutMs?: number;
 }
 
+/** Statuses gitbeaker's own request handler repeats a request on (rate limited; bad gateway). */
+const retryStatuses = [429, 502];
+const maxAttempts = 10;
+
+/**
+ * Whether a request that got this status may be sent again. gitbeaker (43.8) repeats every method on
+ * 502 up to 10 times, but a 502 from a proxy can come after GitLab carried out the request: a POST
+ * repeated that way creates a second issue or note. So a 502 is repeated only for methods that
+ * change nothing twice (GET, PUT, DELETE); a POST or PATCH fails at once and its caller decides (the
+ * ticket job looks the issue up before creating it again). 429 means GitLab refused the request
+ * unseen, so it is repeated for every method.
+ */
+export function repeatable(method: string, status: number): boolean {
+  if (status === 429) return true;
+  return status === 502 && !['POST', 'PATCH'].includes(method.toUpperCase());
+}
+
+async function responseBody(response: Response, asStream: boolean): Promise<unknown> {
+  if (asStream) return response.body;
+  if (response.status === 204) return null;
+  const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
+  if (type === 'application/json') return (await response.json()) || {};
+  if (type.startsWith('text/')) return (await response.text()) || '';
+  return response.blob();
+}
+
+/** gitbeaker's failure for an answer outside 2xx: GitLab's `error` or `message` as description, the response as cause. */
+async function requestError(request: Request, response: Response): Promise<GitbeakerRequestError> {
+  const content = await response.text();
+  let description = content;
+  if (response.headers.get('content-type')?.includes('application/json')) {
+    try {
+      const output = JSON.parse(content) as { error?: unknown; message?: unknown };
+      const property = output?.error || output?.message || '';
+      description = typeof property === 'string' ? property : JSON.stringify(property);
+    } catch {
+      // Not JSON after all: the text is the description.
+    }
+  }
+  return new GitbeakerRequestError(description, { cause: { description, request, response } });
+}
+
+/**
+ * gitbeaker's request handler (fetch, rate limiters, timeout errors, the same backoff) with one
+ * change: see `repeatable`.
+ */
+async function requestHandler(endpoint: string, options: Record<string, unknown> = {}): Promise<FormattedResponse> {
+  const { rateLimiters, agent, asStream, prefixUrl, searchParams, method = 'GET', ...init } = options as RequestInit & {
+    rateLimiters?: RateLimiters; agent?: unknown; asStream?: boolean; prefixUrl?: string; searchParams?: string; method?: string;
+  };
+  const rateLimit = getMatchingRateLimiter(endpoint, rateLimiters, method);
+  const url = new URL(endpoint, prefixUrl ? (prefixUrl.endsWith('/') ? prefixUrl : `${prefixUrl}/`) : undefined);
+  url.search = searchParams || '';
+  let lastStatus: number | undefined;
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    const request = new Request(url, { ...init, method });
+    await rateLimit();
+    const response = await fetch(request, agent ? ({ dispatcher: agent } as RequestInit) : undefined).catch((err: Error) => {
+      if (err.name === 'TimeoutError' || err.name === 'AbortError') throw new GitbeakerTimeoutError('Query timeout was reached');
+      throw err;
+    });
+    if (response.ok) {
+      return { body: (await responseBody(response, asStream ?? false)) as FormattedResponse['body'], headers: Object.fromEntries(response.headers.entries()), status: response.status };
+    }
+    if (!retryStatuses.includes(response.status) || !repeatable(method, response.status)) throw await requestError(request, response);
+    lastStatus = response.status;
+    await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 0.25));
+  }
+  throw new GitbeakerRetryError(`Could not successfully complete this request after ${maxAttempts} retries, last status code: ${lastStatus}.`);
+}
+
+/** gitbeaker's requester with our request handler (its options handler unchanged). */
+const requesterFn = createRequesterFn((_, options) => Promise.resolve(options), requestHandler);
+
 /**
  * A gitbeaker client of one GitLab. Verification off is scoped to this client: gitbeaker hands `agent`
  * to fetch as its undici dispatcher, so other outgoing requests of the process still verify.
@@ -28,7 +103,14 @@ export interface GitLabConnection {
 export function gitlabApi(conn: GitLabConnection): GitLabApi {
   const agent = conn.verifySsl === false ? new Agent({ connect: { rejectUnauthorized: false } }) : undefined;
   // gitbeaker types `agent` as an http.Agent but passes it to fetch as `dispatcher`, which wants an undici one.
-  return new Gitlab({ host: conn.url.replace(/\/+$/, ''), token: conn.token, queryTimeout: conn.timeoutMs ?? 10_000, ...(agent ? { agent: agent as unknown as HttpAgent } : {}) });
+  return new Gitlab({
+    host: conn.url.replace(/\/+$/, ''),
+    token: conn.token,
+    queryTimeout: conn.timeoutMs ?? 10_000,
+    // Takes the place of gitbeaker's preset requester (constructor options override the preset).
+    requesterFn,
+    ...(agent ? { agent: agent as unknown as HttpAgent } : {}),
+  } as ConstructorParameters<typeof Gitlab<false>>[0]);
 }
 
 /** What went wrong in a GitLab call: the HTTP status (none when unreachable or timed out) and GitLab's own message. */

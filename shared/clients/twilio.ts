@@ -55,6 +55,20 @@ export class ChatappClient {
   }
 
   /**
+   * Messages from our number to `to` created at or after `since`, newest first, optionally only those
+   * whose body is `body` (GET /2010-04-01/Accounts/{sid}/Messages.json?To=…&From=…): how a retried send
+   * finds a message the provider accepted although its answer was lost (the Messages API takes no
+   * idempotency key). Not filtered by DateSent: a message the provider still holds (queued) has no
+   * date_sent yet, and the filter only has day resolution anyway.
+   */
+  async findSent(to: string, since: Date, body?: string): Promise<ProviderReceipt[]> {
+    const recent = await this.client.messages.list({ to, from: this.from, pageSize: 50, limit: 50 });
+    return recent
+      .filter((m) => m.dateCreated && m.dateCreated.getTime() >= since.getTime() && (body === undefined || m.body === body))
+      .map((m) => ({ sid: m.sid, status: m.status }));
+  }
+
+  /**
    * The Content SID of a rich message, created by POST /v1/Content (twilio/quick-reply or
    * twilio/list-picker) on first use. Session messages of these types need no WhatsApp approval.
    */
@@ -79,11 +93,11 @@ let instance: ChatappClient | undefined;
 /** The configured client; 503 when the provider account is not configured. */
 export function chatappClient(): ChatappClient {
   if (!instance) {
-    const { accountSid, authToken, fromNumber, apiBaseUrl } = config().chatapp;
+    const { accountSid, authToken, fromNumber, apiBaseUrl, timeoutMs } = config().chatapp;
     if (!accountSid || !authToken || !fromNumber) {
       throw new ServiceUnavailableError('The messaging-app provider is not configured: set CHATAPP_ACCOUNT_SID, CHATAPP_AUTH_TOKEN and CHATAPP_FROM_NUMBER.');
     }
-    const client = twilio(accountSid, authToken, { timeout: 15_000 });
+    const client = twilio(accountSid, authToken, { timeout: timeoutMs });
     if (apiBaseUrl) {
       // Each twilio-node domain joins its baseUrl with the resource path at request time.
       client.api.baseUrl = apiBaseUrl;

@@ -1,6 +1,6 @@
 /** Query module of `portal_cases` (written) and `v_portal_cases_full` (read: cases with requester and assignee names). */
 import type { Knex } from 'knex';
-import { db } from '../db/index.js';
+import { containsPattern, db } from '../db/index.js';
 import type { CaseStatus, PortalCase } from './schemas.js';
 
 const TABLE = 'portal_cases';
@@ -39,6 +39,8 @@ export interface CaseFilters {
   assignee_id?: string;
   /** Staff only: just the cases they requested themselves. */
   mine?: boolean;
+  /** Words in the title or description (case-insensitive substring). */
+  q?: string;
 }
 
 export async function listCases(viewer: CaseViewer, f: CaseFilters): Promise<PortalCase[]> {
@@ -47,6 +49,10 @@ export async function listCases(viewer: CaseViewer, f: CaseFilters): Promise<Por
   if (f.priority) q.where({ priority: f.priority });
   if (f.assignee_id) q.where({ assignee_id: f.assignee_id });
   if (f.mine) q.where({ requester_id: viewer.userId });
+  if (f.q) {
+    const pattern = containsPattern(f.q);
+    q.where((w) => w.whereILike('title', pattern).orWhereILike('description', pattern));
+  }
   return ((await q.orderBy([{ column: 'priority' }, { column: 'created_at', order: 'desc' }]).limit(500)) as CaseRow[]).map(toDomain);
 }
 
@@ -78,4 +84,9 @@ export async function assignCase(caseId: string, assigneeId: string | null): Pro
 
 export async function updateCaseFields(caseId: string, change: { title?: string; description?: string; priority?: string }): Promise<void> {
   if (Object.keys(change).length) await db()(TABLE).where({ case_id: caseId }).update(change);
+}
+
+/** People a case can be assigned to: users holding the staff role, by name. */
+export async function listStaff(): Promise<Array<{ user_id: string; display_name: string | null; email: string | null }>> {
+  return db()('users').select('user_id', 'display_name', 'email').whereRaw("'staff' = any(roles)").orderBy([{ column: 'display_name' }, { column: 'email' }]);
 }

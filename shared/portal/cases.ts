@@ -35,7 +35,7 @@ export async function transitionCase(viewer: CaseViewer, caseId: string, to: Cas
     throw new ConflictError(
       `A case that is ${current.status} cannot be moved to ${to} by you; allowed: ${allowed.join(', ') || 'none'}.`,
       [],
-      { status: current.status, requested: to, allowed_moves: allowed },
+      { current_status: current.status, requested: to, allowed_moves: allowed },
     );
   }
   if (!(await moveCase(caseId, current.status, to))) {
@@ -47,7 +47,7 @@ export async function transitionCase(viewer: CaseViewer, caseId: string, to: Cas
 /** Adds a comment; the requester answering a case that waits for them puts it back in progress. */
 export async function commentOnCase(viewer: CaseViewer, caseId: string, body: string) {
   const current = await visibleCase(viewer, caseId);
-  if (current.status === 'closed') throw new ConflictError('The case is closed: open a new case instead.', [], { status: 'closed' });
+  if (current.status === 'closed') throw new ConflictError('The case is closed: open a new case instead.', [], { current_status: 'closed' });
   await db().transaction(async (trx) => {
     await insertComment(caseId, viewer.userId, body, trx);
     if (current.status === 'waiting' && current.requester_id === viewer.userId) await moveCase(caseId, 'waiting', 'in_progress', trx);
@@ -71,7 +71,7 @@ export async function assignCaseTo(viewer: CaseViewer, caseId: string, assigneeI
 /** The requester or staff edit title, description or priority while the case is not closed. */
 export async function editCase(viewer: CaseViewer, caseId: string, change: { title?: string; description?: string; priority?: string }): Promise<PortalCase> {
   const current = await visibleCase(viewer, caseId);
-  if (current.status === 'closed') throw new ConflictError('The case is closed.', [], { status: 'closed' });
+  if (current.status === 'closed') throw new ConflictError('The case is closed.', [], { current_status: 'closed' });
   await updateCaseFields(caseId, change);
   return visibleCase(viewer, caseId);
 }

@@ -50,7 +50,7 @@ export const profileUpdateSchema = z
 const tag = z.string().trim().min(1).max(50);
 export const contactInput = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: z.string().trim().min(1, 'is required').max(200),
     email: z.email().max(320).nullable().optional(),
     phone: e164.nullable().optional(),
     company: z.string().max(200).nullable().optional(),

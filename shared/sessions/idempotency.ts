@@ -17,6 +17,27 @@ const redis = () => commandRedis('sessions');
 const idempotencyTtlSeconds = 24 * 3600;
 const idempotencyRedisKey = (sessionId: string, key: string) => `${config().queues.prefix}:sessions:idem:${sessionId}:${key}`;
 
+/** Escapes Redis glob characters, so a prefix is matched literally by SCAN MATCH. */
+const globLiteral = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
+
+/**
+ * Deletes every idempotency claim of the sessions (user erasure: the keys name the user's messages).
+ * Found by SCAN over the key pattern: erasures are rare, and the hot path keeps one key per claim.
+ */
+export async function forgetIdempotencyKeys(sessionIds: string[]): Promise<number> {
+  let deleted = 0;
+  for (const sessionId of sessionIds) {
+    const match = `${globLiteral(idempotencyRedisKey(sessionId, ''))}*`;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis().scan(cursor, 'MATCH', match, 'COUNT', 1000);
+      if (keys.length) deleted += await redis().unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return deleted;
+}
+
 /** The unique index that refuses a second message of a key in a session. */
 const keyIndex = 'session_messages_session_id_idempotency_key_unique';
 

@@ -98,7 +98,7 @@ export async function closeInteraction(interactionId: string, finalHistory?: His
     const session = await lockSession(trx, sessionId);
     const current = await lockInteraction(trx, interactionId);
     if (current.status !== 'active') {
-      throw new ConflictError(`Interaction ${interactionId} is already closed.`, [], { status: current.status, allowed_next_states: [] });
+      throw new ConflictError(`Interaction ${interactionId} is already closed.`, [], { current_status: current.status, allowed_next_states: [] });
     }
     const row = await endInteraction(trx, interactionId);
     let sessionStatus = session.status;

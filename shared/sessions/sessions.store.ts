@@ -107,7 +107,7 @@ export async function lockSession(trx: Knex.Transaction, sessionId: string): Pro
 
 /** The ConflictError of a move a closed session refuses. */
 export function closedSessionConflict(sessionId: string): ConflictError {
-  return new ConflictError(`Session ${sessionId} is closed.`, [], { status: 'closed', allowed_next_states: [] });
+  return new ConflictError(`Session ${sessionId} is closed.`, [], { current_status: 'closed', allowed_next_states: [] });
 }
 
 /** Makes a session active (a resumed session, or one an interaction joined). */
@@ -228,6 +228,15 @@ export async function publishableState(sessionId: string, interactionId: string 
 }
 
 /** The last sequence of a session's stream (0 when empty or unknown): where a live-only stream starts. */
+/** Where each session of a user stands (last stream position, last channel), its rows locked (user erasure reads them before they go). */
+export async function sessionHeadsOfUser(trx: Knex.Transaction, userId: string): Promise<Array<{ session_id: string; last_seq: number; last_channel: string | null }>> {
+  const rows = (await trx(SESSIONS)
+    .select('session_id', 'last_seq', trx.raw(`context->>'last_channel' as last_channel`))
+    .where({ user_id: userId })
+    .forUpdate()) as Array<{ session_id: string; last_seq: string | number | null; last_channel: string | null }>;
+  return rows.map((r) => ({ session_id: r.session_id, last_seq: Number(r.last_seq ?? 0), last_channel: r.last_channel }));
+}
+
 export async function streamHead(sessionId: string): Promise<number> {
   const row = await db()(SESSIONS).select('last_seq').where({ session_id: sessionId }).first();
   return Number(row?.last_seq ?? 0);

@@ -57,10 +57,18 @@ describe('actions in the browser', () => {
     expect(incident.created_by).toBe(devAccounts.sre.name);
     expect((await sre.request(`/api/v1/incidents/${incident.id}/timeline`, { method: 'POST', json: { message: 'checking replicas' } })).status).toBe(201);
     expect((await sre.request(`/api/v1/incidents/${incident.id}/acknowledge`, { method: 'POST', json: {} })).status).toBe(200);
+    // An edit is recorded under the person too, whatever "by" says.
+    const edited = await sre.request(`/api/v1/incidents/${incident.id}`, { method: 'PATCH', json: { severity: 'critical', by: 'someone-else' } });
+    expect(edited.status).toBe(200);
     expect((await sre.request(`/api/v1/incidents/${incident.id}/escalate`, { method: 'POST', json: { reason: 'need the DBA' } })).status).toBe(200);
     const timeline = await (await sre.request(`/api/v1/incidents/${incident.id}/timeline`)).json();
     const byKind = Object.fromEntries(timeline.items.map((t: { kind: string; actor: string }) => [t.kind, t.actor]));
-    expect(byKind).toMatchObject({ created: devAccounts.sre.name, comment: devAccounts.sre.name, status_changed: devAccounts.sre.name, escalation: devAccounts.sre.name });
+    expect(byKind).toMatchObject({ created: devAccounts.sre.name, comment: devAccounts.sre.name, status_changed: devAccounts.sre.name, updated: devAccounts.sre.name, escalation: devAccounts.sre.name });
+    expect(timeline.items.some((t: { actor: string }) => t.actor === 'someone-else')).toBe(false);
+    // With an API key, "by" names the caller, as for the other incident actions.
+    await app.request(`/api/v1/incidents/${incident.id}`, { method: 'PATCH', json: { assignee: 'dba@example.com', by: 'agent:triage' } });
+    const afterKey = await (await sre.request(`/api/v1/incidents/${incident.id}/timeline?kind=updated`)).json();
+    expect(afterKey.items.map((t: { actor: string; data: { field: string } }) => [t.data.field, t.actor])).toEqual([['severity', devAccounts.sre.name], ['assignee', 'agent:triage']]);
     // With an API key the actor stays required.
     const noActor = await app.request(`/api/v1/incidents/${incident.id}/timeline`, { method: 'POST', json: { message: 'x' } });
     expect(noActor.status).toBe(400);

@@ -30,7 +30,7 @@ const post = (path: string, json: unknown) => api.request(path, { method: 'POST'
 const readMessage = async (id: string) => (await (await api.request(`/api/chatapp/messages/${id}`)).json()) as ChatappMessage;
 const settled = (id: string) => eventually(async () => {
   const m = await readMessage(id);
-  return m.status !== 'queued' && m;
+  return m.status !== 'queued' && m.status !== 'sending' && m;
 }, 15_000, `message ${id} to settle`);
 const sentTo = (phone: string) => twilio.messages.filter((m) => m.params.To === `whatsapp:${phone}`);
 

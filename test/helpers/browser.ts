@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { devAccounts, type AccountName } from './identity.js';
+import type { DevAccount } from '../../shared/identity/dev-provider.js';
 
 export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Where screenshots go (gitignored). */
@@ -22,13 +23,14 @@ export async function launchBrowser(): Promise<Browser> {
   return browser;
 }
 
-/** Opens `appUrl + path` in `context`; when sent to the provider's login form, signs in as `who` and waits to be back on the app. */
-export async function signInAt(context: BrowserContext, appUrl: string, pathname: string, who: AccountName): Promise<Page> {
+/** Opens `appUrl + path` in `context`; when sent to the provider's login form, signs in as `who` (a dev account or one given to startIdentity) and waits to be back on the app. */
+export async function signInAt(context: BrowserContext, appUrl: string, pathname: string, who: AccountName | DevAccount): Promise<Page> {
+  const account = typeof who === 'string' ? devAccounts[who] : who;
   const page = await context.newPage();
   await page.goto(appUrl + pathname);
   await page.getByLabel('Username').waitFor({ timeout: 60_000 });
-  await page.getByLabel('Username').fill(devAccounts[who].login);
-  await page.getByLabel('Password').fill(devAccounts[who].password);
+  await page.getByLabel('Username').fill(account.login);
+  await page.getByLabel('Password').fill(account.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL((u) => u.href.startsWith(appUrl + pathname), { timeout: 30_000 });
   return page;

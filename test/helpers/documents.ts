@@ -45,3 +45,11 @@ export function makeDocx(paragraphs: string[]): Buffer {
   };
   return Buffer.from(zipSync(files));
 }
+
+/** Uploads a document as `who` (multipart, as the documents screen does); extra form fields such as category. */
+export function uploadDocument(who: { request: (path: string, init?: RequestInit) => Promise<Response> }, filename: string, content: Buffer, type: string, fields: Record<string, string> = {}) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  form.append('file', new Blob([new Uint8Array(content)], { type }), filename);
+  return who.request('/api/portal/documents', { method: 'POST', body: form });
+}

@@ -47,6 +47,8 @@ export async function startLocalGitLab(opts: LocalGitLabOptions) {
   let noteId = 500;
   /** Milliseconds every answer is held back (to make the client time out). */
   let delayMs = 0;
+  /** Statuses the next write requests are answered with after being carried out (a proxy's 502 after GitLab did the work). */
+  const lostAnswers: number[] = [];
   let externalUrl = '';
 
   const author = { id: 7, username: 'maria', name: 'Maria Ops', state: 'active', web_url: '' };
@@ -320,7 +322,9 @@ export async function startLocalGitLab(opts: LocalGitLabOptions) {
       const m = url.pathname.match(/^\/api\/v4\/projects\/([^/]+)(\/.*)?$/);
       const id = m ? decodeURIComponent(m[1]!) : undefined;
       if (!m || (id !== projectPath && id !== String(projectId))) return send(fail(404, '404 Project Not Found'));
-      send(route(req.method!, m[2] ?? '', url.searchParams, body, token === opts.token));
+      const answer = route(req.method!, m[2] ?? '', url.searchParams, body, token === opts.token);
+      const lost = req.method !== 'GET' ? lostAnswers.shift() : undefined;
+      send(lost ? fail(lost, `${lost} Bad Gateway`) : answer);
     });
   };
 
@@ -337,6 +341,10 @@ export async function startLocalGitLab(opts: LocalGitLabOptions) {
     mergeRequests,
     issues,
     notes,
+    /** The next write requests are carried out, then answered with these statuses instead (in order). */
+    loseNextAnswers(...statuses: number[]) {
+      lostAnswers.push(...statuses);
+    },
     /** Holds every answer back this long (0: answer at once). */
     setDelay(ms: number) {
       delayMs = ms;

@@ -17,7 +17,8 @@ export interface ChatRequest {
   };
 }
 
-export type LlmAnswer = { content: string } | { tool_calls: Array<{ id: string; name: string; arguments: string }> };
+/** The model's reply: text, tool calls, or a failure of the endpoint with this HTTP status (an OpenAI error document). */
+export type LlmAnswer = { content: string } | { tool_calls: Array<{ id: string; name: string; arguments: string }> } | { status: number };
 
 /** Starts the server; `answer` gives the model's reply to each request. */
 export async function startLocalLlm(answer: (req: ChatRequest) => LlmAnswer) {
@@ -33,6 +34,11 @@ export async function startLocalLlm(answer: (req: ChatRequest) => LlmAnswer) {
       const request: ChatRequest = { headers: req.headers, body: JSON.parse(raw) };
       requests.push(request);
       const a = answer(request);
+      if ('status' in a) {
+        // retry-after-ms 0: the openai client's own retries of a failure follow at once (tests stay fast).
+        res.writeHead(a.status, { 'content-type': 'application/json', 'retry-after-ms': '0' }).end(JSON.stringify({ error: { message: `the model endpoint failed (${a.status})`, type: 'server_error' } }));
+        return;
+      }
       const message =
         'content' in a
           ? { role: 'assistant', content: a.content }

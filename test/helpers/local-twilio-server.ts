@@ -1,8 +1,9 @@
 /**
  * A local server speaking Twilio's REST API as its documentation shows it: Messages
  * (POST /2010-04-01/Accounts/{AccountSid}/Messages.json, form-encoded, basic auth with the account
- * SID and auth token, 201 with the message resource) and Content (POST /v1/Content, JSON).
- * `failNext` makes the next Messages calls answer with a Twilio error document.
+ * SID and auth token, 201 with the message resource; GET lists them newest first, filtered by To and
+ * From) and Content (POST /v1/Content, JSON). `failNext` makes the next Messages calls answer with a
+ * Twilio error document; `delayNext` makes the next ones accept the message but answer late.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,7 @@ export interface ReceivedMessage {
   auth: { user: string; password: string };
   params: Record<string, string>;
   sid: string;
+  createdAt: Date;
 }
 
 const sid = (prefix: string) => prefix + randomBytes(16).toString('hex');
@@ -21,6 +23,23 @@ export async function startLocalTwilio() {
   const messages: ReceivedMessage[] = [];
   const contents: Array<{ auth: { user: string; password: string }; body: Record<string, unknown>; sid: string }> = [];
   const failures: Array<{ status: number; code: number; message: string }> = [];
+  const delays: number[] = [];
+  /** Query strings of the Messages list requests. */
+  const lookups: URLSearchParams[] = [];
+  const resource = (m: ReceivedMessage) => ({
+    sid: m.sid,
+    account_sid: m.accountSid,
+    from: m.params.From,
+    to: m.params.To,
+    body: m.params.Body ?? '',
+    status: 'queued',
+    num_segments: '1',
+    direction: 'outbound-api',
+    api_version: '2010-04-01',
+    date_created: m.createdAt.toUTCString(),
+    date_sent: null,
+    uri: `/2010-04-01/Accounts/${m.accountSid}/Messages/${m.sid}.json`,
+  });
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
@@ -28,27 +47,29 @@ export async function startLocalTwilio() {
       const [user = '', password = ''] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString().split(':');
       const auth = { user, password };
       const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      const m = /^\/2010-04-01\/Accounts\/(AC\w+)\/Messages\.json$/.exec(req.url ?? '');
+      const [path = '', search = ''] = (req.url ?? '').split('?');
+      const m = /^\/2010-04-01\/Accounts\/(AC\w+)\/Messages\.json$/.exec(path);
+      if (req.method === 'GET' && m) {
+        const query = new URLSearchParams(search);
+        lookups.push(query);
+        const pageSize = Number(query.get('PageSize') ?? 50);
+        const found = messages
+          .filter((x) => x.accountSid === m[1] && (!query.get('To') || x.params.To === query.get('To')) && (!query.get('From') || x.params.From === query.get('From')))
+          .reverse()
+          .slice(0, pageSize);
+        const uri = `/2010-04-01/Accounts/${m[1]}/Messages.json?${search}`;
+        return json(200, { messages: found.map(resource), page: 0, page_size: pageSize, start: 0, end: Math.max(found.length - 1, 0), uri, first_page_uri: uri, next_page_uri: null, previous_page_uri: null });
+      }
       if (req.method === 'POST' && m) {
         if (!String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return json(415, { message: 'form expected' });
         const failure = failures.shift();
         if (failure) return json(failure.status, { code: failure.code, message: failure.message, more_info: `https://www.twilio.com/docs/errors/${failure.code}`, status: failure.status });
         const params = Object.fromEntries(new URLSearchParams(raw));
-        const message = { accountSid: m[1]!, auth, params, sid: sid('SM') };
+        const message = { accountSid: m[1]!, auth, params, sid: sid('SM'), createdAt: new Date() };
         messages.push(message);
-        return json(201, {
-          sid: message.sid,
-          account_sid: m[1],
-          from: params.From,
-          to: params.To,
-          body: params.Body ?? '',
-          status: 'queued',
-          num_segments: '1',
-          direction: 'outbound-api',
-          api_version: '2010-04-01',
-          date_created: new Date().toUTCString(),
-          uri: `/2010-04-01/Accounts/${m[1]}/Messages/${message.sid}.json`,
-        });
+        const delay = delays.shift();
+        if (delay) return void setTimeout(() => json(201, resource(message)), delay);
+        return json(201, resource(message));
       }
       if (req.method === 'POST' && req.url === '/v1/Content') {
         const body = JSON.parse(raw) as Record<string, unknown>;
@@ -67,6 +88,9 @@ export async function startLocalTwilio() {
     contents,
     /** The next Messages calls fail with these Twilio errors, in order. */
     failNext: (...errors: Array<{ status: number; code: number; message: string }>) => failures.push(...errors),
+    /** The next Messages calls create the message but answer only after these many milliseconds, in order. */
+    delayNext: (...ms: number[]) => delays.push(...ms),
+    lookups,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

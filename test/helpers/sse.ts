@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventSource } from 'eventsource';
 import { testApiKey, type Platform } from './platform.js';
+import { eventually } from './eventually.js';
 
 export interface Envelope {
   event_type: string;
@@ -156,3 +157,34 @@ export async function subscribeUrl<T>(url: string, headers: Record<string, strin
     close: () => es.close(),
   };
 }
+
+/**
+ * Opens a session's SSE stream with plain fetch (no reconnection, unlike `subscribe`), to see the
+ * server end it; resolves once it is subscribed (its first bytes, `retry:`, are written after the
+ * subscription). `ended` resolves true when the server ends the response.
+ */
+export async function openRawStream(api: Platform, sessionId: string, channel: string, lastEventId?: number) {
+  const res = await fetch(`${api.url}/api/sessions/${sessionId}/events?channel=${channel}`, {
+    headers: { 'X-API-Key': testApiKey, ...(lastEventId !== undefined ? { 'Last-Event-ID': String(lastEventId) } : {}) },
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (res.status !== 200) return { status: res.status, text: () => '', ended: Promise.resolve(false) };
+  const reader = res.body!.getReader();
+  let text = '';
+  const ended = (async () => {
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) return true;
+      text += new TextDecoder().decode(chunk.value);
+    }
+  })();
+  await eventually(() => text.includes('retry:'));
+  return { status: 200, text: () => text, ended };
+}
+
+/** The SSE blocks of a raw stream's text: each one's id and parsed data (null when absent). */
+export const parseFrames = (text: string) =>
+  text.split('\n\n').filter((b) => /^(id|data):/m.test(b)).map((block) => ({
+    id: /^id: (\d+)/m.exec(block) ? Number(/^id: (\d+)/m.exec(block)![1]) : null,
+    data: /^data: (.*)$/m.exec(block) ? JSON.parse(/^data: (.*)$/m.exec(block)![1]!) : null,
+  }));

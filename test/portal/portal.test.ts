@@ -8,7 +8,7 @@ import { startIdentity, signIn, type SignedIn } from '../helpers/identity.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { eventually } from '../helpers/eventually.js';
 import { useLocalLlm } from '../helpers/local-llm-server.js';
-import { makeDocx, makePdf } from '../helpers/documents.js';
+import { makeDocx, makePdf, uploadDocument } from '../helpers/documents.js';
 import { db } from '../../shared/db/index.js';
 import { summaryPrompt } from '../../shared/sessions/summary.js';
 
@@ -46,12 +46,7 @@ const json = async <T = any>(res: Response, status: number): Promise<T> => {
   return (body ? JSON.parse(body) : undefined) as T;
 };
 
-function upload(who: SignedIn, filename: string, content: Buffer, type: string, fields: Record<string, string> = {}) {
-  const form = new FormData();
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  form.append('file', new Blob([new Uint8Array(content)], { type }), filename);
-  return who.request('/api/portal/documents', { method: 'POST', body: form });
-}
+const upload = uploadDocument;
 
 const indexed = (who: SignedIn, id: string) =>
   eventually(async () => {

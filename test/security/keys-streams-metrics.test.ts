@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { newSession } from '../sessions/helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 // Every timingSafeEqual call of the platform is recorded, to see what is compared and how.
 const compared = vi.hoisted(() => [] as Array<[number, number]>);
@@ -24,14 +25,28 @@ beforeAll(async () => {
   api = await startPlatform({ workers: false });
 });
 
-const opened: AbortController[] = [];
-afterEach(() => opened.splice(0).forEach((c) => c.abort()));
+/**
+ * Open streams with their responses. The response must stay referenced: fetch cancels the body of a
+ * Response that is garbage-collected unread, which closes the connection and frees the server's place
+ * (a collection between two opens on a loaded machine let an over-cap open through).
+ */
+const opened: Array<{ controller: AbortController; res: Response }> = [];
+afterEach(async () => {
+  opened.splice(0).forEach((o) => o.controller.abort());
+  await eventually(async () => (await openStreamGauge()) === 0, 10_000, 'every stream of the test released');
+});
 
 async function openStream(sessionId: string, key: string): Promise<Response> {
   const controller = new AbortController();
   const res = await fetch(`${api.url}/api/sessions/${sessionId}/events?channel=chat`, { headers: { 'X-API-Key': key }, signal: controller.signal });
-  if (res.status === 200) opened.push(controller);
+  if (res.status === 200) opened.push({ controller, res });
   return res;
+}
+
+/** The server's count of open session streams (the session_sse_streams gauge, which moves with the caps' count). */
+async function openStreamGauge(): Promise<number> {
+  const text = await (await fetch(`${api.url}/metrics`, { headers: { Authorization: 'Bearer scrape-token' } })).text();
+  return Number(/^session_sse_streams (\d+)$/m.exec(text)?.[1]);
 }
 
 describe('API key checks', () => {
@@ -63,13 +78,19 @@ describe('SSE stream caps', () => {
     expect(perProcess.status).toBe(429);
     expect((await perProcess.json()).detail).toContain('SSE_MAX_STREAMS');
 
-    opened.shift()!.abort();
-    let again: Response | undefined;
-    for (let i = 0; i < 50 && again?.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      again = await openStream(sessionId, 'test-key');
-    }
-    expect(again?.status).toBe(200);
+    // The server frees the place when it sees the connection close: wait for that, then open once.
+    expect(await openStreamGauge()).toBe(3);
+    opened.shift()!.controller.abort();
+    await eventually(async () => (await openStreamGauge()) === 2, 10_000, 'the aborted stream released');
+    expect((await openStream(sessionId, 'test-key')).status).toBe(200);
+  });
+
+  it('concurrent opens never get past the caps', async () => {
+    const { sessionId } = await newSession(api);
+    const statuses = await Promise.all(Array.from({ length: 6 }, (_, i) => openStream(sessionId, i % 2 ? otherKey : 'test-key').then((r) => r.status)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(3);
+    expect(await openStreamGauge()).toBe(3);
   });
 });
 

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
+import { startPlatform, type Platform } from '../helpers/platform.js';
+import { openRawStream, parseFrames } from '../helpers/sse.js';
 import { expireSessions } from '../../shared/sessions/resolve.js';
 import { db } from '../../shared/db/index.js';
-import { eventually } from '../helpers/eventually.js';
 import { newInteraction, newSession } from './helpers.js';
 
 let api: Platform;
@@ -10,34 +10,7 @@ beforeAll(async () => {
   api = await startPlatform();
 });
 
-/**
- * Opens the raw SSE stream; resolves once it is subscribed (its first bytes, `retry:`, are written
- * after the subscription). `ended` resolves true when the server ends the response.
- */
-async function openStream(sessionId: string, channel: string, lastEventId?: number) {
-  const res = await fetch(`${api.url}/api/sessions/${sessionId}/events?channel=${channel}`, {
-    headers: { 'X-API-Key': testApiKey, ...(lastEventId !== undefined ? { 'Last-Event-ID': String(lastEventId) } : {}) },
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (res.status !== 200) return { status: res.status, text: () => '', ended: Promise.resolve(false) };
-  const reader = res.body!.getReader();
-  let text = '';
-  const ended = (async () => {
-    for (;;) {
-      const chunk = await reader.read();
-      if (chunk.done) return true;
-      text += new TextDecoder().decode(chunk.value);
-    }
-  })();
-  await eventually(() => text.includes('retry:'));
-  return { status: 200, text: () => text, ended };
-}
-
-const parse = (text: string) =>
-  text.split('\n\n').filter((b) => /^(id|data):/m.test(b)).map((block) => ({
-    id: /^id: (\d+)/m.exec(block) ? Number(/^id: (\d+)/m.exec(block)![1]) : null,
-    data: /^data: (.*)$/m.exec(block) ? JSON.parse(/^data: (.*)$/m.exec(block)![1]!) : null,
-  }));
+const openStream = (sessionId: string, channel: string, lastEventId?: number) => openRawStream(api, sessionId, channel, lastEventId);
 
 describe('closing a session ends its streams', () => {
   it('open streams get CHANNEL_LEFT for the ended interactions and a final CONTEXT_UPDATE, then end; a later open is a 409', async () => {
@@ -47,7 +20,7 @@ describe('closing a session ends its streams', () => {
     const closed = await api.request(`/api/sessions/${sessionId}/close`, { method: 'POST', json: { reason: 'user left' } });
     expect(closed.status).toBe(200);
     expect(await voice.ended).toBe(true);
-    const frames = parse(voice.text());
+    const frames = parseFrames(voice.text());
     expect(frames.map((f) => [f.data?.event_type, f.data?.data])).toEqual([
       ['CHANNEL_LEFT', { interaction_id: interactionId }],
       ['CONTEXT_UPDATE', { session_status: 'closed', reason: 'user left' }],
@@ -58,7 +31,7 @@ describe('closing a session ends its streams', () => {
     // An earlier Last-Event-ID replays up to the final event and ends.
     const replay = await openStream(sessionId, 'voice', 0);
     expect(await replay.ended).toBe(true);
-    expect(parse(replay.text()).at(-1)!.data).toMatchObject({ event_type: 'CONTEXT_UPDATE', data: { session_status: 'closed' } });
+    expect(parseFrames(replay.text()).at(-1)!.data).toMatchObject({ event_type: 'CONTEXT_UPDATE', data: { session_status: 'closed' } });
   });
 
   it('a subscriber on the final event\'s own channel gets only its id, and its stream ends too', async () => {
@@ -66,7 +39,7 @@ describe('closing a session ends its streams', () => {
     const chat = await openStream(sessionId, 'chat');
     await api.request(`/api/sessions/${sessionId}/close`, { method: 'POST', json: {} });
     expect(await chat.ended).toBe(true);
-    expect(parse(chat.text())).toEqual([{ id: expect.any(Number), data: null }]);
+    expect(parseFrames(chat.text())).toEqual([{ id: expect.any(Number), data: null }]);
   });
 
   it('expiry closes the session and ends its streams with the final event', async () => {
@@ -75,6 +48,6 @@ describe('closing a session ends its streams', () => {
     await db()('sessions').where({ session_id: sessionId }).update({ last_activity: db().raw(`now() - interval '2 days'`) });
     expect(await expireSessions()).toContain(sessionId);
     expect(await voice.ended).toBe(true);
-    expect(parse(voice.text()).at(-1)!.data).toMatchObject({ event_type: 'CONTEXT_UPDATE', data: { session_status: 'closed', reason: 'expired' } });
+    expect(parseFrames(voice.text()).at(-1)!.data).toMatchObject({ event_type: 'CONTEXT_UPDATE', data: { session_status: 'closed', reason: 'expired' } });
   });
 });

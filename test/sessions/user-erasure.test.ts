@@ -5,6 +5,9 @@ import { eventually } from '../helpers/eventually.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';
 import { subjectHash } from '../../shared/sessions/erasures.store.js';
 import { expectFieldError, json, newInteraction, newSession, publish, randomPhone } from './helpers.js';
+import { openRawStream, parseFrames } from '../helpers/sse.js';
+import { commandRedis } from '../../shared/redis.js';
+import { config } from '../../shared/config.js';
 
 let api: Platform;
 beforeAll(async () => {
@@ -74,5 +77,30 @@ describe('user changes, erasure and the session audit log', () => {
     for (const secret of [userId, user.phone_number, 'my secret', 'Test']) expect(row).not.toContain(secret);
     expect((await api.request(`/api/users/${userId}`, { method: 'DELETE' })).status).toBe(404);
     expect((await api.request(`/api/sessions/${sessionId}`)).status).toBe(404);
+  });
+
+  it('erasing a user also deletes their idempotency claims in Redis and ends their open streams with a final event', async () => {
+    const { userId, sessionId } = await newSession(api);
+    const interactionId = await newInteraction(api, sessionId, 'chat');
+    const other = await newSession(api);
+    for (const [s, i] of [[sessionId, interactionId], [other.sessionId, await newInteraction(api, other.sessionId, 'chat')]] as const) {
+      expect((await publish(api, s, { channel: 'chat', role: 'user', content: 'keyed', interaction_id: i }, { 'Idempotency-Key': 'order-17' })).ok).toBe(true);
+    }
+    const claims = async (s: string) => (await commandRedis('test').keys(`${config().queues.prefix}:sessions:idem:${s}:*`)).length;
+    expect(await claims(sessionId)).toBe(1);
+    const voice = await openRawStream(api, sessionId, 'voice');
+    const chat = await openRawStream(api, sessionId, 'chat');
+
+    expect((await api.request(`/api/users/${userId}`, { method: 'DELETE' })).status).toBe(200);
+    // Both streams end; the final event is the close (its own channel gets only the id, as on a close).
+    expect(await voice.ended).toBe(true);
+    expect(await chat.ended).toBe(true);
+    const last = parseFrames(voice.text()).at(-1)!;
+    expect(last.data).toEqual({ event_type: 'CONTEXT_UPDATE', session_id: sessionId, channel: 'chat', data: { session_status: 'closed', reason: 'user_erased' } });
+    expect(parseFrames(chat.text()).at(-1)).toEqual({ id: last.id, data: null });
+    expect(await claims(sessionId)).toBe(0);
+    // Another user's claim stays.
+    expect(await claims(other.sessionId)).toBe(1);
+    expect((await openRawStream(api, sessionId, 'voice')).status).toBe(404);
   });
 });

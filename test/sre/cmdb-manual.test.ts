@@ -10,7 +10,8 @@ const container = (name: string): ContainerSummary => ({
 const docker = { containers: [container('api-1'), container('worker-1')], delayMs: 0, fail: false };
 const dockerApi = await dockerApiServer(docker);
 // A second runtime added by API (not from configuration), so it can be deleted.
-const extraDocker = await dockerApiServer({ containers: [container('edge-1')], delayMs: 0, fail: false });
+const extra = { containers: [container('edge-1')], delayMs: 0, fail: false };
+const extraDocker = await dockerApiServer(extra);
 process.env.CONTAINER_RUNTIME_HOST = `tcp://127.0.0.1:${dockerApi.port}`;
 process.env.DISCOVERY_ENABLED = 'false';
 // The second runtime is local: allowed explicitly, as an API-added source must be.
@@ -78,8 +79,10 @@ describe('manual CMDB entries', () => {
     expect((await getJson('/api/v1/cmdb/entities?source=manual')).total).toBe(0);
   });
 
-  it('a discovery source can be deleted with its entities; a configured one cannot (409)', async () => {
+  it('a discovery source can be deleted with its entities; a configured one cannot (409) and says so in the list', async () => {
     const added = await (await api.request('/api/v1/cmdb/discovery/sources', { method: 'POST', json: { name: 'edge', kind: 'docker', address: `tcp://127.0.0.1:${extraDocker.port}` } })).json();
+    expect(added).toMatchObject({ name: 'edge', configured: false });
+    expect((await getJson('/api/v1/cmdb/discovery/sources')).items.map((s: { name: string; configured: boolean }) => [s.name, s.configured])).toEqual([['docker', true], ['edge', false]]);
     await discover();
     expect(await entityNamed('edge-1')).toMatchObject({ source: 'edge' });
     expect((await api.request(`/api/v1/cmdb/discovery/sources/${added.id}`, { method: 'DELETE' })).status).toBe(204);
@@ -88,5 +91,40 @@ describe('manual CMDB entries', () => {
     const configured = (await getJson('/api/v1/cmdb/discovery/sources')).items[0];
     expect((await api.request(`/api/v1/cmdb/discovery/sources/${configured.id}`, { method: 'DELETE' })).status).toBe(409);
     expect((await api.request(`/api/v1/cmdb/discovery/sources/${added.id}`, { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it('a source is not deleted while a discovery run is in progress: 409 naming the run, which finishes unharmed', async () => {
+    const added = await (await api.request('/api/v1/cmdb/discovery/sources', { method: 'POST', json: { name: 'edge', kind: 'docker', address: `tcp://127.0.0.1:${extraDocker.port}` } })).json();
+    // The source answers slowly, so the run is still reading it when the delete comes.
+    extra.delayMs = 1500;
+    const { run_id } = await (await api.request('/api/v1/cmdb/discovery/trigger', { method: 'POST' })).json();
+    const refused = await api.request(`/api/v1/cmdb/discovery/sources/${added.id}`, { method: 'DELETE' });
+    expect(refused.status).toBe(409);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const problem = await refused.json();
+    expect(problem).toMatchObject({ status: 409, run_id });
+    expect(problem.detail).toContain(`Discovery run ${run_id} is in progress`);
+    const run = await eventually(async () => {
+      const r = await getJson(`/api/v1/cmdb/discovery/runs/${run_id}`);
+      return r.status !== 'running' && r;
+    }, 20_000, 'the discovery run');
+    expect(run).toMatchObject({ status: 'succeeded', errors: {} });
+    expect(await entityNamed('edge-1')).toMatchObject({ source: 'edge' });
+    expect((await api.request(`/api/v1/cmdb/discovery/sources/${added.id}`, { method: 'DELETE' })).status).toBe(204);
+
+    // A delete and a trigger at the same moment: whichever wins, the run never reads a deleted source.
+    const again = await (await api.request('/api/v1/cmdb/discovery/sources', { method: 'POST', json: { name: 'edge', kind: 'docker', address: `tcp://127.0.0.1:${extraDocker.port}` } })).json();
+    extra.delayMs = 200;
+    const [deleted, triggered] = await Promise.all([
+      api.request(`/api/v1/cmdb/discovery/sources/${again.id}`, { method: 'DELETE' }),
+      api.request('/api/v1/cmdb/discovery/trigger', { method: 'POST' }).then((r) => r.json()),
+    ]);
+    expect([204, 409]).toContain(deleted.status);
+    const raced = await eventually(async () => {
+      const r = await getJson(`/api/v1/cmdb/discovery/runs/${triggered.run_id}`);
+      return r.status !== 'running' && r;
+    }, 20_000, 'the raced discovery run');
+    expect(raced).toMatchObject({ status: 'succeeded', errors: {} });
+    extra.delayMs = 0;
   });
 });

@@ -64,7 +64,7 @@ export function discoveryRoutes(): ApiRouter {
       path: `${base}/discovery/sources`,
       tags,
       summary: 'Discovery sources',
-      description: 'Sources named docker, prometheus and traefik are seeded from CONTAINER_RUNTIME_HOST, METRICS_URL and PROXY_API_URL.',
+      description: 'Sources named docker, prometheus and traefik are seeded from CONTAINER_RUNTIME_HOST, METRICS_URL and PROXY_API_URL; `configured` is true for those (they cannot be deleted, only disabled).',
       auth: 'apiKey',
       responses: { 200: { description: 'Sources', schema: z.object({ items: z.array(s.sourceSchema) }) } },
       handler: async () => ({ items: await listSources() }),
@@ -104,11 +104,15 @@ export function discoveryRoutes(): ApiRouter {
       path: `${base}/discovery/sources/{id}`,
       tags,
       summary: 'Delete a discovery source',
-      description: 'Deletes the source, its entities (with their relationships, recommendations and monitors) and its run records. Sources seeded from CONTAINER_RUNTIME_HOST, METRICS_URL or PROXY_API_URL cannot be deleted while configured (they would be recreated at the next run): 409, disable them instead. Manual entities are never affected.',
+      description:
+        'Deletes the source, its entities (with their relationships, recommendations and monitors) and its run records. Sources seeded from CONTAINER_RUNTIME_HOST, ' +
+        'METRICS_URL or PROXY_API_URL (`configured: true`) cannot be deleted while configured (they would be recreated at the next run): 409, disable them instead. ' +
+        'While a discovery run is running (manual or scheduled) no source is deleted, since the run reads every source it listed at its start: 409 whose ' +
+        '`run_id` names the running run; retry once it has ended (GET /discovery/runs/{id}). Manual entities are never affected.',
       auth: 'apiKey',
       request: { params: idParams },
       responses: { 204: { description: 'Deleted' } },
-      errors: { 409: 'The source comes from configuration' },
+      errors: { 409: 'The source comes from configuration, or a discovery run (`run_id`) is in progress' },
       handler: async ({ params }, ctx) => {
         await deleteSource(params.id);
         ctx.status = 204;

@@ -25,7 +25,18 @@ export const triggerResponse = z
   .openapi('DiscoveryTriggered');
 
 export const sourceSchema = z
-  .object({ id: z.string(), name: z.string(), kind: sourceKindSchema, address: z.string(), enabled: z.boolean(), created_at: timestamp, updated_at: timestamp })
+  .object({
+    id: z.string(),
+    name: z.string(),
+    kind: sourceKindSchema,
+    address: z.string(),
+    enabled: z.boolean(),
+    configured: z.boolean().openapi({
+      description: 'Read-only. True while configuration (CONTAINER_RUNTIME_HOST, METRICS_URL, PROXY_API_URL) names this source: it is re-seeded at every run, so it can be disabled but not deleted (DELETE answers 409).',
+    }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
   .openapi('DiscoverySource');
 
 export const sourceCreate = z.object({

@@ -125,11 +125,11 @@ export function incidentRoutes(): ApiRouter {
       path: '/api/v1/incidents/{id}',
       tags,
       summary: 'Change title, severity or assignee',
-      description: 'Each changed field is an `updated` timeline entry (`data`: field, from, to; actor `by`); unchanged values write nothing. Allowed in any status. The tracker issue keeps its original title.',
+      description: 'Each changed field is an `updated` timeline entry (`data`: field, from, to); its actor is the signed-in person for a browser session, else `by` as for the other incident actions. Unchanged values write nothing. Allowed in any status. The tracker issue keeps its original title.',
       auth: 'apiKey',
       request: { params: idParams, body: s.incidentPatch },
       responses: { 200: { description: 'the incident', schema: s.incident } },
-      handler: ({ params, body }) => updateIncident(params.id, { title: body.title, severity: body.severity, assignee: body.assignee }, body.by),
+      handler: ({ params, body }, ctx) => updateIncident(params.id, { title: body.title, severity: body.severity, assignee: body.assignee }, actorOf(ctx, body.by)),
     })
     .route({
       method: 'get',

@@ -2,7 +2,7 @@
 import { z, uuid } from '../../../shared/zod.js';
 import { labelQuery, pageQuery, pageSchema } from '../../../shared/sre/listing.js';
 import { matcherSchema } from '../../../shared/sre/automation/matchers.js';
-import { labels, ts, csv, csvText, bool } from '../common.schemas.js';
+import { labels, ts, csv, csvText, bool, actorBody } from '../common.schemas.js';
 
 // --- incidents
 export const incidentStatus = z.enum(['open', 'acknowledged', 'resolved', 'closed']);
@@ -58,7 +58,7 @@ export const incidentPatch = z
     title: z.string().trim().min(1).max(500).optional(),
     severity: z.string().trim().min(1).max(50).optional(),
     assignee: z.string().trim().min(1).max(200).nullable().optional().openapi({ description: 'who handles it (free text, e.g. an email); null unassigns' }),
-    by: z.string().min(1).max(200).default('api'),
+    by: actorBody.shape.by,
   })
   .refine((p) => p.title !== undefined || p.severity !== undefined || p.assignee !== undefined, 'nothing to change: give title, severity or assignee');
 export const timelineItem = z

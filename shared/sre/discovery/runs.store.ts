@@ -1,4 +1,5 @@
 /** Query module of sre_discovery_runs and sre_discovery_run_sources: one row per run, one per source in a run. */
+import type { Knex } from 'knex';
 import { db } from '../../db/index.js';
 import { NotFoundError } from '../../errors.js';
 
@@ -63,6 +64,16 @@ export async function failAbandonedRuns(olderThanSeconds: number): Promise<numbe
     .where({ status: 'running' })
     .andWhereRaw(`started_at < now() - make_interval(secs => ?)`, [olderThanSeconds])
     .update({ status: 'failed', finished_at: db().fn.now(), errors: db().raw(`errors || '{"run": "abandoned: no worker finished it"}'::jsonb`) });
+}
+
+/**
+ * The running run, if any, read inside `trx` after locking the runs table against inserts and
+ * updates until `trx` ends: no run can open (nor end) between this read and the caller's commit.
+ */
+export async function lockRunningRun(trx: Knex.Transaction): Promise<DiscoveryRun | undefined> {
+  // SHARE conflicts with the ROW EXCLUSIVE lock of openRun's insert, not with another SHARE holder.
+  await trx.raw(`lock table ${RUNS} in share mode`);
+  return (await trx(RUNS).select(runColumns).where({ status: 'running' }).first()) as DiscoveryRun | undefined;
 }
 
 export async function getRun(id: string): Promise<DiscoveryRun> {

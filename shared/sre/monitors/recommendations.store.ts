@@ -79,7 +79,7 @@ export async function applyRecommendation(id: string): Promise<Monitor> {
   return db().transaction(async (trx) => {
     const rec = await trx<Recommendation>(RECS).where({ id }).forUpdate().first();
     if (!rec) throw new NotFoundError(`Recommendation ${id} does not exist.`);
-    if (rec.status === 'dismissed') throw new ConflictError(`Recommendation ${id} was dismissed; it cannot be applied.`, [], { status: rec.status });
+    if (rec.status === 'dismissed') throw new ConflictError(`Recommendation ${id} was dismissed; it cannot be applied.`, [], { current_status: rec.status });
     await trx(RECS).where({ id }).whereNot({ status: 'applied' }).update({ status: 'applied' });
     await trx(MONITORS)
       .insert({ entity_id: rec.entity_id, recommendation_id: rec.id, alert: rec.alert, rule: JSON.stringify(rec.rule) })
@@ -95,7 +95,7 @@ export async function dismissRecommendation(id: string): Promise<Recommendation>
   if (row) return row;
   const rec = await db()<Recommendation>(RECS).where({ id }).first();
   if (!rec) throw new NotFoundError(`Recommendation ${id} does not exist.`);
-  throw new ConflictError(`Recommendation ${id} is applied; remove its monitor instead.`, [], { status: rec.status });
+  throw new ConflictError(`Recommendation ${id} is applied; remove its monitor instead.`, [], { current_status: rec.status });
 }
 
 export async function listMonitors(f: { entity_id?: string; status?: Monitor['status']; limit: number; offset: number }): Promise<Monitor[]> {

@@ -8,10 +8,12 @@ import { queryClient } from '../api/client';
 import { AuthProvider, useMe } from '../shared/auth';
 import { useSreEvents } from '../shared/live';
 import { Shell } from './Shell';
-import { ComingSoon, Forbidden, NotFound } from '../portal/placeholders';
+import { Forbidden, NotFound } from '../portal/placeholders';
 
 const AlertsPage = lazy(() => import('../admin/alerts/AlertsPage'));
 const AlertDetail = lazy(() => import('../admin/alerts/AlertDetail'));
+const SilencesPage = lazy(() => import('../admin/silences/SilencesPage'));
+const MonitorsPage = lazy(() => import('../admin/cmdb/MonitorsPage'));
 const IncidentsPage = lazy(() => import('../admin/incidents/IncidentsPage'));
 const IncidentDetail = lazy(() => import('../admin/incidents/IncidentDetail'));
 const EntitiesPage = lazy(() => import('../admin/cmdb/EntitiesPage'));
@@ -19,6 +21,18 @@ const EntityDetail = lazy(() => import('../admin/cmdb/EntityDetail'));
 const DiscoveryPage = lazy(() => import('../admin/discovery/DiscoveryPage'));
 const RunbooksPage = lazy(() => import('../admin/runbooks/RunbooksPage'));
 const RunbookDetail = lazy(() => import('../admin/runbooks/RunbookDetail'));
+const PortalHome = lazy(() => import('../portal/home/PortalHome'));
+const DocumentsPage = lazy(() => import('../portal/documents/DocumentsPage'));
+const DocumentDetail = lazy(() => import('../portal/documents/DocumentDetail'));
+const ContactsPage = lazy(() => import('../portal/contacts/ContactsPage'));
+const ContactDetail = lazy(() => import('../portal/contacts/ContactDetail'));
+const ProfilePage = lazy(() => import('../portal/profile/ProfilePage'));
+const CasesPage = lazy(() => import('../portal/cases/CasesPage'));
+const CaseDetail = lazy(() => import('../portal/cases/CaseDetail'));
+const HistoryPage = lazy(() => import('../portal/history/HistoryPage'));
+const ConversationPage = lazy(() => import('../portal/history/ConversationPage'));
+const AutomationsPage = lazy(() => import('../portal/automations/AutomationsPage'));
+const ChatPage = lazy(() => import('../portal/chat/ChatPage'));
 
 /** The console needs the sre role (the server refuses the API too; this keeps the page honest). */
 function SreOnly({ children }: { children: ReactNode }) {
@@ -40,8 +54,6 @@ function Home() {
 /** Inter comes from @fontsource (bundled, no CDN). */
 const theme = createTheme({ fontFamily: 'Inter, system-ui, sans-serif', headings: { fontFamily: 'Inter, system-ui, sans-serif' } });
 
-const portalPaths = ['/portal', '/contacts', '/documents', '/cases', '/profile', '/history', '/automations'];
-
 export function App() {
   return (
     <MantineProvider theme={theme} defaultColorScheme="light">
@@ -55,17 +67,28 @@ export function App() {
                 <Route path="/admin" element={<Navigate to="/admin/alerts" replace />} />
                 <Route path="/admin/alerts" element={<SreOnly><AlertsPage /></SreOnly>} />
                 <Route path="/admin/alerts/:id" element={<SreOnly><AlertDetail /></SreOnly>} />
+                <Route path="/admin/silences" element={<SreOnly><SilencesPage /></SreOnly>} />
                 <Route path="/admin/incidents" element={<SreOnly><IncidentsPage /></SreOnly>} />
                 <Route path="/admin/incidents/:id" element={<SreOnly><IncidentDetail /></SreOnly>} />
                 <Route path="/admin/cmdb" element={<SreOnly><EntitiesPage /></SreOnly>} />
                 <Route path="/admin/cmdb/:id" element={<SreOnly><EntityDetail /></SreOnly>} />
+                <Route path="/admin/monitors" element={<SreOnly><MonitorsPage /></SreOnly>} />
                 <Route path="/admin/discovery" element={<SreOnly><DiscoveryPage /></SreOnly>} />
                 <Route path="/admin/runbooks" element={<SreOnly><RunbooksPage /></SreOnly>} />
                 <Route path="/admin/runbooks/:id" element={<SreOnly><RunbookDetail /></SreOnly>} />
                 <Route path="/admin/*" element={<SreOnly><NotFound /></SreOnly>} />
-                {portalPaths.map((p) => (
-                  <Route key={p} path={`${p}/*`} element={<ComingSoon />} />
-                ))}
+                <Route path="/portal" element={<PortalHome />} />
+                <Route path="/portal/chat" element={<ChatPage />} />
+                <Route path="/documents" element={<DocumentsPage />} />
+                <Route path="/documents/:id" element={<DocumentDetail />} />
+                <Route path="/contacts" element={<ContactsPage />} />
+                <Route path="/contacts/:id" element={<ContactDetail />} />
+                <Route path="/profile" element={<ProfilePage />} />
+                <Route path="/cases" element={<CasesPage />} />
+                <Route path="/cases/:id" element={<CaseDetail />} />
+                <Route path="/history" element={<HistoryPage />} />
+                <Route path="/history/:id" element={<ConversationPage />} />
+                <Route path="/automations" element={<AutomationsPage />} />
                 <Route path="*" element={<NotFound />} />
               </Routes>
             </Shell>

@@ -1,7 +1,10 @@
 /** The frame of every page: header (who, role, sign-out, links), navigation, and the page. */
-import { ActionIcon, AppShell, Anchor, Badge, Burger, Button, Group, NavLink, Text, Title } from '@mantine/core';
+import { ActionIcon, AppShell, Anchor, Badge, Burger, Button, Divider, Group, NavLink, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { IconAlertTriangle, IconBook, IconFlame, IconLogout, IconNetwork, IconRadar, IconListDetails } from '@tabler/icons-react';
+import {
+  IconActivityHeartbeat, IconAddressBook, IconAlertTriangle, IconBellOff, IconBook, IconFiles, IconFlame, IconHistory, IconHome, IconLifebuoy, IconLogout, IconMessages, IconNetwork, IconRadar, IconRobot,
+  IconUserCircle,
+} from '@tabler/icons-react';
 import { Suspense, type ReactNode } from 'react';
 import { NavLink as RouterLink, useLocation } from 'react-router';
 import { mainRole, signOut, useMe } from '../shared/auth';
@@ -9,11 +12,36 @@ import { Loading } from '../shared/states';
 
 const adminNav = [
   { to: '/admin/alerts', label: 'Alerts', icon: IconAlertTriangle },
+  { to: '/admin/silences', label: 'Silences', icon: IconBellOff },
   { to: '/admin/incidents', label: 'Incidents', icon: IconFlame },
   { to: '/admin/cmdb', label: 'CMDB', icon: IconNetwork },
+  { to: '/admin/monitors', label: 'Monitors', icon: IconActivityHeartbeat },
   { to: '/admin/discovery', label: 'Discovery', icon: IconRadar },
   { to: '/admin/runbooks', label: 'Runbooks', icon: IconBook },
 ];
+
+/** The self-service portal (spec 002 § Portal routes), for every signed-in person. */
+const portalNav = [
+  { to: '/portal', label: 'Portal home', icon: IconHome },
+  { to: '/portal/chat', label: 'Chat', icon: IconMessages },
+  { to: '/contacts', label: 'Contacts', icon: IconAddressBook },
+  { to: '/documents', label: 'Documents', icon: IconFiles },
+  { to: '/cases', label: 'Cases', icon: IconLifebuoy },
+  { to: '/history', label: 'History', icon: IconHistory },
+  { to: '/automations', label: 'Automations', icon: IconRobot },
+  { to: '/profile', label: 'Profile', icon: IconUserCircle },
+];
+
+/** A section is active on its page and below it (/documents/…); the portal home only on itself, its chat has its own entry. (`end` stops the router's own prefix match from marking /portal on /portal/chat.) */
+const isActive = (pathname: string, to: string) => pathname === to || (to !== '/portal' && pathname.startsWith(`${to}/`));
+
+type NavItem = (typeof adminNav)[number];
+
+function NavItems({ items, active, onClick }: { items: NavItem[]; active: (to: string) => boolean; onClick: () => void }) {
+  return items.map((item) => (
+    <NavLink key={item.to} component={RouterLink} to={item.to} label={item.label} leftSection={<item.icon size={18} />} active={active(item.to)} end onClick={onClick} />
+  ));
+}
 
 /** The operators' other tools: the queue dashboard and the API reference. */
 function ToolLinks() {
@@ -76,19 +104,13 @@ export function Shell({ children }: { children: ReactNode }) {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main navigation">
-        {isSre &&
-          adminNav.map((item) => (
-            <NavLink
-              key={item.to}
-              component={RouterLink}
-              to={item.to}
-              label={item.label}
-              leftSection={<item.icon size={18} />}
-              active={pathname.startsWith(item.to)}
-              onClick={close}
-            />
-          ))}
-        <NavLink component={RouterLink} to="/portal" label="Portal" leftSection={<IconListDetails size={18} />} active={pathname === '/portal'} onClick={close} />
+        {isSre && (
+          <>
+            <NavItems items={adminNav} active={(to) => pathname.startsWith(to)} onClick={close} />
+            <Divider my="xs" label="Portal" labelPosition="left" />
+          </>
+        )}
+        <NavItems items={portalNav} active={(to) => isActive(pathname, to)} onClick={close} />
         <Group gap="sm" hiddenFrom="sm" p="sm" wrap="nowrap">
           <Who />
         </Group>

@@ -1,14 +1,5 @@
-/** Pages without content yet: the portal's reserved paths, 403 and 404. */
+/** The pages for a refused or unknown address: 403 and 404. */
 import { Stack, Text, Title } from '@mantine/core';
-
-export function ComingSoon() {
-  return (
-    <Stack>
-      <Title order={2}>Self-service portal</Title>
-      <Text c="dimmed">Coming soon: your profile, contacts, documents, cases, history and automations will live here.</Text>
-    </Stack>
-  );
-}
 
 export function Forbidden() {
   return (

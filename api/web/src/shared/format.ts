@@ -13,6 +13,10 @@ export function duration(from: string | null | undefined, to: string | null | un
 export const statusColor: Record<string, string> = {
   firing: 'red',
   open: 'red',
+  in_progress: 'blue',
+  waiting: 'yellow',
+  connected: 'green',
+  not_configured: 'gray',
   acknowledged: 'yellow',
   resolved: 'green',
   closed: 'gray',
@@ -32,4 +36,10 @@ export const statusColor: Record<string, string> = {
   dismissed: 'gray',
   deployed: 'green',
   pending: 'yellow',
+  processing: 'blue',
+  indexed: 'green',
+  active: 'grape',
+  expired: 'gray',
+  silenced: 'grape',
+  disabled: 'gray',
 };

@@ -1,5 +1,6 @@
 /** Small pieces every screen uses: the way back, the states of a list, the search field. */
-import { Text, TextInput } from '@mantine/core';
+import { Text, TextInput, type TextInputProps } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
 import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import { Empty, Loading } from './states';
@@ -20,7 +21,7 @@ export function ListBody({ pending, count, empty, children }: { pending: boolean
 }
 
 /** A text filter that applies on Enter or when the field loses focus. */
-export function SearchInput({ value, onSearch, label = 'Search', placeholder, w = 200 }: { value: string; onSearch: (q: string) => void; label?: string; placeholder: string; w?: number }) {
+export function SearchInput({ value, onSearch, label = 'Search', placeholder, w = 200 }: { value: string; onSearch: (q: string) => void; label?: string; placeholder: string; w?: TextInputProps['w'] }) {
   return (
     <TextInput
       label={label}
@@ -32,3 +33,6 @@ export function SearchInput({ value, onSearch, label = 'Search', placeholder, w 
     />
   );
 }
+
+/** Whether the screen is narrower than Mantine's `sm` breakpoint (phones): lists then show cards instead of wide tables. */
+export const useNarrow = (): boolean => useMediaQuery('(max-width: 48em)', false, { getInitialValueInEffect: false });

@@ -3,9 +3,15 @@ import { Alert } from '@mantine/core';
 import { IconAlertTriangle } from '@tabler/icons-react';
 import { isProblem } from '../api/client';
 
-/** Title and detail of a failed request (any thrown value; problem+json gets its own words). */
-export function ProblemAlert({ error }: { error: unknown }) {
+/**
+ * Title and detail of a failed request (any thrown value; problem+json gets its own words).
+ * `shownBeside`: field paths a form shows beside its fields; a problem whose every error is one of
+ * them needs no alert on top.
+ */
+export function ProblemAlert({ error, shownBeside }: { error: unknown; shownBeside?: string[] }) {
   if (!error) return null;
+  const errors = isProblem(error) ? (error.errors ?? []) : [];
+  if (shownBeside && errors.length && errors.every((e) => shownBeside.some((p) => e.path === p || e.path.startsWith(`${p}.`)))) return null;
   const title = isProblem(error) ? error.title : 'Request failed';
   const detail = isProblem(error) ? error.detail : error instanceof Error ? error.message : String(error);
   return (
@@ -26,3 +32,6 @@ export function useFieldErrors(error: unknown): (path: string) => string | undef
     return hit?.message;
   };
 }
+
+/** Whether a failure is about named fields (shown beside them), so a form need not repeat it in an alert. */
+export const hasFieldErrors = (error: unknown) => isProblem(error) && (error.errors?.length ?? 0) > 0;

@@ -1,11 +1,24 @@
 /** The neighbourhood of an entity as a graph (React Flow): rings by distance, edges labelled with the relationship type. */
-import { Background, Controls, ReactFlow, type Edge, type Node } from '@xyflow/react';
+import { Background, Controls, ReactFlow, useReactFlow, type Edge, type Node } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useMemo } from 'react';
+import { useEffect, useMemo } from 'react';
 import { useNavigate } from 'react-router';
 import type { Schemas } from '../../api/client';
 
 const healthFill: Record<string, string> = { healthy: '#d3f9d8', degraded: '#ffe8cc', unhealthy: '#ffe3e3', down: '#ffc9c9', unknown: '#f1f3f5' };
+
+/**
+ * Fits the view again whenever the set of nodes changes: the `fitView` prop fits only the first
+ * render, so a node added later (a new relationship) could land outside the view.
+ */
+function FitOnNodeSetChange({ nodeSet }: { nodeSet: string }) {
+  const { fitView } = useReactFlow();
+  useEffect(() => {
+    // React Flow queues the fit until the new nodes have been measured.
+    void fitView();
+  }, [nodeSet, fitView]);
+  return null;
+}
 
 export function NeighbourhoodGraph({ data }: { data: Schemas['CmdbNeighbourhood'] }) {
   const navigate = useNavigate();
@@ -33,6 +46,7 @@ export function NeighbourhoodGraph({ data }: { data: Schemas['CmdbNeighbourhood'
       <ReactFlow nodes={nodes} edges={edges} fitView nodesConnectable={false} onNodeClick={(_, n) => n.id !== data.entity_id && navigate(`/admin/cmdb/${n.id}`)} proOptions={{ hideAttribution: true }}>
         <Background />
         <Controls showInteractive={false} />
+        <FitOnNodeSetChange nodeSet={nodes.map((n) => n.id).sort().join(' ')} />
       </ReactFlow>
     </div>
   );

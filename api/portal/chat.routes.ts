@@ -1,0 +1,96 @@
+/**
+ * The portal's web chat (spec 000 § web consumer) for the signed-in person: the same exchange as
+ * POST /api/chat, acting for the caller instead of a `user_id` in the body, and the SSE stream of
+ * the caller's own session on channel `chat`, so messages from the other channels arrive live.
+ */
+import { z, uuid } from '../../shared/zod.js';
+import { NotFoundError } from '../../shared/errors.js';
+import { getSession, listSessions } from '../../shared/sessions/sessions.store.js';
+import { getContext } from '../../shared/sessions/context.js';
+import { eventTypes, historyMessageSchema } from '../../shared/sessions/schemas.js';
+import { WEB_CHANNEL, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
+import { serveSessionStream } from '../sessions/stream.js';
+import { sessionSystemRouter } from '../sessions/gate.js';
+import { actingUserNote, portalCaller, userHeader } from './caller.js';
+
+const tags = ['portal: chat'];
+
+/** One event of the stream (each `data:` line), as spec 000 § Events names it; the web chat shows role, content and channel of MESSAGE. */
+const sessionEventEnvelope = z
+  .object({
+    event_type: z.enum(eventTypes),
+    session_id: z.string(),
+    channel: z.string().openapi({ description: 'the channel that published it (never `chat` on this stream)' }),
+    data: z.record(z.string(), z.unknown()).openapi({
+      description: 'MESSAGE: {role, content, interaction_id, metadata}; the final event of a closed session: CONTEXT_UPDATE {session_status: "closed", reason}',
+    }),
+  })
+  .openapi('SessionEventEnvelope');
+
+/** Behind the session-system gate, as POST /api/chat and the session stream are. */
+export function portalChatRoutes() {
+  return sessionSystemRouter()
+    .route({
+      method: 'get',
+      path: '/api/portal/chat',
+      tags,
+      summary: 'My live conversation',
+      description: `The caller's live session (not closed) and its conversation history (\`{role, content, channel}\`, oldest first); \`session_id\` null when there is none yet (the first message starts one). Nothing is created. ${actingUserNote}`,
+      auth: 'user',
+      request: { headers: userHeader },
+      responses: {
+        200: {
+          description: 'The conversation',
+          schema: z.object({ session_id: z.string().nullable(), messages: z.array(historyMessageSchema) }).openapi('PortalChat'),
+        },
+      },
+      handler: async (_i, ctx) => {
+        const caller = await portalCaller(ctx);
+        const [latest] = await listSessions(caller.userId, 1);
+        if (!latest || latest.status === 'closed') return { session_id: null, messages: [] };
+        return { session_id: latest.session_id, messages: (await getContext(latest.session_id)).conversation_history };
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/api/portal/chat',
+      tags,
+      summary: 'Send a chat message, get the assistant reply',
+      description: `POST /api/chat for the caller (the body has no \`user_id\`): the message is published at once on channel \`${WEB_CHANNEL}\`, the agent answers in a worker; 200 with the reply, or 202 \`pending\` when it was not ready in time (it then arrives in GET /api/portal/chat). ${actingUserNote}`,
+      auth: 'user',
+      request: { headers: userHeader, body: webChatRequestSchema.omit({ user_id: true }).strict() },
+      responses: {
+        200: { description: 'Answered', schema: webChatResponseSchema },
+        202: { description: 'The reply was not ready in time (status pending)', schema: webChatResponseSchema },
+      },
+      errors: { 404: 'interaction_id is not of the caller\'s session', 409: 'The interaction is closed' },
+      handler: async ({ body }, ctx) => {
+        const caller = await portalCaller(ctx);
+        const result = await webChat({ ...body, user_id: caller.userId });
+        ctx.status = result.status === 'answered' ? 200 : 202;
+        return result;
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/portal/chat/{session_id}/events',
+      tags,
+      summary: 'Server-Sent Events of my session, from the other channels',
+      description: `GET /api/sessions/{session_id}/events subscribed as channel \`${WEB_CHANNEL}\` (the chat's own events are not sent back), for a session of the caller; another person's session answers 404. Resume with Last-Event-ID. A closed session is a 409. ${actingUserNote}`,
+      auth: 'user',
+      request: {
+        headers: userHeader.extend({ 'last-event-id': z.string().regex(/^\d+$/, 'must be a sequence number').optional() }),
+        params: z.object({ session_id: uuid() }),
+        query: z.object({ last_event_id: z.coerce.number().int().min(0).optional() }),
+      },
+      responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: sessionEventEnvelope } },
+      errors: { 409: 'The session is closed', 429: 'Too many open streams (Retry-After says when to try again)' },
+      handler: async ({ params, query, headers }, ctx) => {
+        const caller = await portalCaller(ctx);
+        const session = await getSession(params.session_id).catch(() => undefined);
+        if (!session || session.user_id !== caller.userId) throw new NotFoundError(`No session ${params.session_id}.`);
+        await serveSessionStream(ctx, session, WEB_CHANNEL, headers['last-event-id'], query.last_event_id);
+        return undefined;
+      },
+    });
+}

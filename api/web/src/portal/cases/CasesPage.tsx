@@ -1,0 +1,204 @@
+/** Support cases: requesters see the cases they opened, staff every case; filters live in the URL; a new case opens in a dialog. */
+import { Button, Card, Group, Modal, MultiSelect, SegmentedControl, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { $api, invalidatePaths, type Schemas } from '../../api/client';
+import { useMe } from '../../shared/auth';
+import { when } from '../../shared/format';
+import { ListBody, SearchInput, useNarrow } from '../../shared/layout';
+import { Pager } from '../../shared/pager';
+import { hasFieldErrors, ProblemAlert, useFieldErrors } from '../../shared/problem';
+import { StatusBadge } from '../../shared/status-badge';
+import { opt, useUrlState } from '../../shared/url-state';
+
+export type CaseStatus = Schemas['PortalCase']['status'];
+export type CasePriority = Schemas['PortalCase']['priority'];
+// Records over the API's enums: a status or priority the API adds breaks the type check here.
+const statusNames: Record<CaseStatus, string> = { open: 'open', in_progress: 'in progress', waiting: 'waiting', resolved: 'resolved', closed: 'closed' };
+const priorityColor: Record<CasePriority, string> = { P1: 'red', P2: 'orange', P3: 'blue', P4: 'gray' };
+const caseStatuses = Object.keys(statusNames) as CaseStatus[];
+const casePriorities = Object.keys(priorityColor) as CasePriority[];
+const pageSize = 25;
+
+export const statusLabel = (s: CaseStatus) => statusNames[s];
+export const PriorityBadge = ({ priority }: { priority: CasePriority }) => <StatusBadge status={priority} color={priorityColor[priority]} variant="outline" />;
+
+/** The staff members a case can be assigned to (staff only: the route refuses others). */
+export function useStaff(enabled: boolean) {
+  return $api.useQuery('get', '/api/portal/staff', {}, { enabled, staleTime: 60_000 });
+}
+
+function NewCase({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+  const navigate = useNavigate();
+  const [title, setTitle] = useState('');
+  const [description, setDescription] = useState('');
+  const [priority, setPriority] = useState<CasePriority>('P3');
+  const create = $api.useMutation('post', '/api/portal/cases', {
+    onSuccess: async (c) => {
+      await invalidatePaths('/api/portal/cases');
+      onClose();
+      navigate(`/cases/${c.case_id}`);
+    },
+  });
+  const fieldError = useFieldErrors(create.error);
+  return (
+    <Modal opened={opened} onClose={onClose} title="Open a support case">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate({ body: { title, description, priority } });
+        }}
+      >
+        <Stack>
+          {!hasFieldErrors(create.error) && <ProblemAlert error={create.error} />}
+          <TextInput label="Title" value={title} onChange={(e) => setTitle(e.currentTarget.value)} error={fieldError('body.title')} data-autofocus />
+          <Textarea label="Description" description="What happened, what you expected, and since when" value={description} onChange={(e) => setDescription(e.currentTarget.value)} autosize minRows={4} error={fieldError('body.description')} />
+          <Stack gap={4}>
+            <Text size="sm" fw={500} id="new-case-priority">
+              Priority
+            </Text>
+            <SegmentedControl aria-labelledby="new-case-priority" data={[...casePriorities]} value={priority} onChange={(v) => setPriority(v as CasePriority)} />
+            <Text size="xs" c={fieldError('body.priority') ? 'red' : 'dimmed'}>
+              {fieldError('body.priority') ?? 'P1: service down for you · P4: a question, no hurry'}
+            </Text>
+          </Stack>
+          <Group justify="flex-end">
+            <Button type="submit" loading={create.isPending}>
+              Open case
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+/** Phones: one card per case, the title first. */
+function CaseCards({ cases, staff }: { cases: Schemas['PortalCase'][]; staff: boolean }) {
+  return (
+    <Stack gap="xs" role="list" aria-label="Cases">
+      {cases.map((c) => (
+        <Card key={c.case_id} withBorder padding="sm" role="listitem">
+          <Link to={`/cases/${c.case_id}`}>{c.title}</Link>
+          <Group gap={6} mt={6}>
+            <StatusBadge status={c.status}>{statusLabel(c.status)}</StatusBadge>
+            <PriorityBadge priority={c.priority} />
+            <Text size="xs" c="dimmed">
+              {c.comment_count} comment{c.comment_count === 1 ? '' : 's'}
+            </Text>
+          </Group>
+          <Text size="xs" c="dimmed" mt={4}>
+            {staff && `${c.requester_name ?? '—'} · `}
+            {c.assignee_name ?? 'unassigned'} · updated {when(c.updated_at)}
+          </Text>
+        </Card>
+      ))}
+    </Stack>
+  );
+}
+
+function CaseRows({ cases, staff }: { cases: Schemas['PortalCase'][]; staff: boolean }) {
+  if (useNarrow()) return <CaseCards cases={cases} staff={staff} />;
+  return (
+    <Table.ScrollContainer minWidth={staff ? 860 : 640}>
+      <Table striped highlightOnHover aria-label="Cases">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Title</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>Priority</Table.Th>
+            {staff && <Table.Th>Requester</Table.Th>}
+            <Table.Th>Assignee</Table.Th>
+            <Table.Th>Comments</Table.Th>
+            <Table.Th>Opened</Table.Th>
+            <Table.Th>Updated</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {cases.map((c) => (
+            <Table.Tr key={c.case_id}>
+              <Table.Td>
+                <Link to={`/cases/${c.case_id}`}>{c.title}</Link>
+              </Table.Td>
+              <Table.Td>
+                <StatusBadge status={c.status}>{statusLabel(c.status)}</StatusBadge>
+              </Table.Td>
+              <Table.Td>
+                <PriorityBadge priority={c.priority} />
+              </Table.Td>
+              {staff && <Table.Td>{c.requester_name ?? '—'}</Table.Td>}
+              <Table.Td>{c.assignee_name ?? <Text span c="dimmed" size="sm">unassigned</Text>}</Table.Td>
+              <Table.Td>{c.comment_count}</Table.Td>
+              <Table.Td>{when(c.created_at)}</Table.Td>
+              <Table.Td>{when(c.updated_at)}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Table.ScrollContainer>
+  );
+}
+
+export default function CasesPage() {
+  const me = useMe();
+  const staff = me.roles.includes('staff');
+  const { values: f, set, page, setPage } = useUrlState(['status', 'priority', 'q', 'assignee'] as const);
+  const [opened, { open, close }] = useDisclosure(false);
+  const people = useStaff(staff);
+  const cases = $api.useQuery('get', '/api/portal/cases', {
+    params: {
+      query: {
+        status: opt(f.status),
+        priority: opt(f.priority) as CasePriority | undefined,
+        q: opt(f.q),
+        assignee_id: staff ? opt(f.assignee) : undefined,
+      },
+    },
+  });
+  const all = cases.data?.cases ?? [];
+  const shown = all.slice((page - 1) * pageSize, page * pageSize);
+  const filtered = Boolean(f.status || f.priority || f.q || f.assignee);
+  return (
+    <Stack gap="sm">
+      <Group justify="space-between">
+        <Title order={2}>Support cases</Title>
+        <Button onClick={open}>New case</Button>
+      </Group>
+      <Text c="dimmed" size="sm">
+        {staff ? 'As staff you see and work every case.' : 'The cases you opened. Our support team answers here.'}
+      </Text>
+      <Group align="end" gap="sm">
+        <MultiSelect
+          label="Status"
+          data={caseStatuses.map((s) => ({ value: s, label: statusLabel(s) }))}
+          value={f.status ? f.status.split(',') : []}
+          onChange={(v) => set({ status: v.join(',') })}
+          placeholder={f.status ? undefined : 'any status'}
+          w={{ base: '100%', xs: 260 }}
+          clearable
+        />
+        <Select label="Priority" placeholder="any" data={[...casePriorities]} value={f.priority || null} onChange={(v) => set({ priority: v ?? '' })} w={110} clearable />
+        {staff && (
+          <Select
+            label="Assignee"
+            data={(people.data?.staff ?? []).map((p) => ({ value: p.user_id, label: p.display_name ?? p.email ?? p.user_id }))}
+            placeholder="anyone"
+            value={f.assignee || null}
+            onChange={(v) => set({ assignee: v ?? '' })}
+            w={190}
+            clearable
+            searchable
+          />
+        )}
+        <SearchInput value={f.q} onSearch={(q) => set({ q })} label="Text" placeholder="Words in title or description" w={240} />
+      </Group>
+      <NewCase opened={opened} onClose={close} />
+      <ProblemAlert error={cases.error} />
+      <ListBody pending={cases.isPending} count={shown.length} empty={filtered ? 'No cases match these filters.' : 'No cases yet. Open one when you need help.'}>
+        <CaseRows cases={shown} staff={staff} />
+      </ListBody>
+      {all.length > 0 && <Pager total={all.length} pageSize={pageSize} page={page} onPage={setPage} />}
+    </Stack>
+  );
+}

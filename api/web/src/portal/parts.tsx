@@ -1,0 +1,34 @@
+/** Small pieces the portal's screens share: a labelled value, a row of tags, the phone-width switch. */
+import { Badge, Group, Text } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
+import type { ReactNode } from 'react';
+
+/** A read-only value under its label (detail cards). */
+export function Field({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed" tt="uppercase">
+        {label}
+      </Text>
+      <div>{children}</div>
+    </div>
+  );
+}
+
+export function Tags({ tags }: { tags: string[] }) {
+  if (!tags.length) return <>—</>;
+  return (
+    <Group gap={4}>
+      {tags.map((t) => (
+        <Badge key={t} size="sm" variant="outline" color="gray" tt="none">
+          {t}
+        </Badge>
+      ))}
+    </Group>
+  );
+}
+
+/** True below the `sm` breakpoint (48em, where the navigation folds away): lists become cards. Read at once, so the page does not flash the table first. */
+export function useNarrow(): boolean {
+  return useMediaQuery('(max-width: 48em)', false, { getInitialValueInEffect: false }) ?? false;
+}
