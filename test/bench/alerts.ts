@@ -238,7 +238,9 @@ async function step(side: Side, rate: number, durationS: number): Promise<StepRe
   const bodies = Array.from({ length: count }, (_, i) => side.body(first + i));
   const latencies: number[] = [];
   const failedWith = new Map<string, number>();
-  const fail = (why: string) => failedWith.set(why, (failedWith.get(why) ?? 0) + 1);
+  const fail = (why: string) => {
+    failedWith.set(why, (failedWith.get(why) ?? 0) + 1);
+  };
   const lastSentAt = new Map<number, number>();
   const cpuBefore = cpuByRole();
   const start = performance.now();
