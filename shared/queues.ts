@@ -96,9 +96,9 @@ export const queueDefinitions = {
   // SRE automation: incidents, tickets, runbooks, escalations.
   sre: { concurrency: 8, jobOptions: retrying(8, 1000) },
   // Alert ingestion, kept apart from the rest of SRE so that many payloads can be active at once: the
-  // ingest handler writes the payloads active in one process together (group commit), and the batch
-  // can only grow as large as this concurrency.
-  'sre-alerts': { concurrency: 64, jobOptions: retrying(8, 1000) },
+  // ingest handler writes the payloads active in one process together (group commit). Twice its
+  // largest batch (maxBatch in shared/sre/alerts/ingest.ts), so the next batch fills during a write.
+  'sre-alerts': { concurrency: 128, jobOptions: retrying(8, 1000) },
   // Portal: text extraction and full-text indexing of uploaded documents.
   portal: { concurrency: 2, jobOptions: retrying(3, 2000) },
   // SRE discovery and monitor deployment (long runs kept apart from alert ingestion).

@@ -26,12 +26,20 @@ export async function acceptWebhook(source: AuthenticatedSource, payload: Alertm
 type IngestJob = JobPayload<'sre.alerts-ingest'>;
 type Ingested = IngestResult & { automation?: AutomationResult };
 
-/** Payloads a batch write takes at most (~3 MB of statement parameters at 100 alerts each). */
-const maxBatch = 64;
+/**
+ * Payloads a batch write takes at most (~3 MB of statement parameters at 100 alerts each). The
+ * sre-alerts queue's concurrency is twice this, so the next batch fills while one is written.
+ */
+export const maxBatch = 64;
+/**
+ * Batch writes in flight at once: the second overlaps the first's round trips and commit with its own
+ * folding; rows are locked in one order (fingerprint, "C"), so two writers wait, never deadlock.
+ */
+const writers = 2;
 
 /** Jobs of this process waiting for the next batch write, in the order the worker took them. */
 const waiting: Array<{ job: IngestJob; resolve: (r: Ingested) => void; reject: (err: unknown) => void }> = [];
-let writing = false;
+let writing = 0;
 
 /**
  * Writes one accepted payload (idempotent per payload id), re-evaluates flapping, then runs incident
@@ -48,8 +56,8 @@ export function ingestPayload(job: IngestJob): Promise<Ingested> {
 }
 
 async function drain(): Promise<void> {
-  if (writing) return;
-  writing = true;
+  if (writing >= writers) return;
+  writing += 1;
   try {
     while (waiting.length) {
       const batch = waiting.splice(0, takeBatch(waiting.map((w) => w.job)));
@@ -63,7 +71,7 @@ async function drain(): Promise<void> {
       }
     }
   } finally {
-    writing = false;
+    writing -= 1;
   }
 }
 
