@@ -40,6 +40,8 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
    * definitions fit the registry.
    */
   jobId?(payload: z.output<S>): string | undefined;
+  /** Queues the job was declared on before: jobs still waiting there when a release moves it are run, not refused. */
+  formerQueues?: readonly string[];
 }
 
 const keepFailedDays = 14;
@@ -91,8 +93,12 @@ export const queueDefinitions = {
   agent: { concurrency: 8, jobOptions: retrying(3, 1000) },
   // CRM: lead webhook batches.
   crm: { concurrency: 8, jobOptions: retrying(5, 500) },
-  // SRE automation: alert ingestion, incidents, tickets, runbooks, escalations.
+  // SRE automation: incidents, tickets, runbooks, escalations.
   sre: { concurrency: 8, jobOptions: retrying(8, 1000) },
+  // Alert ingestion, kept apart from the rest of SRE so that many payloads can be active at once: the
+  // ingest handler writes the payloads active in one process together (group commit). Twice its
+  // largest batch (maxBatch in shared/sre/alerts/ingest.ts), so the next batch fills during a write.
+  'sre-alerts': { concurrency: 128, jobOptions: retrying(8, 1000) },
   // Portal: text extraction and full-text indexing of uploaded documents.
   portal: { concurrency: 2, jobOptions: retrying(3, 2000) },
   // SRE discovery and monitor deployment (long runs kept apart from alert ingestion).
@@ -161,7 +167,8 @@ export const jobDefinitions = {
   // --- sre ------------------------------------------------------------------
   // One accepted webhook payload: dedup upsert of its alerts, then incident rules and runbooks.
   'sre.alerts-ingest': define({
-    queue: 'sre',
+    queue: 'sre-alerts',
+    formerQueues: ['sre'],
     schema: z.object({
       payload_id: z.uuid(),
       source_id: z.uuid(),
@@ -170,9 +177,10 @@ export const jobDefinitions = {
       alerts: normalizedAlerts,
     }),
     jobId: (p) => `alerts-ingest-${p.payload_id}`,
-    // A job holds a whole payload (~30 kB for 100 alerts): the queue's 10,000 completed ones would keep
-    // ~300 MB in Redis. Idempotency rests on sre_alert_payloads, not on completed jobs.
-    options: { removeOnComplete: { age: 3600, count: 100 } },
+    // A job holds a whole payload (~30 kB for 100 alerts) and its id is fresh per payload: completed
+    // ones are dropped at once (idempotency rests on sre_alert_payloads), which also spares the hot
+    // path the trimming of the completed set after every job.
+    options: { removeOnComplete: true },
   }),
   // Creates the issue-tracker issue of an incident; retried with backoff while the tracker is down.
   'sre.incident-ticket': define({

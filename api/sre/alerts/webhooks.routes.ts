@@ -4,7 +4,7 @@ import { ApiRouter } from '../../routing.js';
 import { z } from '../../../shared/zod.js';
 import { acceptWebhook } from '../../../shared/sre/alerts/ingest.js';
 import { authenticateSource, type AuthenticatedSource, type SourceKind } from '../../../shared/sre/alerts/alert-source.store.js';
-import { alertmanagerPayload, grafanaPayload } from '../../../shared/sre/alerts/payloads.js';
+import { alertmanagerPayload, grafanaPayload, isPlainAlertmanagerPayload } from '../../../shared/sre/alerts/payloads.js';
 import { basicCredentials } from '../../middleware/auth.js';
 
 /** The secret a sender presents: a bearer token or a basic-auth password (both senders can send either). */
@@ -34,9 +34,9 @@ export function webhookRoutes(): ApiRouter {
     }
     await next();
   });
-  for (const [kind, schema, sender] of [
-    ['alertmanager', alertmanagerPayload, 'Alertmanager webhook notification (payload version "4", as sent by a `webhook_configs` receiver)'],
-    ['grafana', grafanaPayload, 'Grafana unified alerting webhook notification (contact point of type webhook)'],
+  for (const [kind, schema, sender, acceptsBody] of [
+    ['alertmanager', alertmanagerPayload, 'Alertmanager webhook notification (payload version "4", as sent by a `webhook_configs` receiver)', isPlainAlertmanagerPayload],
+    ['grafana', grafanaPayload, 'Grafana unified alerting webhook notification (contact point of type webhook)', undefined],
   ] as const) {
     router.route({
       method: 'post',
@@ -45,7 +45,7 @@ export function webhookRoutes(): ApiRouter {
       summary: `Ingest a ${kind} webhook`,
       description: description(sender),
       auth: 'public',
-      request: { params, body: schema },
+      request: { params, body: schema, acceptsBody },
       responses: { 202: { description: 'queued', schema: accepted } },
       errors: { 401: 'Missing or wrong source secret', 404: 'No enabled source of that name' },
       handler: async ({ body }, ctx) => acceptWebhook(ctx.state.alertSource as AuthenticatedSource, body),

@@ -5,7 +5,7 @@ import { db } from '../../db/index.js';
 import { enqueue, type JobPayload } from '../../queues.js';
 import { automateAlerts, type AutomationResult } from '../automation/automation.js';
 import type { AuthenticatedSource } from './alert-source.store.js';
-import { evaluateFlapping, settleFlapping, writePayload, type IngestResult } from './alert.store.js';
+import { evaluateFlapping, settleFlapping, writePayloads, type IngestResult } from './alert.store.js';
 import { normalizeAlerts, type AlertmanagerPayload, type GrafanaPayload } from './payloads.js';
 import { publishSreEvent } from '../events.js';
 
@@ -23,26 +23,116 @@ export async function acceptWebhook(source: AuthenticatedSource, payload: Alertm
   return { payload_id: payloadId, source: source.label, accepted: alerts.length };
 }
 
-/** Writes one accepted payload (idempotent per payload id), re-evaluates flapping, then runs incident rules and runbooks. */
-export async function ingestPayload(job: JobPayload<'sre.alerts-ingest'>): Promise<IngestResult & { automation?: AutomationResult }> {
-  const { flapThreshold, flapWindowSeconds } = config().sre;
-  const result = await db().transaction(async (trx) => {
-    const written = await writePayload(trx, { payloadId: job.payload_id, sourceId: job.source_id, actor: `sender:${job.source}`, receivedAt: job.received_at, alerts: job.alerts });
-    await evaluateFlapping(trx, job.source_id, written.changed, flapThreshold, flapWindowSeconds);
-    return written;
+type IngestJob = JobPayload<'sre.alerts-ingest'>;
+type Ingested = IngestResult & { automation?: AutomationResult };
+
+/**
+ * Payloads a batch write takes at most (~3 MB of statement parameters at 100 alerts each). The
+ * sre-alerts queue's concurrency is twice this, so the next batch fills while one is written.
+ */
+export const maxBatch = 64;
+/**
+ * Batch writes in flight at once: the second overlaps the first's round trips and commit with its own
+ * folding; rows are locked in one order (fingerprint, "C"), so two writers wait, never deadlock.
+ */
+const writers = 2;
+
+/** Jobs of this process waiting for the next batch write, in the order the worker took them. */
+const waiting: Array<{ job: IngestJob; resolve: (r: Ingested) => void; reject: (err: unknown) => void }> = [];
+let writing = 0;
+
+/**
+ * Writes one accepted payload (idempotent per payload id), re-evaluates flapping, then runs incident
+ * rules and runbooks. Group commit: the payloads whose jobs arrive while a write is in flight are
+ * written together by the next one (one transaction, one statement, one row write per fingerprint),
+ * so under load the Postgres work per alert shrinks instead of queueing. An idle worker writes a
+ * payload at once.
+ */
+export function ingestPayload(job: IngestJob): Promise<Ingested> {
+  return new Promise((resolve, reject) => {
+    waiting.push({ job, resolve, reject });
+    void drain();
   });
-  if (result.fresh && result.changed.length) {
-    publishSreEvent(result.opened > 0 ? 'alert.fired' : 'alert.changed', {
-      source: job.source,
-      opened: result.opened,
-      updated: result.updated,
-      resolved: result.resolved,
-      fingerprints: result.changed.slice(0, 100),
+}
+
+async function drain(): Promise<void> {
+  if (writing >= writers) return;
+  writing += 1;
+  try {
+    while (waiting.length) {
+      const batch = waiting.splice(0, takeBatch(waiting.map((w) => w.job)));
+      try {
+        const results = await ingestBatch(batch.map((w) => w.job));
+        batch.forEach((w, i) => w.resolve(results[i]!));
+      } catch (err) {
+        if (batch.length === 1) batch[0]!.reject(err);
+        // One payload Postgres refuses must not fail its neighbours: each is written (or fails) alone.
+        else for (const w of batch) await ingestBatch([w.job]).then(([r]) => w.resolve(r!), w.reject);
+      }
+    }
+  } finally {
+    writing -= 1;
+  }
+}
+
+/**
+ * How many of the waiting jobs (from the first) one write may fold together: one source, distinct
+ * payload ids, and each fingerprint with one status across them, so folding never merges a resolve
+ * with a firing of the same fingerprint (their order is a state change and flapping counts it). A
+ * payload that itself both fires and resolves a fingerprint is written alone, as it always was.
+ */
+export function takeBatch(jobs: readonly IngestJob[]): number {
+  const statuses = new Map<string, string>();
+  const ids = new Set<string>();
+  let taken = 0;
+  for (const job of jobs.slice(0, maxBatch)) {
+    if (job.source_id !== jobs[0]!.source_id || job.source !== jobs[0]!.source || ids.has(job.payload_id)) break;
+    const own = new Map<string, string>();
+    let mixed = false;
+    for (const a of job.alerts) {
+      const seen = own.get(a.fingerprint);
+      if (seen !== undefined && seen !== a.status) mixed = true;
+      own.set(a.fingerprint, a.status);
+    }
+    if (mixed) return taken || 1;
+    for (const [fp, status] of own) if ((statuses.get(fp) ?? status) !== status) return taken;
+    for (const [fp, status] of own) statuses.set(fp, status);
+    ids.add(job.payload_id);
+    taken += 1;
+  }
+  return taken;
+}
+
+/** Writes payloads of one source in one transaction, publishes what changed, then automates new alerts. */
+async function ingestBatch(jobs: IngestJob[]): Promise<Ingested[]> {
+  const { flapThreshold, flapWindowSeconds } = config().sre;
+  const { source_id: sourceId, source } = jobs[0]!;
+  const written = await db().transaction(async (trx) => {
+    const w = await writePayloads(trx, {
+      sourceId,
+      actor: `sender:${source}`,
+      payloads: jobs.map((j) => ({ payloadId: j.payload_id, receivedAt: j.received_at, alerts: j.alerts })),
+    });
+    await evaluateFlapping(trx, sourceId, w.changed, flapThreshold, flapWindowSeconds);
+    return w;
+  });
+  const { freshIds, ...counts } = written;
+  if (freshIds.size && counts.changed.length) {
+    publishSreEvent(counts.opened > 0 ? 'alert.fired' : 'alert.changed', {
+      source,
+      opened: counts.opened,
+      updated: counts.updated,
+      resolved: counts.resolved,
+      fingerprints: counts.changed.slice(0, 100),
     });
   }
+  const results = jobs.map((j) => ({ ...counts, fresh: freshIds.has(j.payload_id), batch: jobs.length }));
   // A retried job (not fresh) may have died between commit and automation: run it again (it is idempotent).
-  if (result.opened > 0 || !result.fresh) return { ...result, automation: await automateAlerts() };
-  return result;
+  if (counts.opened > 0 || results.some((r) => !r.fresh)) {
+    const automation = await automateAlerts();
+    return results.map((r) => ({ ...r, automation }));
+  }
+  return results;
 }
 
 /**

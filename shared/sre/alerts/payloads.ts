@@ -63,6 +63,42 @@ export const grafanaPayload = z
   })
   .openapi('GrafanaWebhook', { description: 'Grafana unified alerting webhook payload' });
 
+const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
+const optionalStringMap = (v: unknown) => v === undefined || isStringMap(v);
+const hexFingerprint = /^[0-9a-fA-F]{1,64}$/;
+// Senders repeat the same few timestamps: the ones already found valid are remembered (as in time()).
+const validTimes = new Set<string>();
+function validTime(v: unknown): boolean {
+  if (v === undefined) return true;
+  if (typeof v !== 'string') return false;
+  if (validTimes.has(v)) return true;
+  if (Number.isNaN(Date.parse(v))) return false;
+  if (validTimes.size >= 10_000) validTimes.clear();
+  validTimes.add(v);
+  return true;
+}
+
+/**
+ * The webhook's hot path: true only for a body that alertmanagerPayload accepts and returns unchanged
+ * (every field it checks present in its usual form, annotations included), so the route can take the
+ * body as parsed instead of letting zod walk and copy its 100 alerts. Anything else returns false and
+ * goes through the schema, which accepts it or names what is wrong.
+ */
+export function isPlainAlertmanagerPayload(v: unknown): v is AlertmanagerPayload {
+  if (!isObject(v) || v.version !== '4' || (v.status !== 'firing' && v.status !== 'resolved')) return false;
+  if (!optionalString(v.receiver) || !optionalString(v.externalURL) || !optionalString(v.groupKey)) return false;
+  if (!optionalStringMap(v.groupLabels) || !optionalStringMap(v.commonLabels) || !optionalStringMap(v.commonAnnotations)) return false;
+  if (v.truncatedAlerts !== undefined && !Number.isSafeInteger(v.truncatedAlerts)) return false;
+  const alerts = v.alerts;
+  if (!Array.isArray(alerts) || alerts.length === 0) return false;
+  for (const a of alerts) {
+    if (!isObject(a) || (a.status !== 'firing' && a.status !== 'resolved') || !isStringMap(a.labels) || !isStringMap(a.annotations)) return false;
+    if (!validTime(a.startsAt) || !validTime(a.endsAt) || !optionalString(a.generatorURL)) return false;
+    if (a.fingerprint !== undefined && !(typeof a.fingerprint === 'string' && hexFingerprint.test(a.fingerprint))) return false;
+  }
+  return true;
+}
+
 export type AlertmanagerPayload = z.output<typeof alertmanagerPayload>;
 export type GrafanaPayload = z.output<typeof grafanaPayload>;
 
