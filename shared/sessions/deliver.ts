@@ -63,3 +63,27 @@ export async function deliver(job: DeliverJob): Promise<BusEvent | undefined> {
     }
   }
 }
+
+/**
+ * Persists then publishes a lane's group of events (sessions.deliver-batch): each session's events
+ * one after another in acceptance order, the sessions side by side, so their messages share group
+ * commits. A failure fails the whole job after the other sessions are done; its retry persists
+ * nothing twice (deliver is idempotent) and republishes what was done with the same sequences.
+ */
+export async function deliverBatch(events: readonly DeliverJob[]): Promise<{ published: number }> {
+  const bySession = new Map<string, DeliverJob[]>();
+  for (const e of events) {
+    const chain = bySession.get(e.session_id);
+    if (chain) chain.push(e);
+    else bySession.set(e.session_id, [e]);
+  }
+  let published = 0;
+  const outcomes = await Promise.allSettled(
+    [...bySession.values()].map(async (chain) => {
+      for (const e of chain) if (await deliver(e)) published++;
+    }),
+  );
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) throw failed.reason;
+  return { published };
+}

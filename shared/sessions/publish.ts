@@ -5,12 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../errors.js';
-import { enqueue } from '../queues.js';
 import { subscribeSession, type BusEvent } from '../bus.js';
 import { closedSessionConflict, publishableState } from './sessions.store.js';
 import { persistedSequence } from './messages.store.js';
 import { firstForKey } from './idempotency.js';
-import type { ClientEvent, EventType, HistoryMessage, MessageInput, Channel, eventAcceptedSchema, publishResponse } from './schemas.js';
+import { deliverSettled, enqueueDeliver } from './lanes.js';
+import type { ClientEvent, DeliverJob, EventType, HistoryMessage, MessageInput, Channel, eventAcceptedSchema, publishResponse } from './schemas.js';
 import type { z } from '../zod.js';
 
 /** What accepting a message reports: the PublishResult fields, and whether an Idempotency-Key repeated an earlier request (the first message is reported). */
@@ -59,6 +59,22 @@ export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) =>
 }
 
 const isEvent = (id: string) => (e: BusEvent) => e.id === id;
+
+/**
+ * Enqueues events of one session into its lane (lanes.ts), in order, and waits up to `waitMs` for
+ * the last one to be published; resolves with it, or undefined (not waited for, or not in time).
+ */
+async function deliverAndAwait(events: DeliverJob[], waitMs: number): Promise<BusEvent | undefined> {
+  const last = events[events.length - 1]!;
+  const id = last.kind === 'message' ? last.message_id : last.event_id;
+  const awaited = waitMs > 0;
+  try {
+    return await enqueueAndAwait(last.session_id, isEvent(id), waitMs, () => Promise.all(events.map((e) => enqueueDeliver(e, awaited && e === last))));
+  } finally {
+    // The lane holds its next group until this wait is over (lanes.ts).
+    if (awaited) deliverSettled(id);
+  }
+}
 
 /**
  * Waits up to `waitMs` for a message to be persisted and published; resolves with its sequence, or
@@ -111,7 +127,7 @@ export async function acceptMessage(sessionId: string, input: MessageInput, opti
     idempotency_key: idempotencyKey ?? null,
   };
   // SESSION_PUBLISH_WAIT_MS counts from the request's acceptance, checks included: a slow database does not add to it.
-  const event = await enqueueAndAwait(sessionId, isEvent(messageId), wait > 0 ? Math.max(1, wait - (Date.now() - started)) : 0, () => enqueue('sessions.deliver', payload));
+  const event = await deliverAndAwait([payload], wait > 0 ? Math.max(1, wait - (Date.now() - started)) : 0);
   return { session_id: sessionId, message_id: messageId, sequence: event?.sequence ?? null, message_published: !!event, replayed: false };
 }
 
@@ -138,12 +154,7 @@ export async function acceptEvent(
     interaction_id: options.interactionId ?? null,
     data: event.data as Record<string, unknown>,
   };
-  const published = await enqueueAndAwait(
-    sessionId,
-    isEvent(eventId),
-    options.waitMs ?? 0,
-    () => enqueue('sessions.deliver', payload),
-  );
+  const published = await deliverAndAwait([payload], options.waitMs ?? 0);
   return { session_id: sessionId, event_id: eventId, event_type: event.event_type, sequence: published?.sequence ?? null, published: !!published };
 }
 
@@ -169,10 +180,7 @@ export async function appendHistory(
     metadata: { source: 'final_history' },
     idempotency_key: `final_history:${interaction.interaction_id}:${i}`,
   }));
-  const last = payloads[payloads.length - 1]!;
-  await enqueueAndAwait(interaction.session_id, isEvent(last.message_id), waitMs, async () => {
-    for (const payload of payloads) await enqueue('sessions.deliver', payload);
-  });
+  await deliverAndAwait(payloads, waitMs);
 }
 
 /** Whether an event is a session's final one: the CONTEXT_UPDATE that reports it closed (streams end after it). */
