@@ -5,7 +5,8 @@
  * Safe to run twice: a retry finds the row already written, persists nothing, and publishes the
  * same envelope with the same sequence again (subscribers drop a sequence they have seen).
  */
-import { publishEvent, type BusEvent } from '../bus.js';
+import { messageRefused, publishEvent, type BusEvent } from '../bus.js';
+import { publishableState } from './sessions.store.js';
 import { logger } from '../logger.js';
 import { appendStreamEvent, eventSequence } from './events.store.js';
 import { GroupAppender } from './group-append.js';
@@ -28,12 +29,27 @@ export function messageEnvelope(job: MessageJob, sequence: number): BusEvent {
 
 const appender = new GroupAppender();
 
-async function persistMessage(job: MessageJob): Promise<BusEvent | undefined> {
-  const { sequence: _seq, id: _id, ...envelope } = messageEnvelope(job, 0);
-  const outcome = await appender.append({ ...job, envelope });
-  if (outcome.kind === 'appended' || outcome.kind === 'already') return messageEnvelope(job, outcome.sequence);
-  logger('sessions').warn({ session_id: job.session_id, message_id: job.message_id, outcome: outcome.kind }, 'message not persisted');
-  return undefined;
+/** Appends consecutive messages of one session (one group commit); the envelope of each persisted one. */
+async function persistRun(jobs: MessageJob[]): Promise<Array<BusEvent | undefined>> {
+  const outcomes = await appender.appendRun(
+    jobs.map((job) => {
+      const { sequence: _seq, id: _id, ...envelope } = messageEnvelope(job, 0);
+      return { ...job, envelope };
+    }),
+  );
+  return Promise.all(
+    jobs.map(async (job, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.kind === 'appended' || outcome.kind === 'already') return messageEnvelope(job, outcome.sequence);
+      logger('sessions').warn({ session_id: job.session_id, message_id: job.message_id, outcome: outcome.kind }, 'message not persisted');
+      if (outcome.kind === 'no-session') {
+        // The API accepted it from its cache of live sessions: tell the waiting request why it was not persisted.
+        const state = await publishableState(job.session_id, null);
+        await publishEvent({ id: job.message_id, sequence: 0, event_type: messageRefused, session_id: job.session_id, channel: job.channel, data: { reason: state ? 'closed' : 'gone' } });
+      }
+      return undefined;
+    }),
+  );
 }
 
 async function persistEvent(job: EventJob): Promise<BusEvent | undefined> {
@@ -48,15 +64,18 @@ async function persistEvent(job: EventJob): Promise<BusEvent | undefined> {
 const inlineAttempts = 3;
 
 /**
- * Persists then publishes one stream event. Transient failures are retried here first, so the lane
- * is held (and later events of the session wait) instead of letting a later event overtake this one.
+ * Persists then publishes consecutive events of one session: a run of messages (one append) or one
+ * other event. Transient failures are retried here first, so the lane is held (and later events of
+ * the session wait) instead of letting a later event overtake these.
  */
-export async function deliver(job: DeliverJob): Promise<BusEvent | undefined> {
+async function deliverRun(jobs: DeliverJob[]): Promise<Array<BusEvent | undefined>> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const event = job.kind === 'message' ? await persistMessage(job) : await persistEvent(job);
-      if (event) await publishEvent(event);
-      return event;
+      const first = jobs[0]!;
+      const events = first.kind === 'event' ? [await persistEvent(first)] : await persistRun(jobs as MessageJob[]);
+      // One connection, commands sent in call order: subscribers get them in stream order.
+      await Promise.all(events.map((e) => e && publishEvent(e)));
+      return events;
     } catch (err) {
       if (attempt >= inlineAttempts) throw err;
       await new Promise((r) => setTimeout(r, 25 * attempt));
@@ -64,11 +83,29 @@ export async function deliver(job: DeliverJob): Promise<BusEvent | undefined> {
   }
 }
 
+/** Persists then publishes one stream event (see deliverRun). */
+export async function deliver(job: DeliverJob): Promise<BusEvent | undefined> {
+  const [event] = await deliverRun([job]);
+  return event;
+}
+
+/** A session's events cut into what deliverRun takes: runs of consecutive messages, other events alone. */
+function runsOf(chain: DeliverJob[]): DeliverJob[][] {
+  const runs: DeliverJob[][] = [];
+  for (const e of chain) {
+    const last = runs[runs.length - 1];
+    if (e.kind === 'message' && last?.[0]!.kind === 'message') last.push(e);
+    else runs.push([e]);
+  }
+  return runs;
+}
+
 /**
  * Persists then publishes a lane's group of events (sessions.deliver-batch): each session's events
- * one after another in acceptance order, the sessions side by side, so their messages share group
- * commits. A failure fails the whole job after the other sessions are done; its retry persists
- * nothing twice (deliver is idempotent) and republishes what was done with the same sequences.
+ * in acceptance order (its consecutive messages by one append), the sessions side by side, so their
+ * messages share group commits. A failure fails the whole job after the other sessions are done;
+ * its retry persists nothing twice (appends are idempotent) and republishes what was done with the
+ * same sequences.
  */
 export async function deliverBatch(events: readonly DeliverJob[]): Promise<{ published: number }> {
   const bySession = new Map<string, DeliverJob[]>();
@@ -80,7 +117,7 @@ export async function deliverBatch(events: readonly DeliverJob[]): Promise<{ pub
   let published = 0;
   const outcomes = await Promise.allSettled(
     [...bySession.values()].map(async (chain) => {
-      for (const e of chain) if (await deliver(e)) published++;
+      for (const run of runsOf(chain)) published += (await deliverRun(run)).filter(Boolean).length;
     }),
   );
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');

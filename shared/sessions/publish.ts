@@ -4,11 +4,12 @@
  * optionally wait a bounded time until a worker has persisted and broadcast it.
  */
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { NotFoundError } from '../errors.js';
-import { subscribeSession, type BusEvent } from '../bus.js';
+import { messageRefused, subscribeSession, type BusEvent } from '../bus.js';
 import { closedSessionConflict, publishableState } from './sessions.store.js';
 import { persistedSequence } from './messages.store.js';
-import { firstForKey } from './idempotency.js';
+import { firstForKey, releaseKey } from './idempotency.js';
 import { deliverSettled, enqueueDeliver } from './lanes.js';
 import type { ClientEvent, DeliverJob, EventType, HistoryMessage, MessageInput, Channel, eventAcceptedSchema, publishResponse } from './schemas.js';
 import type { z } from '../zod.js';
@@ -29,6 +30,32 @@ async function assertPublishable(sessionId: string, interactionId: string | null
   if (!row) throw new NotFoundError(`No session ${sessionId}.`);
   if (row.status === 'closed') throw closedSessionConflict(sessionId);
   if (interactionId && !row.interaction_ok) throw new NotFoundError(`No interaction ${interactionId} in session ${sessionId}.`, [{ path: 'body.interaction_id', message: 'no such interaction in this session' }]);
+}
+
+/**
+ * Sessions a message was recently accepted into, with the interactions found to belong to them, so
+ * the next message of a session is accepted without asking Postgres. An interaction never moves to
+ * another session; a session may close meanwhile (elsewhere, or by expiry): the worker refuses a
+ * message of a closed or deleted session and says so on the bus (deliver.ts), and the waiting
+ * request answers 409/404 as the database check would have and forgets the session here. A close
+ * in this process forgets it at once (publishSessionClosed).
+ */
+const publishable = new LRUCache<string, Set<string>>({ max: 10_000, ttl: 60_000 });
+
+/** assertPublishable, answered from `publishable` when the session (and interaction) are known there. */
+async function assertMessagePublishable(sessionId: string, interactionId: string | null): Promise<void> {
+  const known = publishable.get(sessionId);
+  if (known && (interactionId === null || known.has(interactionId))) return;
+  await assertPublishable(sessionId, interactionId);
+  const interactions = known ?? new Set<string>();
+  if (interactionId) interactions.add(interactionId);
+  publishable.set(sessionId, interactions);
+}
+
+/** The error the database check would have given for a message the worker refused (see messageRefused). */
+function refusal(sessionId: string, event: BusEvent): Error {
+  publishable.delete(sessionId);
+  return event.data.reason === 'closed' ? closedSessionConflict(sessionId) : new NotFoundError(`No session ${sessionId}.`);
 }
 
 /**
@@ -84,7 +111,7 @@ export async function waitForPublished(sessionId: string, messageId: string, wai
   let resolveSeq: (n: number) => void = () => undefined;
   const arrived = new Promise<number>((resolve) => (resolveSeq = resolve));
   const unsubscribe = await subscribeSession(sessionId, (e) => {
-    if (isEvent(messageId)(e)) resolveSeq(e.sequence);
+    if (isEvent(messageId)(e) && e.event_type !== messageRefused) resolveSeq(e.sequence);
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -106,7 +133,7 @@ export async function waitForPublished(sessionId: string, messageId: string, wai
 export async function acceptMessage(sessionId: string, input: MessageInput, options: AcceptOptions = {}): Promise<Publication> {
   const { idempotencyKey, waitMs: wait = 0 } = options;
   const started = Date.now();
-  await assertPublishable(sessionId, input.interaction_id);
+  await assertMessagePublishable(sessionId, input.interaction_id);
   const messageId = randomUUID();
   if (idempotencyKey) {
     const first = await firstForKey(sessionId, idempotencyKey, messageId);
@@ -128,6 +155,10 @@ export async function acceptMessage(sessionId: string, input: MessageInput, opti
   };
   // SESSION_PUBLISH_WAIT_MS counts from the request's acceptance, checks included: a slow database does not add to it.
   const event = await deliverAndAwait([payload], wait > 0 ? Math.max(1, wait - (Date.now() - started)) : 0);
+  if (event?.event_type === messageRefused) {
+    if (idempotencyKey) await releaseKey(sessionId, idempotencyKey);
+    throw refusal(sessionId, event);
+  }
   return { session_id: sessionId, message_id: messageId, sequence: event?.sequence ?? null, message_published: !!event, replayed: false };
 }
 
@@ -194,5 +225,6 @@ export const isFinalEvent = (event: { event_type: string; data: Record<string, u
  * receives its own channel's events) but its stream ends too.
  */
 export async function publishSessionClosed(sessionId: string, channel: Channel, reason: string): Promise<void> {
+  publishable.delete(sessionId);
   await acceptEvent(sessionId, { event_type: 'CONTEXT_UPDATE', channel, data: { session_status: 'closed', reason } } as ClientEvent, { allowClosed: true });
 }
