@@ -8,6 +8,7 @@
 import { messageRefused, publishEvent, type BusEvent } from '../bus.js';
 import { publishableState } from './sessions.store.js';
 import { logger } from '../logger.js';
+import { unavailableDependency } from '../outages.js';
 import { appendStreamEvent, eventSequence } from './events.store.js';
 import { GroupAppender } from './group-append.js';
 import type { DeliverJob } from './schemas.js';
@@ -62,6 +63,12 @@ async function persistEvent(job: EventJob): Promise<BusEvent | undefined> {
 }
 
 const inlineAttempts = 3;
+/**
+ * How long a run waits here for Postgres or Redis to come back. The API accepts messages without
+ * asking Postgres (publish.ts), so an outage must not use up the job's attempts (lost) nor move it
+ * to the delayed set (overtaken by later groups of the lane): the lane waits, holding its job.
+ */
+const outageHoldMs = 5 * 60_000;
 
 /**
  * Persists then publishes consecutive events of one session: a run of messages (one append) or one
@@ -69,6 +76,7 @@ const inlineAttempts = 3;
  * the session wait) instead of letting a later event overtake these.
  */
 async function deliverRun(jobs: DeliverJob[]): Promise<Array<BusEvent | undefined>> {
+  const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
       const first = jobs[0]!;
@@ -77,8 +85,9 @@ async function deliverRun(jobs: DeliverJob[]): Promise<Array<BusEvent | undefine
       await Promise.all(events.map((e) => e && publishEvent(e)));
       return events;
     } catch (err) {
-      if (attempt >= inlineAttempts) throw err;
-      await new Promise((r) => setTimeout(r, 25 * attempt));
+      const outage = unavailableDependency(err) !== undefined;
+      if (outage ? Date.now() - started > outageHoldMs : attempt >= inlineAttempts) throw err;
+      await new Promise((r) => setTimeout(r, outage ? Math.min(1_000, 25 * 2 ** attempt) : 25 * attempt));
     }
   }
 }
