@@ -1,4 +1,5 @@
 /** Helpers of the alerting tests: fixtures and local HTTP servers speaking external wire formats. */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -42,3 +43,12 @@ export async function localServer(handle: (req: Recorded, res: http.ServerRespon
 export const json = (res: http.ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
 };
+
+/** An Alertmanager v4 notification (the documented fixture) carrying one alert of this name. */
+export function firing(alertname: string, labels: Record<string, string> = {}) {
+  const body = fixture('webhook-v4-firing.json');
+  body.alerts = [{ ...body.alerts[0], labels: { ...body.alerts[0].labels, alertname, ...labels }, fingerprint: createHash('sha256').update(alertname).digest('hex').slice(0, 16) }];
+  body.groupLabels = { alertname };
+  body.commonLabels = { ...body.commonLabels, alertname };
+  return body;
+}

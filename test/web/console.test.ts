@@ -3,10 +3,9 @@
  * through the five screens; what the browser does is checked in Postgres and at the local servers
  * standing in for the escalation webhook, the container runtime and the proxy.
  */
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { fixture, localServer } from '../sre/alerting-helpers.js';
+import { firing, localServer } from '../sre/alerting-helpers.js';
 import { eventually } from '../helpers/eventually.js';
 import { dockerApiServer, traefikApiServer } from '../sre/discovery-servers.js';
 import { launchBrowser, screenshot, signInAt } from '../helpers/browser.js';
@@ -45,14 +44,6 @@ const app = await startPlatform({ port: idp.appPort });
 const browser = await launchBrowser();
 const sreName = devAccounts.sre.name;
 
-/** An Alertmanager v4 notification (the documented fixture) carrying one alert of this name. */
-function firing(alertname: string, labels: Record<string, string> = {}) {
-  const body = fixture('webhook-v4-firing.json');
-  body.alerts = [{ ...body.alerts[0], labels: { ...body.alerts[0].labels, alertname, ...labels }, fingerprint: createHash('sha256').update(alertname).digest('hex').slice(0, 16) }];
-  body.groupLabels = { alertname };
-  body.commonLabels = { ...body.commonLabels, alertname };
-  return body;
-}
 const postAlert = (body: unknown) => app.request('/webhooks/alertmanager/default', { method: 'POST', json: body, auth: false });
 const api = async <T = any>(path: string, init?: Parameters<typeof app.request>[1]) => {
   const res = await app.request(path, init);

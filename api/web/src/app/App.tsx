@@ -12,6 +12,8 @@ import { ComingSoon, Forbidden, NotFound } from '../portal/placeholders';
 
 const AlertsPage = lazy(() => import('../admin/alerts/AlertsPage'));
 const AlertDetail = lazy(() => import('../admin/alerts/AlertDetail'));
+const SilencesPage = lazy(() => import('../admin/silences/SilencesPage'));
+const MonitorsPage = lazy(() => import('../admin/cmdb/MonitorsPage'));
 const IncidentsPage = lazy(() => import('../admin/incidents/IncidentsPage'));
 const IncidentDetail = lazy(() => import('../admin/incidents/IncidentDetail'));
 const EntitiesPage = lazy(() => import('../admin/cmdb/EntitiesPage'));
@@ -55,10 +57,12 @@ export function App() {
                 <Route path="/admin" element={<Navigate to="/admin/alerts" replace />} />
                 <Route path="/admin/alerts" element={<SreOnly><AlertsPage /></SreOnly>} />
                 <Route path="/admin/alerts/:id" element={<SreOnly><AlertDetail /></SreOnly>} />
+                <Route path="/admin/silences" element={<SreOnly><SilencesPage /></SreOnly>} />
                 <Route path="/admin/incidents" element={<SreOnly><IncidentsPage /></SreOnly>} />
                 <Route path="/admin/incidents/:id" element={<SreOnly><IncidentDetail /></SreOnly>} />
                 <Route path="/admin/cmdb" element={<SreOnly><EntitiesPage /></SreOnly>} />
                 <Route path="/admin/cmdb/:id" element={<SreOnly><EntityDetail /></SreOnly>} />
+                <Route path="/admin/monitors" element={<SreOnly><MonitorsPage /></SreOnly>} />
                 <Route path="/admin/discovery" element={<SreOnly><DiscoveryPage /></SreOnly>} />
                 <Route path="/admin/runbooks" element={<SreOnly><RunbooksPage /></SreOnly>} />
                 <Route path="/admin/runbooks/:id" element={<SreOnly><RunbookDetail /></SreOnly>} />

@@ -1,7 +1,7 @@
 /** The frame of every page: header (who, role, sign-out, links), navigation, and the page. */
 import { ActionIcon, AppShell, Anchor, Badge, Burger, Button, Group, NavLink, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { IconAlertTriangle, IconBook, IconFlame, IconLogout, IconNetwork, IconRadar, IconListDetails } from '@tabler/icons-react';
+import { IconActivityHeartbeat, IconAlertTriangle, IconBellOff, IconBook, IconFlame, IconLogout, IconNetwork, IconRadar, IconListDetails } from '@tabler/icons-react';
 import { Suspense, type ReactNode } from 'react';
 import { NavLink as RouterLink, useLocation } from 'react-router';
 import { mainRole, signOut, useMe } from '../shared/auth';
@@ -9,8 +9,10 @@ import { Loading } from '../shared/states';
 
 const adminNav = [
   { to: '/admin/alerts', label: 'Alerts', icon: IconAlertTriangle },
+  { to: '/admin/silences', label: 'Silences', icon: IconBellOff },
   { to: '/admin/incidents', label: 'Incidents', icon: IconFlame },
   { to: '/admin/cmdb', label: 'CMDB', icon: IconNetwork },
+  { to: '/admin/monitors', label: 'Monitors', icon: IconActivityHeartbeat },
   { to: '/admin/discovery', label: 'Discovery', icon: IconRadar },
   { to: '/admin/runbooks', label: 'Runbooks', icon: IconBook },
 ];

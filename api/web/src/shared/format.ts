@@ -32,4 +32,8 @@ export const statusColor: Record<string, string> = {
   dismissed: 'gray',
   deployed: 'green',
   pending: 'yellow',
+  active: 'grape',
+  expired: 'gray',
+  silenced: 'grape',
+  disabled: 'gray',
 };

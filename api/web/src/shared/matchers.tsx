@@ -6,7 +6,18 @@ import type { Schemas } from '../api/client';
 export type Matcher = Schemas['AlertMatcher'];
 const ops = ['=', '!=', '=~', '!~'] as const;
 
-export function MatchersInput({ value, onChange, fieldError }: { value: Matcher[]; onChange: (m: Matcher[]) => void; fieldError: (path: string) => string | undefined }) {
+export function MatchersInput({
+  value,
+  onChange,
+  fieldError,
+  emptyText = 'No matchers: every alert matches.',
+}: {
+  value: Matcher[];
+  onChange: (m: Matcher[]) => void;
+  fieldError: (path: string) => string | undefined;
+  /** What an empty list means where the editor is used. */
+  emptyText?: string;
+}) {
   const update = (i: number, patch: Partial<Matcher>) => onChange(value.map((m, j) => (j === i ? { ...m, ...patch } : m)));
   return (
     <Stack gap={6}>
@@ -15,7 +26,7 @@ export function MatchersInput({ value, onChange, fieldError }: { value: Matcher[
       </Text>
       {value.length === 0 && (
         <Text size="sm" c="dimmed">
-          No matchers: every alert matches.
+          {emptyText}
         </Text>
       )}
       {value.map((m, i) => (

@@ -1,5 +1,6 @@
-/** One alert: labels, annotations, occurrences and its state history. */
-import { Anchor, Badge, Button, Card, Code, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+/** One alert: labels, annotations, occurrences, its state history, whether it is silenced, and a silence like it. */
+import { Alert, Anchor, Badge, Button, Card, Code, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { IconBellOff } from '@tabler/icons-react';
 import { Link, useParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
@@ -7,6 +8,9 @@ import { statusColor, when } from '../../shared/format';
 import { BackLink } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { Loading } from '../../shared/states';
+
+/** The silences screen with its form open, one equality matcher per label of this alert. */
+const silenceLink = (labels: Record<string, string>) => `/admin/silences?${new URLSearchParams([['new', '1'], ...Object.entries(labels).map(([k, v]) => ['m', `${k}=${v}`])])}`;
 
 /** Annotations often carry a runbook or dashboard address: an SRE follows it with one click. */
 const isWebAddress = (v: string) => /^https?:\/\/\S+$/.test(v);
@@ -63,8 +67,16 @@ export default function AlertDetail() {
           <Title order={2}>{a.alertname}</Title>
           <Badge color={statusColor[a.status]}>{a.status}</Badge>
           {a.flapping && <Badge color="orange">flapping</Badge>}
+          {a.silenced && (
+            <Badge color="grape" variant="light" leftSection={<IconBellOff size={12} />}>
+              silenced
+            </Badge>
+          )}
         </Group>
         <Group gap="sm">
+          <Button component={Link} to={silenceLink(a.labels)} variant="light" color="grape" leftSection={<IconBellOff size={16} />}>
+            Silence alerts like this
+          </Button>
           {a.status === 'firing' && (
             <Button loading={ack.isPending} onClick={() => ack.mutate({ ...path, body: {} })}>
               Acknowledge
@@ -92,6 +104,12 @@ export default function AlertDetail() {
           <b>First / last</b> {when(a.first_received_at)} / {when(a.last_received_at)}
         </Text>
       </SimpleGrid>
+      {a.silenced && (
+        <Alert color="grape" variant="light" icon={<IconBellOff size={18} />} title="Silenced">
+          An active silence matches this alert: it is recorded, but opens no incident and runs no runbook while silenced.{' '}
+          <Link to="/admin/silences">{a.silenced_by.length === 1 ? 'See the silence' : `See the ${a.silenced_by.length} silences`}</Link>
+        </Alert>
+      )}
       {a.incident_id && (
         <Text>
           Part of <Link to={`/admin/incidents/${a.incident_id}`}>an incident</Link>

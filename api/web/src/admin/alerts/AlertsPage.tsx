@@ -1,5 +1,6 @@
-/** Alerts dashboard: counts, filters in the URL, a page of alerts, acknowledge/resolve one or many. */
-import { Badge, Button, Card, Checkbox, Group, MultiSelect, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+/** Alerts dashboard: counts, filters in the URL, a page of alerts (silenced ones marked), acknowledge/resolve one or many. */
+import { Badge, Button, Card, Checkbox, Group, MultiSelect, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { IconBellOff } from '@tabler/icons-react';
 import { notifications } from '@mantine/notifications';
 import { Link } from 'react-router';
 import { useState } from 'react';
@@ -47,7 +48,7 @@ function Counts() {
 }
 
 export default function AlertsPage() {
-  const { values: f, set, page, setPage } = useUrlState(['status', 'severity', 'source', 'label', 'q', 'since', 'until'] as const);
+  const { values: f, set, page, setPage } = useUrlState(['status', 'severity', 'source', 'label', 'q', 'since', 'until', 'silenced'] as const);
   const [selected, setSelected] = useState<string[]>([]);
   const [actionError, setActionError] = useState<unknown>(null);
   const query = {
@@ -58,6 +59,7 @@ export default function AlertsPage() {
     source: opt(f.source),
     label: opt(f.label),
     q: opt(f.q),
+    silenced: opt(f.silenced) as 'true' | 'false' | undefined,
     since: f.since ? new Date(f.since).toISOString() : undefined,
     until: f.until ? new Date(f.until).toISOString() : undefined,
   };
@@ -95,6 +97,17 @@ export default function AlertsPage() {
         <TextInput label="Source" placeholder="alertmanager/default" defaultValue={f.source} onBlur={(e) => set({ source: e.currentTarget.value.trim() })} w={170} />
         <TextInput label="Label" placeholder="name=value" defaultValue={f.label} onBlur={(e) => set({ label: e.currentTarget.value.trim() })} w={150} />
         <SearchInput placeholder="name, label, annotation" value={f.q} onSearch={(q) => set({ q })} w={190} />
+        <Select
+          label="Silenced"
+          data={[
+            { value: 'true', label: 'silenced' },
+            { value: 'false', label: 'not silenced' },
+          ]}
+          value={f.silenced || null}
+          onChange={(v) => set({ silenced: v ?? '' })}
+          w={140}
+          clearable
+        />
         <TextInput label="From" type="datetime-local" value={f.since} onChange={(e) => set({ since: e.currentTarget.value })} w={190} />
         <TextInput label="To" type="datetime-local" value={f.until} onChange={(e) => set({ until: e.currentTarget.value })} w={190} />
       </Group>
@@ -147,6 +160,11 @@ export default function AlertsPage() {
                     {a.flapping && (
                       <Badge color="orange" size="xs" variant="filled">
                         flapping
+                      </Badge>
+                    )}{' '}
+                    {a.silenced && (
+                      <Badge color="grape" size="xs" variant="light" leftSection={<IconBellOff size={10} />} aria-label={`${a.alertname} is silenced`}>
+                        silenced
                       </Badge>
                     )}
                   </Table.Td>

@@ -1,7 +1,8 @@
-/** CMDB browser: entities with filters in the URL, and deploy-all of the pending monitors. */
-import { Alert, Badge, Button, Group, Select, Stack, Table, Title } from '@mantine/core';
+/** CMDB browser: entities with filters in the URL, a manual entity by hand, and deploy-all of the pending monitors. */
+import { Badge, Button, Group, Select, Stack, Table, Title } from '@mantine/core';
+import { useState } from 'react';
 import { Link } from 'react-router';
-import { $api, invalidatePaths } from '../../api/client';
+import { $api } from '../../api/client';
 import { when } from '../../shared/format';
 import { Pager } from '../../shared/pager';
 import { StatusBadge } from '../../shared/status-badge';
@@ -9,28 +10,11 @@ import { ListBody, SearchInput } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { opt, useUrlState } from '../../shared/url-state';
 import type { Schemas } from '../../api/client';
+import { DeployHeader } from './monitors';
+import { EntityForm, healths } from './EntityForm';
 
 const pageSize = 25;
 type Entity = Schemas['CmdbEntity'];
-const healths: Entity['health'][] = ['healthy', 'degraded', 'unhealthy', 'down', 'unknown'];
-
-function DeployAll() {
-  const deploy = $api.useMutation('post', '/api/v1/cmdb/monitors/deploy-all', { onSuccess: () => invalidatePaths('/api/v1/cmdb') });
-  return (
-    <Stack gap={6} align="end">
-      <Button variant="light" loading={deploy.isPending} onClick={() => deploy.mutate({})}>
-        Deploy all monitors
-      </Button>
-      {deploy.data && (
-        <Alert color="green" title="Deployed">
-          {deploy.data.deployed} monitor(s) deployed; {deploy.data.total} in {deploy.data.rule_file}
-          {deploy.data.checker ? ` (checked by ${deploy.data.checker})` : ''}.
-        </Alert>
-      )}
-      {deploy.error && <ProblemAlert error={deploy.error} />}
-    </Stack>
-  );
-}
 
 export default function EntitiesPage() {
   const types = $api.useQuery('get', '/api/v1/cmdb/entity-types');
@@ -50,12 +34,10 @@ export default function EntitiesPage() {
     },
   });
   const items = entities.data?.items ?? [];
+  const [creating, setCreating] = useState(false);
   return (
     <Stack gap="sm">
-      <Group justify="space-between" align="start">
-        <Title order={2}>CMDB</Title>
-        <DeployAll />
-      </Group>
+      <DeployHeader title={<Title order={2}>CMDB</Title>} actions={<Button onClick={() => setCreating(true)}>New entity</Button>} />
       <Group align="end" gap="sm">
         <Select label="Type" data={types.data?.items ?? []} value={f.type || null} onChange={(v) => set({ type: v ?? '' })} w={170} clearable />
         <Select label="Source" data={(sources.data?.items ?? []).map((s) => s.name)} value={f.source || null} onChange={(v) => set({ source: v ?? '' })} w={150} clearable />
@@ -94,6 +76,7 @@ export default function EntitiesPage() {
           </Table>
         </Table.ScrollContainer>
       </ListBody>
+      {creating && <EntityForm types={types.data?.items ?? []} onClose={() => setCreating(false)} />}
       {entities.data && <Pager total={entities.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
     </Stack>
   );

@@ -1,7 +1,9 @@
-/** One entity: attributes, relationships both ways, the neighbourhood graph, monitors and recommendations. */
-import { Badge, Button, Card, Code, Group, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+/** One entity: attributes, relationships both ways, the neighbourhood graph, monitors and recommendations; a manual one is edited and deleted here. */
+import { Alert, Anchor, Badge, Button, Card, Code, Group, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { IconLock } from '@tabler/icons-react';
+import { useState } from 'react';
 import { notifications } from '@mantine/notifications';
-import { Link, useParams, useSearchParams } from 'react-router';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { statusColor, when } from '../../shared/format';
 import { StatusBadge } from '../../shared/status-badge';
@@ -10,6 +12,9 @@ import { ProblemAlert } from '../../shared/problem';
 import { Loading } from '../../shared/states';
 import { ConfirmButton } from '../../shared/confirm';
 import { NeighbourhoodGraph } from './NeighbourhoodGraph';
+import { EntityForm } from './EntityForm';
+import { MonitorsTable } from './monitors';
+import { Relationships } from './Relationships';
 
 export default function EntityDetail() {
   const { id = '' } = useParams();
@@ -17,7 +22,16 @@ export default function EntityDetail() {
   const depth = Math.min(5, Math.max(1, Number(params.get('depth') ?? 1) || 1));
   const entity = $api.useQuery('get', '/api/v1/cmdb/entities/{id}', { params: { path: { id } } });
   const hood = $api.useQuery('get', '/api/v1/cmdb/entities/{id}/neighbourhood', { params: { path: { id }, query: { depth } } });
+  const navigate = useNavigate();
+  const [editing, setEditing] = useState(false);
   const refresh = () => invalidatePaths('/api/v1/cmdb');
+  const remove = $api.useMutation('delete', '/api/v1/cmdb/entities/{id}', {
+    onSuccess: async () => {
+      notifications.show({ message: `Entity ${entity.data?.name ?? ''} deleted` });
+      await navigate('/admin/cmdb', { replace: true });
+      await refresh();
+    },
+  });
   const apply = $api.useMutation('post', '/api/v1/cmdb/recommendations/{id}/apply', { onSuccess: refresh });
   const dismiss = $api.useMutation('post', '/api/v1/cmdb/recommendations/{id}/dismiss', { onSuccess: refresh });
   const propose = $api.useMutation('post', '/api/v1/cmdb/entities/{id}/recommendations/propose', {
@@ -32,15 +46,44 @@ export default function EntityDetail() {
   return (
     <Stack gap="md">
       <BackLink to="/admin/cmdb">CMDB</BackLink>
-      <Group gap="sm">
-        <Title order={2}>{e.name}</Title>
-        <Badge variant="outline">{e.type}</Badge>
-        <Badge color={statusColor[e.health]}>{e.health}</Badge>
-        {e.stale && <Badge color="gray">stale since {when(e.stale_since)}</Badge>}
+      <Group justify="space-between" align="start">
+        <Group gap="sm">
+          <Title order={2}>{e.name}</Title>
+          <Badge variant="outline">{e.type}</Badge>
+          <Badge color={statusColor[e.health]}>{e.health}</Badge>
+          <Badge variant="light" color={e.origin === 'manual' ? 'blue' : 'gray'}>
+            {e.origin}
+          </Badge>
+          {e.stale && <Badge color="gray">stale since {when(e.stale_since)}</Badge>}
+        </Group>
+        {e.origin === 'manual' && (
+          <Group gap="sm">
+            <Button variant="light" onClick={() => setEditing(true)}>
+              Edit
+            </Button>
+            <ConfirmButton
+              variant="light"
+              question={`Delete ${e.name}? Its relationships, recommendations and monitors go with it (a deployed monitor leaves the rule file at the next deploy).`}
+              confirmLabel="Delete"
+              loading={remove.isPending}
+              onConfirm={() => remove.mutate({ params: { path: { id } } })}
+            >
+              Delete
+            </ConfirmButton>
+          </Group>
+        )}
       </Group>
       <Text size="sm" c="dimmed">
         {e.source} · <Code>{e.natural_key}</Code> · first seen {when(e.first_seen_at)} · last seen {when(e.last_seen_at)}
       </Text>
+      {e.origin === 'discovery' && (
+        <Alert variant="light" color="gray" icon={<IconLock size={18} />} title="Discovered entity: read-only here">
+          The source {e.source} reports it: its name, health and attributes follow that source at each discovery run, so they cannot be edited or deleted by hand. Relationships of your own can
+          still be added.
+        </Alert>
+      )}
+      <ProblemAlert error={remove.error} />
+      {editing && <EntityForm entity={e} onClose={() => setEditing(false)} />}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         <Card withBorder>
           <Text fw={600} mb="xs">
@@ -51,25 +94,7 @@ export default function EntityDetail() {
           </Code>
         </Card>
         <Card withBorder>
-          <Text fw={600} mb="xs">
-            Relationships
-          </Text>
-          <Table aria-label="Relationships">
-            <Table.Tbody>
-              {e.relationships.map((r) => (
-                <Table.Tr key={r.id + r.direction}>
-                  <Table.Td>{r.direction === 'outgoing' ? `→ ${r.type}` : `← ${r.type}`}</Table.Td>
-                  <Table.Td>
-                    <Link to={`/admin/cmdb/${r.entity_id}`}>{r.entity_name}</Link> <Text span size="xs" c="dimmed">({r.entity_type})</Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <StatusBadge size="xs" status={r.entity_health} />
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-          {!e.relationships.length && <Text c="dimmed">none</Text>}
+          <Relationships entity={e} />
         </Card>
       </SimpleGrid>
       <Card withBorder>
@@ -130,24 +155,13 @@ export default function EntityDetail() {
         {!e.recommendations.length && <Text c="dimmed">none</Text>}
       </Card>
       <Card withBorder>
-        <Text fw={600} mb="xs">
-          Monitors
-        </Text>
-        <Table aria-label="Monitors">
-          <Table.Tbody>
-            {e.monitors.map((m) => (
-              <Table.Tr key={m.id}>
-                <Table.Td>{m.alert}</Table.Td>
-                <Table.Td>
-                  <StatusBadge status={m.status} />
-                </Table.Td>
-                <Table.Td>{m.deployed_at ? `deployed ${when(m.deployed_at)}` : ''}</Table.Td>
-                <Table.Td c="red">{m.last_error ?? ''}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-        {!e.monitors.length && <Text c="dimmed">none</Text>}
+        <Group justify="space-between" mb="xs">
+          <Text fw={600}>Monitors</Text>
+          <Anchor component={Link} to="/admin/monitors" size="sm">
+            All monitors
+          </Anchor>
+        </Group>
+        {e.monitors.length ? <MonitorsTable monitors={e.monitors} /> : <Text c="dimmed">none</Text>}
       </Card>
     </Stack>
   );

@@ -1,10 +1,12 @@
-/** Discovery status: each source's last runs, the run history, a trigger that follows its run, and enable/disable. */
+/** Discovery status: each source's last runs, the run history, a trigger that follows its run, enable/disable and delete a source. */
 import { Alert, Button, Card, Group, Loader, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
 import { useEffect, useState } from 'react';
 import { $api, invalidatePaths } from '../../api/client';
 import { duration, statusColor, when } from '../../shared/format';
 import { StatusBadge } from '../../shared/status-badge';
 import { ProblemAlert } from '../../shared/problem';
+import { ConfirmButton } from '../../shared/confirm';
 import { Empty, Loading } from '../../shared/states';
 
 /** Polls the triggered run each second until it has ended. */
@@ -41,6 +43,14 @@ export default function DiscoveryPage() {
   const status = $api.useQuery('get', '/api/v1/cmdb/discovery/status', { params: { query: { per_source: 5, runs: 20 } } }, { refetchInterval: runId ? 2000 : 15_000 });
   const trigger = $api.useMutation('post', '/api/v1/cmdb/discovery/trigger', { onSuccess: (r) => setRunId(r.run_id) });
   const patch = $api.useMutation('patch', '/api/v1/cmdb/discovery/sources/{id}', { onSuccess: () => invalidatePaths('/api/v1/cmdb/discovery') });
+  const remove = $api.useMutation('delete', '/api/v1/cmdb/discovery/sources/{id}', {
+    onSuccess: async (_, vars) => {
+      notifications.show({ message: `Source ${status.data?.sources.find((s) => s.id === vars.params.path.id)?.name ?? ''} deleted with its entities` });
+      await invalidatePaths('/api/v1/cmdb');
+    },
+  });
+  // A run in progress may still write entities of the source: deleting waits until it has ended.
+  const running = status.data?.running;
   return (
     <Stack gap="md">
       <Group justify="space-between">
@@ -49,8 +59,13 @@ export default function DiscoveryPage() {
           Run discovery now
         </Button>
       </Group>
-      <ProblemAlert error={trigger.error ?? patch.error ?? status.error} />
+      <ProblemAlert error={trigger.error ?? patch.error ?? remove.error ?? status.error} />
       {runId && <FollowRun id={runId} />}
+      {running && (
+        <Alert color="blue" variant="light" title="A discovery run is in progress">
+          Started {when(running.started_at)} ({running.trigger}). Sources cannot be deleted until it has ended.
+        </Alert>
+      )}
       {status.isPending ? (
         <Loading />
       ) : !status.data ? null : (
@@ -71,9 +86,22 @@ export default function DiscoveryPage() {
                       aria-label={`Enable source ${s.name}`}
                     />
                   </Group>
-                  <Text size="xs" c="dimmed" truncate>
-                    {s.address}
-                  </Text>
+                  <Group justify="space-between" wrap="nowrap" gap="xs">
+                    <Text size="xs" c="dimmed" truncate>
+                      {s.address}
+                    </Text>
+                    <ConfirmButton
+                      size="compact-xs"
+                      variant="subtle"
+                      disabled={!!running}
+                      question={`Delete the source ${s.name}? Its entities (with their relationships, recommendations and monitors) and its run records are deleted too. Manual entities stay.`}
+                      confirmLabel="Delete source"
+                      onConfirm={() => remove.mutate({ params: { path: { id: s.id } } })}
+                      aria-label={`Delete source ${s.name}`}
+                    >
+                      Delete
+                    </ConfirmButton>
+                  </Group>
                   {last ? (
                     <Stack gap={2} mt="xs">
                       <Group gap="xs">

@@ -1,9 +1,11 @@
-/** One incident: status moves, escalation, its alerts, the tracker issue, the timeline and comments. */
-import { Anchor, Badge, Button, Card, Group, Modal, SimpleGrid, Stack, Table, Text, Textarea, Timeline, Title } from '@mantine/core';
+/** One incident: status moves (reopen too), edits of title/severity/assignee, escalation, its alerts, the tracker issue, the timeline and comments. */
+import { Anchor, Autocomplete, Badge, Button, Card, Group, Modal, SimpleGrid, Stack, Table, Text, TextInput, Textarea, Timeline, Title } from '@mantine/core';
+import { IconExternalLink } from '@tabler/icons-react';
 import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { $api, invalidatePaths } from '../../api/client';
+import { $api, invalidatePaths, type Schemas } from '../../api/client';
+import { actorName, useMe } from '../../shared/auth';
 import { ConfirmButton } from '../../shared/confirm';
 import { statusColor, when } from '../../shared/format';
 import { StatusBadge } from '../../shared/status-badge';
@@ -50,6 +52,69 @@ function Escalate({ id }: { id: string }) {
   );
 }
 
+const severities = ['critical', 'warning', 'info'];
+
+/** Title, severity and assignee; only changed fields are sent (each is an `updated` timeline entry). */
+function EditIncident({ incident, onClose }: { incident: Schemas['Incident']; onClose: () => void }) {
+  const me = useMe();
+  const [title, setTitle] = useState(incident.title);
+  const [severity, setSeverity] = useState(incident.severity);
+  const [assignee, setAssignee] = useState(incident.assignee ?? '');
+  const patch = $api.useMutation('patch', '/api/v1/incidents/{id}', {
+    onSuccess: async () => {
+      await refresh();
+      onClose();
+    },
+  });
+  const fieldError = useFieldErrors(patch.error);
+  const changes = {
+    ...(title !== incident.title && { title }),
+    ...(severity !== incident.severity && { severity }),
+    ...(assignee.trim() !== (incident.assignee ?? '') && { assignee: assignee.trim() || null }),
+  };
+  return (
+    <Modal opened onClose={onClose} title="Edit incident">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!Object.keys(changes).length) return onClose();
+          patch.mutate({ params: { path: { id: incident.id } }, body: { ...changes, by: actorName(me) } });
+        }}
+      >
+        <Stack>
+          <ProblemAlert error={patch.error} />
+          <TextInput label="Title" value={title} onChange={(e) => setTitle(e.currentTarget.value)} error={fieldError('body.title')} />
+          <Autocomplete label="Severity" data={severities} value={severity} onChange={setSeverity} error={fieldError('body.severity')} />
+          <TextInput
+            label="Assignee"
+            description="who handles it (e.g. an email); empty: unassigned"
+            value={assignee}
+            onChange={(e) => setAssignee(e.currentTarget.value)}
+            error={fieldError('body.assignee')}
+            rightSection={
+              <Button size="compact-xs" variant="subtle" onClick={() => setAssignee(me.email ?? actorName(me))}>
+                Me
+              </Button>
+            }
+            rightSectionWidth={48}
+          />
+          <Text size="xs" c="dimmed">
+            The tracker issue keeps its original title.
+          </Text>
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={patch.isPending}>
+              Save
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
 export default function IncidentDetail() {
   const { id = '' } = useParams();
   const path = { params: { path: { id } } };
@@ -59,6 +124,8 @@ export default function IncidentDetail() {
   const ack = $api.useMutation('post', '/api/v1/incidents/{id}/acknowledge', { onSuccess: refresh });
   const resolve = $api.useMutation('post', '/api/v1/incidents/{id}/resolve', { onSuccess: refresh });
   const closeIt = $api.useMutation('post', '/api/v1/incidents/{id}/close', { onSuccess: refresh });
+  const reopen = $api.useMutation('post', '/api/v1/incidents/{id}/reopen', { onSuccess: refresh });
+  const [editing, setEditing] = useState(false);
   const [comment, setComment] = useState('');
   const post = $api.useMutation('post', '/api/v1/incidents/{id}/timeline', {
     onSuccess: async () => {
@@ -96,14 +163,31 @@ export default function IncidentDetail() {
               Close
             </ConfirmButton>
           )}
+          {(i.status === 'resolved' || i.status === 'closed') && (
+            <ConfirmButton
+              color="blue"
+              question={`Reopen this incident?${i.issue.web_url ? ' Its tracker issue is reopened too.' : ''}`}
+              confirmLabel="Reopen"
+              onConfirm={() => reopen.mutate({ ...path, body })}
+            >
+              Reopen
+            </ConfirmButton>
+          )}
+          <Button variant="default" onClick={() => setEditing(true)}>
+            Edit
+          </Button>
           <Escalate id={id} />
         </Group>
       </Group>
-      <ProblemAlert error={ack.error ?? resolve.error ?? closeIt.error} />
+      <ProblemAlert error={ack.error ?? resolve.error ?? closeIt.error ?? reopen.error} />
+      {editing && <EditIncident incident={i} onClose={() => setEditing(false)} />}
       {i.description && <Text style={{ whiteSpace: 'pre-wrap' }}>{i.description}</Text>}
-      <SimpleGrid cols={{ base: 1, sm: 4 }}>
+      <SimpleGrid cols={{ base: 1, sm: 5 }}>
         <Text>
           <b>Origin</b> {i.origin}
+        </Text>
+        <Text>
+          <b>Assignee</b> {i.assignee ?? <Text span c="dimmed">unassigned</Text>}
         </Text>
         <Text>
           <b>Opened</b> {when(i.created_at)} by {i.created_by}
@@ -114,8 +198,8 @@ export default function IncidentDetail() {
         <Text>
           <b>Tracker issue</b>{' '}
           {i.issue.web_url ? (
-            <Anchor href={i.issue.web_url} target="_blank" rel="noreferrer">
-              #{i.issue.iid}
+            <Anchor href={i.issue.web_url} target="_blank" rel="noreferrer" aria-label="Tracker issue">
+              #{i.issue.iid} <IconExternalLink size={12} />
             </Anchor>
           ) : (
             <span title={i.issue.error ?? undefined}>{i.issue.status}</span>

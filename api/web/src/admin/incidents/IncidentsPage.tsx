@@ -1,5 +1,5 @@
 /** Incidents: a filtered list, opening one by hand, and the incident rules. */
-import { Button, Group, Modal, MultiSelect, Select, Stack, Table, Tabs, TextInput, Textarea, Title } from '@mantine/core';
+import { Button, Group, Modal, MultiSelect, Select, Stack, Table, Tabs, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
@@ -88,6 +88,7 @@ function IncidentList() {
                 <Table.Th>Title</Table.Th>
                 <Table.Th>Status</Table.Th>
                 <Table.Th>Severity</Table.Th>
+                <Table.Th>Assignee</Table.Th>
                 <Table.Th>Origin</Table.Th>
                 <Table.Th>Alerts</Table.Th>
                 <Table.Th>Opened</Table.Th>
@@ -103,6 +104,7 @@ function IncidentList() {
                     <StatusBadge status={i.status} />
                   </Table.Td>
                   <Table.Td>{i.severity}</Table.Td>
+                  <Table.Td>{i.assignee ?? <Text span c="dimmed">—</Text>}</Table.Td>
                   <Table.Td>{i.origin}</Table.Td>
                   <Table.Td>{i.alert_count}</Table.Td>
                   <Table.Td>{when(i.created_at)}</Table.Td>
