@@ -5,7 +5,7 @@
  */
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import { deliverJobSchema } from './sessions/schemas.js';
+import { deliverBatchSchema, deliverJobSchema } from './sessions/schemas.js';
 import { config } from './config.js';
 import { normalizedAlerts } from './sre/alerts/payloads.js';
 import { blockingConnection, bullConnection } from './redis.js';
@@ -122,11 +122,24 @@ const slotJobId = (job: string, slot: string) => `${job}-${Date.parse(slot) / 10
 export const jobDefinitions = {
   // --- sessions -------------------------------------------------------------
   // Persist one accepted event of a session's stream, then broadcast it (lane = hash of the session).
+  // Kept for jobs enqueued before sessions.deliver-batch; nothing enqueues it any more.
   'sessions.deliver': define({
     queue: 'sessions-lane-0',
     schema: deliverJobSchema,
     partition: { lanes: sessionLanes, key: (p) => p.session_id },
     jobId: (p) => (p.kind === 'message' ? p.message_id : p.event_id),
+  }),
+  // Persist then broadcast a group of accepted events of one lane, in order (shared/sessions/lanes.ts):
+  // one job per group instead of one per event, so the queue's Redis work is paid once per group.
+  // Every event of a group hashes to the same lane; the id is the first event's.
+  'sessions.deliver-batch': define({
+    queue: 'sessions-lane-0',
+    schema: deliverBatchSchema,
+    partition: { lanes: sessionLanes, key: (p) => p.events[0]!.session_id },
+    jobId: (p) => {
+      const first = p.events[0]!;
+      return `batch-${first.kind === 'message' ? first.message_id : first.event_id}`;
+    },
   }),
   // The model's one-line summary of a session that went idle or closed (portal history). One job per
   // session and request moment: a session idle again later gets a fresh summary.

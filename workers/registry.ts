@@ -7,6 +7,7 @@ import type { JobName } from '../shared/queues.js';
 import type { JobHandler } from './runner.js';
 import { ingestLeadBatchJob } from './crm/ingest-lead-batch.job.js';
 import { deliverJob } from './sessions/deliver.job.js';
+import { deliverBatchJob } from './sessions/deliver-batch.job.js';
 import { expireJob } from './sessions/expire.job.js';
 import { summarizeJob } from './sessions/summarize.job.js';
 import { sendMessage } from './chatapp/send.job.js';
@@ -28,6 +29,7 @@ import { indexDocumentJob } from './portal/index-document.job.js';
 export const handlers: { [N in JobName]: JobHandler<N> } = {
   // --- sessions
   'sessions.deliver': deliverJob,
+  'sessions.deliver-batch': deliverBatchJob,
   'sessions.expire': expireJob,
   'sessions.summarize': summarizeJob,
 

@@ -7,17 +7,18 @@ import { appendMessages, type AppendMessage } from './messages.store.js';
 import { appendMessageOnce, type KeyedAppendOutcome } from './idempotency.js';
 
 interface PendingAppend {
-  message: AppendMessage;
-  settle(outcome: Promise<KeyedAppendOutcome>): void;
+  /** Consecutive messages of one session, in stream order. */
+  run: AppendMessage[];
+  settle(outcomes: Promise<KeyedAppendOutcome[]>): void;
 }
 
 /** Most messages one statement appends. */
-const maxGroup = 64;
+const maxGroup = 256;
 
 /**
- * Group commit of message appends. The lanes of a worker process run concurrently, each with one
- * message in flight; appends that arrive while a statement runs are written together by the next
- * one (one statement, one commit, messages of distinct sessions). Under load the Postgres cost per
+ * Group commit of message appends. The lanes of a worker process run concurrently, each handing
+ * over runs of a session's consecutive messages; runs that arrive while a statement runs are
+ * written together by the next one (one statement, one commit). Under load the Postgres cost per
  * message falls instead of every lane queueing behind its own round trip.
  */
 export class GroupAppender {
@@ -25,8 +26,13 @@ export class GroupAppender {
   private draining = false;
 
   append(message: AppendMessage): Promise<KeyedAppendOutcome> {
+    return this.appendRun([message]).then((outcomes) => outcomes[0]!);
+  }
+
+  /** Appends consecutive messages of one session in order; one outcome per message. */
+  appendRun(run: AppendMessage[]): Promise<KeyedAppendOutcome[]> {
     return new Promise((resolve) => {
-      this.waiting.push({ message, settle: resolve });
+      this.waiting.push({ run, settle: resolve });
       if (!this.draining) {
         this.draining = true;
         // Appends of lanes woken in the same I/O phase join the first statement.
@@ -38,12 +44,20 @@ export class GroupAppender {
   private async drain(): Promise<void> {
     while (this.waiting.length) {
       const group = this.takeGroup();
-      const messages = group.map((p) => p.message);
+      const messages = group.flatMap((p) => p.run);
       const maxHistory = config().sessions.maxHistory;
       const outcomes = await appendMessages(messages, maxHistory).then(
-        (all) => all.map((o): Promise<KeyedAppendOutcome> => Promise.resolve(o)),
-        // One message's fault (say a repeated idempotency key) must not fail the others: one at a time.
-        () => messages.map((m) => appendMessageOnce(m, maxHistory)),
+        (all) => {
+          let at = 0;
+          return group.map((p) => Promise.resolve(all.slice(at, (at += p.run.length))));
+        },
+        // One message's fault (say a repeated idempotency key) must not fail the others: one at a time, each run in order.
+        () =>
+          group.map(async (p) => {
+            const done: KeyedAppendOutcome[] = [];
+            for (const m of p.run) done.push(await appendMessageOnce(m, maxHistory));
+            return done;
+          }),
       );
       group.forEach((p, i) => p.settle(outcomes[i]!));
       await Promise.allSettled(outcomes);
@@ -51,19 +65,24 @@ export class GroupAppender {
     this.draining = false;
   }
 
-  /** The oldest waiting appends, one per session (a later one of a session waits for the next group). */
+  /**
+   * The oldest waiting runs, one per session (a later run of a session waits for the next group,
+   * so a session's sequences follow the order of its runs), up to about maxGroup messages.
+   */
   private takeGroup(): PendingAppend[] {
     const sessions = new Set<string>();
     const group: PendingAppend[] = [];
     const rest: PendingAppend[] = [];
+    let size = 0;
     for (const p of this.waiting) {
-      if (group.length < maxGroup && !sessions.has(p.message.session_id)) {
-        sessions.add(p.message.session_id);
+      const session = p.run[0]!.session_id;
+      if ((size === 0 || size + p.run.length <= maxGroup) && !sessions.has(session)) {
+        sessions.add(session);
         group.push(p);
+        size += p.run.length;
       } else rest.push(p);
     }
     this.waiting = rest;
     return group;
   }
 }
-

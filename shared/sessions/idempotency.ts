@@ -55,6 +55,11 @@ export async function firstForKey(sessionId: string, key: string, messageId: str
   return first ? { message_id: first, sequence: null } : undefined;
 }
 
+/** Frees a key claimed for a message that was refused after all (its session closed meanwhile). */
+export async function releaseKey(sessionId: string, key: string): Promise<void> {
+  await redis().del(idempotencyRedisKey(sessionId, key));
+}
+
 export type KeyedAppendOutcome = AppendOutcome | { kind: 'duplicate-key' };
 
 /** Appends one message (see appendMessages); a second message of a key is reported, not thrown (guard 3). */

@@ -3,7 +3,7 @@
  * position bookkeeping on `sessions`. Appending a message is one SQL statement: the session's
  * sequence and message count advance, last_activity and last_channel are refreshed, the message row
  * and its audit row are written, and rows beyond SERVICE_SESSION_MAX_HISTORY are trimmed; one
- * statement also appends a batch of messages of distinct sessions (group commit). The unique index
+ * statement also appends a batch of messages, several of a session in batch order (group commit). The unique index
  * on (session_id, idempotency_key) is handled in idempotency.ts.
  */
 import type { Knex } from 'knex';
@@ -41,47 +41,53 @@ export interface AppendMessage {
 export type AppendOutcome =
   | { kind: 'appended'; sequence: number }
   | { kind: 'already'; sequence: number }
+  /** The session is closed or gone: nothing was written (the API accepts messages from a cache, see publish.ts). */
   | { kind: 'no-session' };
 
 const appendMessagesStatement = preparedStatement<{ message_id: string; sequence: number }>(
   'sessions.append-messages',
   `with input as (
      select * from json_to_recordset($1::json)
-       as t(message_id uuid, session_id uuid, interaction_id uuid, channel text, role text, content text, metadata jsonb, idempotency_key text, envelope jsonb)
+       as t(idx int, message_id uuid, session_id uuid, interaction_id uuid, channel text, role text, content text, metadata jsonb, idempotency_key text, envelope jsonb)
       -- A correlated scalar subquery runs as an index probe per row; NOT EXISTS would be planned as
       -- an anti join over the whole table (the function's row estimate is a fixed 100).
       where (select true from session_messages m where m.message_id = t.message_id) is null
+   ), runs as (
+     select session_id, count(*)::int as n, (array_agg(channel order by idx desc))[1] as last_channel from input group by session_id
    ), s as (
      update sessions
-        set last_seq = last_seq + 1, message_count = message_count + 1, last_activity = now(),
-            context = jsonb_set(context, '{last_channel}', to_jsonb(input.channel))
-       from input
-      where sessions.session_id = input.session_id
-     returning sessions.session_id, last_seq, message_count
+        set last_seq = last_seq + runs.n, message_count = message_count + runs.n, last_activity = now(),
+            context = jsonb_set(context, '{last_channel}', to_jsonb(runs.last_channel))
+       from runs
+      where sessions.session_id = runs.session_id and sessions.status <> 'closed'
+     returning sessions.session_id, last_seq - runs.n as seq_before, message_count - runs.n as count_before, message_count
+   ), numbered as (
+     select i.*, s.seq_before + row_number() over w as sequence, s.count_before + row_number() over w as position
+       from input i join s using (session_id)
+     window w as (partition by i.session_id order by i.idx)
    ), m as (
      insert into session_messages (message_id, session_id, interaction_id, sequence, position, channel, role, content, metadata, idempotency_key)
-     select i.message_id, i.session_id, i.interaction_id, s.last_seq, s.message_count, i.channel, i.role, i.content, i.metadata, i.idempotency_key
-       from input i join s using (session_id)
+     select message_id, session_id, interaction_id, sequence, position, channel, role, content, metadata, idempotency_key from numbered
    ), e as (
      insert into session_events (session_id, interaction_id, event_type, payload, sequence)
-     select i.session_id, i.interaction_id, 'message_published', jsonb_set(i.envelope, '{data,sequence}', to_jsonb(s.last_seq)), s.last_seq
-       from input i join s using (session_id)
+     select session_id, interaction_id, 'message_published', jsonb_set(envelope, '{data,sequence}', to_jsonb(sequence)), sequence from numbered
    ), trimmed as (
      delete from session_messages d using s where d.session_id = s.session_id and d.position <= s.message_count - $2
    )
-   select input.message_id, s.last_seq as sequence from input join s using (session_id)`,
+   select message_id, sequence from numbered`,
 );
 
 /**
  * Appends a batch of messages in one statement and one commit, each at most once (a retry of a
- * message_id appends nothing and reports the first sequence). The messages must belong to distinct
- * sessions: each session's sequence advances by one per statement. Used for group commit by the
- * stream writer (group-append.ts); a unique violation of an idempotency key fails the whole
- * statement, so the caller retries such a batch one message at a time (idempotency.ts).
+ * message_id appends nothing and reports the first sequence); a closed or unknown session takes
+ * none. Messages of one session take its next sequences in batch order. Used for group commit by
+ * the stream writer (group-append.ts); a unique violation of an idempotency key fails the whole
+ * statement, so the caller retries such a batch one message at a time (idempotency.ts). The
+ * history is trimmed to `maxHistory` by the rows that existed before the statement: a session
+ * given more than `maxHistory` messages at once is trimmed by its next append.
  */
 export async function appendMessages(batch: readonly AppendMessage[], maxHistory: number, k: Knex = db()): Promise<AppendOutcome[]> {
-  if (new Set(batch.map((m) => m.session_id)).size !== batch.length) throw new Error('appendMessages: one message per session per batch');
-  const rows = await appendMessagesStatement([JSON.stringify(batch), maxHistory], k);
+  const rows = await appendMessagesStatement([JSON.stringify(batch.map((m, idx) => ({ ...m, idx }))), maxHistory], k);
   const appended = new Map<string, number>(rows.map((r) => [r.message_id, Number(r.sequence)]));
   return Promise.all(
     batch.map(async (m): Promise<AppendOutcome> => {
@@ -91,7 +97,7 @@ export async function appendMessages(batch: readonly AppendMessage[], maxHistory
   );
 }
 
-/** Why a message was not appended: persisted before (with its sequence), or its session is gone. */
+/** Why a message was not appended: persisted before (with its sequence), or its session is closed or gone. */
 async function earlierOutcome(m: AppendMessage, k: Knex): Promise<AppendOutcome> {
   const existing = await k(SESSION_MESSAGES).select('sequence').where({ message_id: m.message_id }).first();
   if (existing) return { kind: 'already', sequence: Number(existing.sequence) };

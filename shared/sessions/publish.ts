@@ -4,13 +4,14 @@
  * optionally wait a bounded time until a worker has persisted and broadcast it.
  */
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { NotFoundError } from '../errors.js';
-import { enqueue } from '../queues.js';
-import { subscribeSession, type BusEvent } from '../bus.js';
+import { messageRefused, subscribeSession, type BusEvent } from '../bus.js';
 import { closedSessionConflict, publishableState } from './sessions.store.js';
 import { persistedSequence } from './messages.store.js';
-import { firstForKey } from './idempotency.js';
-import type { ClientEvent, EventType, HistoryMessage, MessageInput, Channel, eventAcceptedSchema, publishResponse } from './schemas.js';
+import { firstForKey, releaseKey } from './idempotency.js';
+import { deliverSettled, enqueueDeliver } from './lanes.js';
+import type { ClientEvent, DeliverJob, EventType, HistoryMessage, MessageInput, Channel, eventAcceptedSchema, publishResponse } from './schemas.js';
 import type { z } from '../zod.js';
 
 /** What accepting a message reports: the PublishResult fields, and whether an Idempotency-Key repeated an earlier request (the first message is reported). */
@@ -29,6 +30,32 @@ async function assertPublishable(sessionId: string, interactionId: string | null
   if (!row) throw new NotFoundError(`No session ${sessionId}.`);
   if (row.status === 'closed') throw closedSessionConflict(sessionId);
   if (interactionId && !row.interaction_ok) throw new NotFoundError(`No interaction ${interactionId} in session ${sessionId}.`, [{ path: 'body.interaction_id', message: 'no such interaction in this session' }]);
+}
+
+/**
+ * Sessions a message was recently accepted into, with the interactions found to belong to them, so
+ * the next message of a session is accepted without asking Postgres. An interaction never moves to
+ * another session; a session may close meanwhile (elsewhere, or by expiry): the worker refuses a
+ * message of a closed or deleted session and says so on the bus (deliver.ts), and the waiting
+ * request answers 409/404 as the database check would have and forgets the session here. A close
+ * in this process forgets it at once (publishSessionClosed).
+ */
+const publishable = new LRUCache<string, Set<string>>({ max: 10_000, ttl: 60_000 });
+
+/** assertPublishable, answered from `publishable` when the session (and interaction) are known there. */
+async function assertMessagePublishable(sessionId: string, interactionId: string | null): Promise<void> {
+  const known = publishable.get(sessionId);
+  if (known && (interactionId === null || known.has(interactionId))) return;
+  await assertPublishable(sessionId, interactionId);
+  const interactions = known ?? new Set<string>();
+  if (interactionId) interactions.add(interactionId);
+  publishable.set(sessionId, interactions);
+}
+
+/** The error the database check would have given for a message the worker refused (see messageRefused). */
+function refusal(sessionId: string, event: BusEvent): Error {
+  publishable.delete(sessionId);
+  return event.data.reason === 'closed' ? closedSessionConflict(sessionId) : new NotFoundError(`No session ${sessionId}.`);
 }
 
 /**
@@ -61,6 +88,22 @@ export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) =>
 const isEvent = (id: string) => (e: BusEvent) => e.id === id;
 
 /**
+ * Enqueues events of one session into its lane (lanes.ts), in order, and waits up to `waitMs` for
+ * the last one to be published; resolves with it, or undefined (not waited for, or not in time).
+ */
+async function deliverAndAwait(events: DeliverJob[], waitMs: number): Promise<BusEvent | undefined> {
+  const last = events[events.length - 1]!;
+  const id = last.kind === 'message' ? last.message_id : last.event_id;
+  const awaited = waitMs > 0;
+  try {
+    return await enqueueAndAwait(last.session_id, isEvent(id), waitMs, () => Promise.all(events.map((e) => enqueueDeliver(e, awaited && e === last))));
+  } finally {
+    // The lane holds its next group until this wait is over (lanes.ts).
+    if (awaited) deliverSettled(id);
+  }
+}
+
+/**
  * Waits up to `waitMs` for a message to be persisted and published; resolves with its sequence, or
  * null if that did not happen in time.
  */
@@ -68,7 +111,7 @@ export async function waitForPublished(sessionId: string, messageId: string, wai
   let resolveSeq: (n: number) => void = () => undefined;
   const arrived = new Promise<number>((resolve) => (resolveSeq = resolve));
   const unsubscribe = await subscribeSession(sessionId, (e) => {
-    if (isEvent(messageId)(e)) resolveSeq(e.sequence);
+    if (isEvent(messageId)(e) && e.event_type !== messageRefused) resolveSeq(e.sequence);
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -90,7 +133,7 @@ export async function waitForPublished(sessionId: string, messageId: string, wai
 export async function acceptMessage(sessionId: string, input: MessageInput, options: AcceptOptions = {}): Promise<Publication> {
   const { idempotencyKey, waitMs: wait = 0 } = options;
   const started = Date.now();
-  await assertPublishable(sessionId, input.interaction_id);
+  await assertMessagePublishable(sessionId, input.interaction_id);
   const messageId = randomUUID();
   if (idempotencyKey) {
     const first = await firstForKey(sessionId, idempotencyKey, messageId);
@@ -111,7 +154,11 @@ export async function acceptMessage(sessionId: string, input: MessageInput, opti
     idempotency_key: idempotencyKey ?? null,
   };
   // SESSION_PUBLISH_WAIT_MS counts from the request's acceptance, checks included: a slow database does not add to it.
-  const event = await enqueueAndAwait(sessionId, isEvent(messageId), wait > 0 ? Math.max(1, wait - (Date.now() - started)) : 0, () => enqueue('sessions.deliver', payload));
+  const event = await deliverAndAwait([payload], wait > 0 ? Math.max(1, wait - (Date.now() - started)) : 0);
+  if (event?.event_type === messageRefused) {
+    if (idempotencyKey) await releaseKey(sessionId, idempotencyKey);
+    throw refusal(sessionId, event);
+  }
   return { session_id: sessionId, message_id: messageId, sequence: event?.sequence ?? null, message_published: !!event, replayed: false };
 }
 
@@ -138,12 +185,7 @@ export async function acceptEvent(
     interaction_id: options.interactionId ?? null,
     data: event.data as Record<string, unknown>,
   };
-  const published = await enqueueAndAwait(
-    sessionId,
-    isEvent(eventId),
-    options.waitMs ?? 0,
-    () => enqueue('sessions.deliver', payload),
-  );
+  const published = await deliverAndAwait([payload], options.waitMs ?? 0);
   return { session_id: sessionId, event_id: eventId, event_type: event.event_type, sequence: published?.sequence ?? null, published: !!published };
 }
 
@@ -169,10 +211,7 @@ export async function appendHistory(
     metadata: { source: 'final_history' },
     idempotency_key: `final_history:${interaction.interaction_id}:${i}`,
   }));
-  const last = payloads[payloads.length - 1]!;
-  await enqueueAndAwait(interaction.session_id, isEvent(last.message_id), waitMs, async () => {
-    for (const payload of payloads) await enqueue('sessions.deliver', payload);
-  });
+  await deliverAndAwait(payloads, waitMs);
 }
 
 /** Whether an event is a session's final one: the CONTEXT_UPDATE that reports it closed (streams end after it). */
@@ -186,5 +225,6 @@ export const isFinalEvent = (event: { event_type: string; data: Record<string, u
  * receives its own channel's events) but its stream ends too.
  */
 export async function publishSessionClosed(sessionId: string, channel: Channel, reason: string): Promise<void> {
+  publishable.delete(sessionId);
   await acceptEvent(sessionId, { event_type: 'CONTEXT_UPDATE', channel, data: { session_status: 'closed', reason } } as ClientEvent, { allowClosed: true });
 }

@@ -163,3 +163,9 @@ export const deliverJobSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 export type DeliverJob = z.infer<typeof deliverJobSchema>;
+
+/** Most events one sessions.deliver-batch job holds (see lanes.ts). */
+export const maxLaneBatch = 256;
+/** A group of accepted events of one lane, in acceptance order (sessions.deliver-batch). */
+export const deliverBatchSchema = z.object({ events: z.array(deliverJobSchema).min(1).max(maxLaneBatch) });
+export type DeliverBatch = z.infer<typeof deliverBatchSchema>;

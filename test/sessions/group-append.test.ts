@@ -66,9 +66,21 @@ describe('appending a group of messages', () => {
     expect(await db()('session_messages').where({ message_id: orphan.message_id })).toHaveLength(0);
   });
 
-  it('refuses two messages of one session in a group (their order would be lost)', async () => {
-    const a = await liveSession();
-    await expect(appendMessages([appendInput(a, 'x'), appendInput(a, 'y')], 50)).rejects.toThrow(/one message per session/);
+  it('appends several messages of one session in one statement, at consecutive sequences in batch order', async () => {
+    const [a, b] = await Promise.all([liveSession(), liveSession()]);
+    const [seqA, seqB] = await Promise.all([lastSeq(a.sessionId), lastSeq(b.sessionId)]);
+    const batch = [appendInput(a, 'x'), appendInput(b, 'only'), appendInput(a, 'y'), appendInput(a, 'z')];
+    const outcomes = await appendMessages(batch, 50);
+    expect(outcomes).toEqual([seqA + 1, seqB + 1, seqA + 2, seqA + 3].map((sequence) => ({ kind: 'appended', sequence })));
+    const rows = await db()('session_messages').where({ session_id: a.sessionId }).orderBy('sequence');
+    expect(rows.map((r: { content: string }) => r.content)).toEqual(['x', 'y', 'z']);
+    expect((await db()('sessions').where({ session_id: a.sessionId }).first()).context.last_channel).toBe('chat');
+    const audit = await db()('session_events').where({ session_id: a.sessionId, event_type: 'message_published' }).orderBy('sequence');
+    expect(audit.map((r: { sequence: number; payload: { data: { content: string; sequence: number } } }) => [Number(r.sequence), r.payload.data.content, r.payload.data.sequence])).toEqual([
+      [seqA + 1, 'x', seqA + 1],
+      [seqA + 2, 'y', seqA + 2],
+      [seqA + 3, 'z', seqA + 3],
+    ]);
   });
 
   it('a repeated idempotency key in a concurrent group fails only its own message', async () => {

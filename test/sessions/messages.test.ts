@@ -90,6 +90,28 @@ describe('publishing messages', () => {
     expect((await res.json()).title).toBe('Conflict');
   });
 
+  it('a session closed or deleted behind the back of an API process (whose cache knows it live) refuses the next message: 409 / 404, nothing persisted, the key freed', async () => {
+    const { sessionId } = await newSession(api);
+    const chat = await newInteraction(api, sessionId, 'chat');
+    await json(await publish(api, sessionId, message(chat, 'first')), 200);
+    // As another process (or expiry) would: the row changes, this process hears nothing.
+    await db()('sessions').where({ session_id: sessionId }).update({ status: 'closed', closed_at: db().fn.now() });
+    const refused = await json(await publish(api, sessionId, message(chat, 'late'), { 'Idempotency-Key': 'late-1' }), 409);
+    expect(refused).toMatchObject({ title: 'Conflict', status: 'closed', allowed_next_states: [] });
+    expect((await db()('session_messages').where({ session_id: sessionId })).map((m: { content: string }) => m.content)).toEqual(['first']);
+    // Answered from the database now, and the key was not kept for the refused message.
+    await json(await publish(api, sessionId, message(chat, 'again'), { 'Idempotency-Key': 'late-1' }), 409);
+
+    const other = await newSession(api);
+    const sms = await newInteraction(api, other.sessionId, 'sms');
+    await json(await publish(api, other.sessionId, { ...message(sms, 'hello'), channel: 'sms' }), 200);
+    await db()('session_interactions').where({ session_id: other.sessionId }).delete();
+    await db()('session_messages').where({ session_id: other.sessionId }).delete();
+    await db()('session_events').where({ session_id: other.sessionId }).delete();
+    await db()('sessions').where({ session_id: other.sessionId }).delete();
+    await json(await publish(api, other.sessionId, { ...message(sms, 'gone'), channel: 'sms' }), 404);
+  });
+
   it('unknown session or interaction is a 404; bad channel, role, UUID or body a 400 naming the field', async () => {
     const { sessionId } = await newSession(api);
     const chat = await newInteraction(api, sessionId, 'chat');
