@@ -97,7 +97,7 @@ describe('publishing messages', () => {
     // As another process (or expiry) would: the row changes, this process hears nothing.
     await db()('sessions').where({ session_id: sessionId }).update({ status: 'closed', closed_at: db().fn.now() });
     const refused = await json(await publish(api, sessionId, message(chat, 'late'), { 'Idempotency-Key': 'late-1' }), 409);
-    expect(refused).toMatchObject({ title: 'Conflict', status: 'closed', allowed_next_states: [] });
+    expect(refused).toMatchObject({ title: 'Conflict', status: 409, current_status: 'closed', allowed_next_states: [] });
     expect((await db()('session_messages').where({ session_id: sessionId })).map((m: { content: string }) => m.content)).toEqual(['first']);
     // Answered from the database now, and the key was not kept for the refused message.
     await json(await publish(api, sessionId, message(chat, 'again'), { 'Idempotency-Key': 'late-1' }), 409);
