@@ -39,10 +39,10 @@ export default function EntitiesPage() {
     <Stack gap="sm">
       <DeployHeader title={<Title order={2}>CMDB</Title>} actions={<Button onClick={() => setCreating(true)}>New entity</Button>} />
       <Group align="end" gap="sm">
-        <Select label="Type" data={types.data?.items ?? []} value={f.type || null} onChange={(v) => set({ type: v ?? '' })} w={170} clearable />
-        <Select label="Source" data={(sources.data?.items ?? []).map((s) => s.name)} value={f.source || null} onChange={(v) => set({ source: v ?? '' })} w={150} clearable />
-        <Select label="Health" data={healths} value={f.health || null} onChange={(v) => set({ health: v ?? '' })} w={140} clearable />
-        <Select label="Stale" data={['true', 'false']} value={f.stale || null} onChange={(v) => set({ stale: v ?? '' })} w={100} clearable />
+        <Select label="Type" placeholder="any" data={types.data?.items ?? []} value={f.type || null} onChange={(v) => set({ type: v ?? '' })} w={170} clearable />
+        <Select label="Source" placeholder="any" data={(sources.data?.items ?? []).map((s) => s.name)} value={f.source || null} onChange={(v) => set({ source: v ?? '' })} w={150} clearable />
+        <Select label="Health" placeholder="any" data={healths} value={f.health || null} onChange={(v) => set({ health: v ?? '' })} w={140} clearable />
+        <Select label="Stale" placeholder="any" data={['true', 'false']} value={f.stale || null} onChange={(v) => set({ stale: v ?? '' })} w={100} clearable />
         <SearchInput placeholder="name, key, attribute" value={f.q} onSearch={(q) => set({ q })} />
       </Group>
       <ProblemAlert error={entities.error} />

@@ -28,7 +28,7 @@ export default function MonitorsPage() {
         Alerting rules deployed to the metrics system for CMDB entities. A disabled monitor is kept but left out of the rule file from the next deploy on; monitors of entities gone
         stale are taken out at the next deploy.
       </Text>
-      <Select label="Status" data={statuses} value={f.status || null} onChange={(v) => set({ status: v ?? '' })} w={160} clearable />
+      <Select label="Status" placeholder="any" data={statuses} value={f.status || null} onChange={(v) => set({ status: v ?? '' })} w={160} clearable />
       <ProblemAlert error={monitors.error} />
       <ListBody pending={monitors.isPending} count={items.length} empty="No monitors. Apply a recommendation on an entity's page to make one.">
         <MonitorsTable

@@ -72,7 +72,7 @@ function IncidentList() {
       <Group align="end" gap="sm">
         <MultiSelect label="Status" data={['open', 'acknowledged', 'resolved', 'closed']} value={f.status ? f.status.split(',') : []} onChange={(v) => set({ status: v.join(',') })} w={240} clearable />
         <MultiSelect label="Severity" data={['critical', 'warning', 'info']} value={f.severity ? f.severity.split(',') : []} onChange={(v) => set({ severity: v.join(',') })} w={200} clearable />
-        <Select label="Origin" data={['manual', 'alert']} value={f.origin || null} onChange={(v) => set({ origin: v ?? '' })} w={130} clearable />
+        <Select label="Origin" placeholder="any" data={['manual', 'alert']} value={f.origin || null} onChange={(v) => set({ origin: v ?? '' })} w={130} clearable />
         <TextInput label="Label" placeholder="name=value" defaultValue={f.label} onBlur={(e) => set({ label: e.currentTarget.value.trim() })} w={160} />
         <Button onClick={open} ml="auto">
           Open an incident
