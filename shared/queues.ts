@@ -190,9 +190,10 @@ export const jobDefinitions = {
       alerts: normalizedAlerts,
     }),
     jobId: (p) => `alerts-ingest-${p.payload_id}`,
-    // A job holds a whole payload (~30 kB for 100 alerts) and its id is fresh per payload: completed
-    // ones are dropped at once (idempotency rests on sre_alert_payloads), which also spares the hot
-    // path the trimming of the completed set after every job.
+    // A job holds a whole payload (~30 kB for 100 alerts): completed ones are dropped at once, which
+    // also spares the hot path the trimming of the completed set after every job. Idempotency rests on
+    // sre_alert_payloads: a sender's retry has the same payload id (webhookPayloadId) and, when its first
+    // job is gone already, adds a job that writes nothing.
     options: { removeOnComplete: true },
   }),
   // Creates the issue-tracker issue of an incident; retried with backoff while the tracker is down.

@@ -235,10 +235,21 @@ describe('dedup', () => {
 });
 
 describe('lifecycle', () => {
+  // Each call is a new notification, so its body differs as a sender's would (a templated value): the
+  // same body again within ALERT_RETRY_WINDOW is the sender's retry and counts once (alert-retries.test.ts).
+  let notification = 0;
   const one = (status: 'firing' | 'resolved', name = 'Life') => ({
     version: '4',
     status,
-    alerts: [{ status, labels: { alertname: name, host: 'h1' }, annotations: {}, startsAt: '2026-11-21T10:00:00Z', endsAt: status === 'resolved' ? '2026-11-21T10:05:00Z' : '0001-01-01T00:00:00Z' }],
+    alerts: [
+      {
+        status,
+        labels: { alertname: name, host: 'h1' },
+        annotations: { value: String(++notification) },
+        startsAt: '2026-11-21T10:00:00Z',
+        endsAt: status === 'resolved' ? '2026-11-21T10:05:00Z' : '0001-01-01T00:00:00Z',
+      },
+    ],
   });
 
   it('firing → acknowledged → resolved by API, with a history row per move; illegal moves are 409', async () => {

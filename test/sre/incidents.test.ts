@@ -54,7 +54,14 @@ beforeAll(async () => {
 });
 
 const post = (body: unknown) => api.request('/webhooks/alertmanager/default', { method: 'POST', json: body, auth: false });
-const firing = (labels: Record<string, string>, status: 'firing' | 'resolved' = 'firing') => ({ version: '4', status, alerts: [{ status, labels, annotations: { summary: `${labels.alertname} summary` } }] });
+// Each call is a new notification, so its body differs as a sender's would (a templated value): the
+// same body again within ALERT_RETRY_WINDOW is the sender's retry and counts once.
+let notification = 0;
+const firing = (labels: Record<string, string>, status: 'firing' | 'resolved' = 'firing') => ({
+  version: '4',
+  status,
+  alerts: [{ status, labels, annotations: { summary: `${labels.alertname} summary`, value: String(++notification) } }],
+});
 const getJson = async (path: string) => (await api.request(path)).json();
 const incidentsWhere = (label: string) => getJson(`/api/v1/incidents?label=${encodeURIComponent(label)}`);
 

@@ -53,7 +53,14 @@ beforeAll(async () => {
 });
 
 const post = (body: unknown) => api.request('/webhooks/alertmanager/default', { method: 'POST', json: body, auth: false });
-const alert = (labels: Record<string, string>, status: 'firing' | 'resolved' = 'firing') => ({ version: '4', status, alerts: [{ status, labels, annotations: {} }] });
+// Each call is a new notification, so its body differs as a sender's would (a templated value): the
+// same body again within ALERT_RETRY_WINDOW is the sender's retry and counts once.
+let notification = 0;
+const alert = (labels: Record<string, string>, status: 'firing' | 'resolved' = 'firing') => ({
+  version: '4',
+  status,
+  alerts: [{ status, labels, annotations: { value: String(++notification) } }],
+});
 const getJson = async (path: string) => (await api.request(path)).json();
 const createRunbook = async (body: Record<string, unknown>) => {
   const res = await api.request('/api/v1/runbooks', { method: 'POST', json: body });

@@ -15,14 +15,17 @@ function presentedSecret(ctx: Context): string | undefined {
 
 const accepted = z
   .object({ payload_id: z.string(), source: z.string(), accepted: z.number().int() })
-  .openapi('AlertWebhookAccepted', { description: 'the alerts are queued; the worker writes them (dedup by fingerprint) shortly after' });
+  .openapi('AlertWebhookAccepted', {
+    description: 'the alerts are queued; the worker writes them (dedup by fingerprint) shortly after. A retry of the same body within ALERT_RETRY_WINDOW answers the same payload_id and adds nothing',
+  });
 
 const params = z.object({ source: z.string().min(1).max(63).openapi({ description: 'alert source name (`default` always exists)' }) });
 
 const description = (sender: string) => `Receives the ${sender}. Decisions the spec leaves open:
 - The secret of the source is checked first: \`Authorization: Bearer <secret>\` or basic auth with the secret as password (any user). A source without its own secret uses ALERT_WEBHOOK_TOKEN; when that is unset too (development and tests only; production refuses to start without it) no secret is needed. Wrong or missing → 401; unknown or disabled source → 404.
 - The body is validated (unknown fields are ignored); malformed → 400 naming each field. Nothing is written synchronously: the payload is queued and 202 is answered; a worker deduplicates each alert by the sender's fingerprint (computed like Alertmanager's from the labels when absent) into one open instance per source and fingerprint.
-- A resolved alert with no open instance is ignored (there is nothing to resolve).`;
+- A resolved alert with no open instance is ignored (there is nothing to resolve).
+- A retry is counted once. \`payload_id\` is derived from the source, the exact body bytes and the aligned ALERT_RETRY_WINDOW (default 60 s) the request arrived in, and each payload id is written once. So when the sender repeats a POST (e.g. after a 503 or a timeout that hid a successful enqueue), the same body within the window adds nothing, and its answer carries the same \`payload_id\`. The same body in a later window counts as a new notification: Alertmanager re-sends an unchanged group (same bytes, firing alerts keep the zero \`endsAt\`) only after max(group_interval, repeat_interval), while it retries a failed POST within seconds. Windows are aligned, so a retry that happens to cross a window boundary still counts twice; a different body (another alert, a changed annotation or value) always counts.`;
 
 export function webhookRoutes(): ApiRouter {
   const router = new ApiRouter();
@@ -48,7 +51,8 @@ export function webhookRoutes(): ApiRouter {
       request: { params, body: schema, acceptsBody },
       responses: { 202: { description: 'queued', schema: accepted } },
       errors: { 401: 'Missing or wrong source secret', 404: 'No enabled source of that name' },
-      handler: async ({ body }, ctx) => acceptWebhook(ctx.state.alertSource as AuthenticatedSource, body),
+      // The JSON body parser keeps the text it parsed: the payload id hashes it as sent.
+      handler: async ({ body }, ctx) => acceptWebhook(ctx.state.alertSource as AuthenticatedSource, body, (ctx.request as { rawBody: string }).rawBody),
     });
   }
   return router;

@@ -1,5 +1,5 @@
 /** Alert ingestion: the webhook side (authenticate, validate, enqueue) and the worker side (dedup write, flapping, automation). */
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { config } from '../../config.js';
 import { db } from '../../db/index.js';
 import { enqueue, type JobPayload } from '../../queues.js';
@@ -15,11 +15,43 @@ export interface Accepted {
   accepted: number;
 }
 
-/** Enqueues the payload's alerts for an authenticated source (authenticateSource); nothing is written before the worker runs. */
-export async function acceptWebhook(source: AuthenticatedSource, payload: AlertmanagerPayload | GrafanaPayload): Promise<Accepted> {
+/**
+ * The id of a webhook payload, derived from what the sender sent so that its retry is recognised: the
+ * API can answer 503 although the job was queued (a Redis command timing out under CPU starvation),
+ * and the sender then POSTs the same bytes again. sre_alert_payloads writes each id once, so the
+ * retry's alerts are not counted a second time.
+ *
+ * The same bytes are not always a retry. Alertmanager (and Grafana, which notifies through its
+ * pipeline) leaves endsAt at the zero time for firing alerts, so a repeat notification of an
+ * unchanged group (repeat_interval) is byte for byte the first one; it is a new occurrence and must
+ * count. The two differ in time: a sender retries a failed POST with exponential backoff (0.5 s,
+ * 0.75 s, 1.1 s…) only until the notification's timeout (group_interval), while it re-sends an
+ * unchanged group no sooner than max(group_interval, repeat_interval), "usually ~5m or more". So the id
+ * hashes the source, the raw body and the aligned ALERT_RETRY_WINDOW (60 s) it arrived in: a retry
+ * within the window counts once, the same body in a later window counts again. Windows are aligned
+ * rather than sliding so that the id needs no lookup: a retry d seconds after the first attempt that
+ * crosses a window boundary (a chance of d/60) still counts twice. The raw body is hashed as received
+ * (no second JSON walk on the hot path); a sender re-serialising differently is a different payload.
+ */
+export function webhookPayloadId(sourceId: string, rawBody: string, receivedAtMs: number): string {
+  const window = Math.floor(receivedAtMs / (config().sre.retryWindowSeconds * 1000));
+  const h = createHash('sha256').update(`${sourceId}\n${window}\n`).update(rawBody).digest();
+  // A UUID (the column's type) of version 8, RFC 9562's "custom" layout.
+  h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.toString('hex', 0, 16);
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+/**
+ * Enqueues the payload's alerts for an authenticated source (authenticateSource); nothing is written
+ * before the worker runs. `rawBody` is the body as received, which names the payload (webhookPayloadId).
+ */
+export async function acceptWebhook(source: AuthenticatedSource, payload: AlertmanagerPayload | GrafanaPayload, rawBody: string): Promise<Accepted> {
   const alerts = normalizeAlerts(payload);
-  const payloadId = randomUUID();
-  await enqueue('sre.alerts-ingest', { payload_id: payloadId, source_id: source.id, source: source.label, received_at: new Date().toISOString(), alerts });
+  const receivedAt = Date.now();
+  const payloadId = webhookPayloadId(source.id, rawBody, receivedAt);
+  await enqueue('sre.alerts-ingest', { payload_id: payloadId, source_id: source.id, source: source.label, received_at: new Date(receivedAt).toISOString(), alerts });
   return { payload_id: payloadId, source: source.label, accepted: alerts.length };
 }
 

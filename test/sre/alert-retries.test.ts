@@ -1,0 +1,95 @@
+/**
+ * A sender's retry of a webhook POST counts once; the same body in a later window is a repeat
+ * notification and counts again (webhookPayloadId). The window is 4 s here instead of 60 s.
+ */
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startPlatform, type Platform } from '../helpers/platform.js';
+import { db } from '../../shared/db/index.js';
+import { queue } from '../../shared/queues.js';
+import { eventually } from '../helpers/eventually.js';
+
+process.env.ALERT_WEBHOOK_TOKEN = 'am-secret-token';
+process.env.ALERT_RETRY_WINDOW = '4';
+const windowMs = 4000;
+
+let api: Platform;
+beforeAll(async () => {
+  api = await startPlatform();
+});
+
+// The captured body as the sender's bytes: a retry sends exactly these again.
+const firingBody = readFileSync(new URL('../../../shared/fixtures/alertmanager/webhook-v4-firing.json', import.meta.url), 'utf8');
+
+const post = async (kind: 'alertmanager' | 'grafana', body: string) => {
+  const res = await api.request(`/webhooks/${kind}/default`, {
+    method: 'POST',
+    body,
+    headers: { 'Content-Type': 'application/json', Authorization: 'Bearer am-secret-token' },
+    auth: false,
+  });
+  expect(res.status).toBe(202);
+  return ((await res.json()) as { payload_id: string }).payload_id;
+};
+
+const counts = async (fingerprints: string[]) => {
+  const rows = await db()('sre_alert_instances').whereIn('fingerprint', fingerprints).orderBy('fingerprint').select('fingerprint', 'occurrence_count');
+  return Object.fromEntries(rows.map((r) => [r.fingerprint, r.occurrence_count]));
+};
+
+/** Every queued ingest job has run (the retry's job included), so the counts are final. */
+const drained = () =>
+  eventually(async () => {
+    const c = await queue('sre-alerts').getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
+    return Object.values(c).every((n) => n === 0);
+  }, 10_000, 'the sre-alerts queue to drain');
+
+/** Waits for the start of the next retry window, so the steps that must share one do. */
+const nextWindow = () => new Promise((r) => setTimeout(r, windowMs - (Date.now() % windowMs) + 50));
+
+describe('webhook retries', () => {
+  it("a retry of the same body (the first answer lost, its job already written) counts once; the same body after the window counts again", async () => {
+    const fingerprints = ['35168abc2368c313', 'f7ca8b2ae37f4b50'];
+    await nextWindow();
+    const first = await post('alertmanager', firingBody);
+    await eventually(async () => {
+      const c = await counts(fingerprints);
+      return c['f7ca8b2ae37f4b50'] === 1 && c['35168abc2368c313'] === 1;
+    });
+    await drained();
+    // The sender saw a 503 (say) and POSTs the same bytes again; its job runs and writes nothing.
+    const retry = await post('alertmanager', firingBody);
+    expect(retry).toBe(first);
+    await drained();
+    expect(await counts(fingerprints)).toEqual({ '35168abc2368c313': 1, f7ca8b2ae37f4b50: 1 });
+
+    // Alertmanager's repeat notification of the unchanged group: the same bytes, a window later.
+    await nextWindow();
+    const repeat = await post('alertmanager', firingBody);
+    expect(repeat).not.toBe(first);
+    await eventually(async () => {
+      const c = await counts(fingerprints);
+      return c['f7ca8b2ae37f4b50'] === 2 && c['35168abc2368c313'] === 2;
+    });
+  });
+
+  it('a retry close behind the first POST (both still queued) counts once, for Grafana too', async () => {
+    const body = JSON.stringify({
+      receiver: 'contact point',
+      status: 'firing',
+      orgId: 1,
+      alerts: [{ status: 'firing', labels: { alertname: 'DiskFull', host: 'db-2' }, annotations: {}, startsAt: '2026-11-23T08:00:00Z', endsAt: '0001-01-01T00:00:00Z', fingerprint: 'ab12cd34ef56ab78', values: { B: 97.5 } }],
+      groupKey: '{}:{alertname="DiskFull"}',
+      title: '[FIRING:1] DiskFull',
+    });
+    await nextWindow();
+    const [a, b] = await Promise.all([post('grafana', body), post('grafana', body)]);
+    expect(b).toBe(a);
+    // A changed value is a new notification, not a retry.
+    const other = await post('grafana', body.replace('97.5', '98.1'));
+    expect(other).not.toBe(a);
+    await eventually(async () => (await counts(['ab12cd34ef56ab78']))['ab12cd34ef56ab78'] === 2);
+    await drained();
+    expect(await counts(['ab12cd34ef56ab78'])).toEqual({ ab12cd34ef56ab78: 2 });
+  });
+});
