@@ -356,10 +356,11 @@ function caseRoutes(r: ApiRouter): ApiRouter {
       path: '/api/portal/cases/{case_id}/assign',
       tags,
       summary: 'Assign a case (staff)',
-      description: `Staff only (role staff; an API-key caller's X-User-Id must be staff). \`assignee_id\`: a user with the staff role, or null to unassign. ${actingUserNote}`,
+      description: `Staff only (role staff; an API-key caller's X-User-Id must be staff). \`assignee_id\`: a user with the staff role, or null to unassign. Not on a closed case (closed is final): 409, whose problem names \`current_status\` and \`allowed_moves\` (none), as a refused status move does. ${actingUserNote}`,
       auth: 'staff',
       request: { headers: userHeader, params, body: z.object({ assignee_id: uuid().nullable() }).strict() },
       responses: { 200: { description: 'The case', schema: caseSchema } },
+      errors: { 409: 'The case is closed; the problem names `current_status` and `allowed_moves`' },
       handler: async ({ params: p, body }, ctx) => {
         const caller = await portalCaller(ctx);
         if (!caller.staff) throw new NotFoundError(`No case ${p.case_id}.`);

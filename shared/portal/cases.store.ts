@@ -78,8 +78,9 @@ export async function moveCase(caseId: string, from: CaseStatus, to: CaseStatus,
   return (await k(TABLE).where({ case_id: caseId, status: from }).update({ status: to, ...stamps })) > 0;
 }
 
-export async function assignCase(caseId: string, assigneeId: string | null): Promise<void> {
-  await db()(TABLE).where({ case_id: caseId }).update({ assignee_id: assigneeId });
+/** Sets the assignee of a case that is not closed; false when it is closed. */
+export async function assignCase(caseId: string, assigneeId: string | null): Promise<boolean> {
+  return (await db()(TABLE).where({ case_id: caseId }).whereNot({ status: 'closed' }).update({ assignee_id: assigneeId })) > 0;
 }
 
 export async function updateCaseFields(caseId: string, change: { title?: string; description?: string; priority?: string }): Promise<void> {

@@ -55,16 +55,21 @@ export async function commentOnCase(viewer: CaseViewer, caseId: string, body: st
   return caseWithComments(viewer, caseId);
 }
 
-/** Staff assign a case to a staff member (or unassign with null). */
+const closedConflict = (viewer: CaseViewer, c: PortalCase) =>
+  new ConflictError('The case is closed: it can no longer be assigned.', [], { current_status: c.status, allowed_moves: movesFor(viewer, c) });
+
+/** Staff assign a case to a staff member (or unassign with null); not a closed case (closed is final). */
 export async function assignCaseTo(viewer: CaseViewer, caseId: string, assigneeId: string | null): Promise<PortalCase> {
-  await visibleCase(viewer, caseId);
+  const current = await visibleCase(viewer, caseId);
+  if (current.status === 'closed') throw closedConflict(viewer, current);
   if (assigneeId) {
     const assignee = (await db()('users').select('roles').where({ user_id: assigneeId }).first()) as { roles: string[] } | undefined;
     if (!assignee?.roles.includes('staff')) {
       throw new ValidationError('The assignee must be a staff member.', [{ path: 'body.assignee_id', message: 'is not a user with the staff role' }]);
     }
   }
-  await assignCase(caseId, assigneeId);
+  // Closed between the check and the write: the write skips it, and the answer is the same 409.
+  if (!(await assignCase(caseId, assigneeId))) throw closedConflict(viewer, await visibleCase(viewer, caseId));
   return visibleCase(viewer, caseId);
 }
 

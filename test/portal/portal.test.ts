@@ -192,6 +192,18 @@ describe('cases', () => {
     // Only staff assign: a requester gets 403 from the role check.
     expect((await pat.request(`/api/portal/cases/${id}/assign`, { method: 'POST', json: { assignee_id: null } })).status).toBe(403);
   });
+
+  it('a closed case cannot be assigned: 409 naming current_status and the allowed moves, as a refused move does', async () => {
+    const { case_id: id } = await json(await pat.request('/api/portal/cases', { method: 'POST', json: { title: 'Old request', description: 'Done', priority: 'P3' } }), 201);
+    const stellaId = (await json(await stella.request('/api/portal/profile'), 200)).user_id;
+    await json(await stella.request(`/api/portal/cases/${id}/status`, { method: 'POST', json: { status: 'closed' } }), 200);
+
+    for (const assignee_id of [stellaId, null]) {
+      const refused = await json(await stella.request(`/api/portal/cases/${id}/assign`, { method: 'POST', json: { assignee_id } }), 409);
+      expect(refused).toMatchObject({ status: 409, current_status: 'closed', allowed_moves: [] });
+    }
+    expect(await json(await stella.request(`/api/portal/cases/${id}`), 200)).toMatchObject({ status: 'closed', assignee_name: null });
+  });
 });
 
 describe('isolation', () => {
