@@ -6,7 +6,8 @@
 import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { getSession, listSessions } from '../../shared/sessions/sessions.store.js';
-import { getContext } from '../../shared/sessions/context.js';
+import { config } from '../../shared/config.js';
+import { lastMessages, toHistory } from '../../shared/sessions/messages.store.js';
 import { eventTypes, historyMessageSchema } from '../../shared/sessions/schemas.js';
 import { WEB_CHANNEL, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
 import { serveSessionStream } from '../sessions/stream.js';
@@ -27,6 +28,9 @@ const sessionEventEnvelope = z
   })
   .openapi('SessionEventEnvelope');
 
+/** A message of the conversation as the session context has it, with its id. */
+const chatMessageSchema = historyMessageSchema.extend({ message_id: uuid() }).openapi('PortalChatMessage');
+
 /** Behind the session-system gate, as POST /api/chat and the session stream are. */
 export function portalChatRoutes() {
   return sessionSystemRouter()
@@ -35,20 +39,21 @@ export function portalChatRoutes() {
       path: '/api/portal/chat',
       tags,
       summary: 'My live conversation',
-      description: `The caller's live session (not closed) and its conversation history (\`{role, content, channel}\`, oldest first); \`session_id\` null when there is none yet (the first message starts one). Nothing is created. ${actingUserNote}`,
+      description: `The caller's live session (not closed) and its conversation history (\`{message_id, role, content, channel}\`, oldest first, the last SERVICE_SESSION_MAX_HISTORY as in the session context); \`session_id\` null when there is none yet (the first message starts one). Nothing is created. \`message_id\` is the id the stream's MESSAGE events and POST /api/portal/chat (\`user_message_id\`, \`reply_message_id\`) name, so a screen tells two messages of the same text apart and shows a live one once. ${actingUserNote}`,
       auth: 'user',
       request: { headers: userHeader },
       responses: {
         200: {
           description: 'The conversation',
-          schema: z.object({ session_id: z.string().nullable(), messages: z.array(historyMessageSchema) }).openapi('PortalChat'),
+          schema: z.object({ session_id: z.string().nullable(), messages: z.array(chatMessageSchema) }).openapi('PortalChat'),
         },
       },
       handler: async (_i, ctx) => {
         const caller = await portalCaller(ctx);
         const [latest] = await listSessions(caller.userId, 1);
         if (!latest || latest.status === 'closed') return { session_id: null, messages: [] };
-        return { session_id: latest.session_id, messages: (await getContext(latest.session_id)).conversation_history };
+        const messages = await lastMessages(latest.session_id, config().sessions.maxHistory);
+        return { session_id: latest.session_id, messages: messages.map((m) => ({ message_id: m.message_id, ...toHistory(m) })) };
       },
     })
     .route({

@@ -206,6 +206,15 @@ describe('web chat', () => {
     await shows(pat, 'Also: the barn door is stuck (sent from Slack).');
     expect(await pat.locator('[data-channel="slack"]').count()).toBe(1);
     await shows(pat, 'via Slack');
+
+    // The same words again, a new message: it shows a second time, although the conversation read
+    // from the server (after a reload) already holds a message of that text.
+    await pat.reload();
+    await shows(pat, 'live');
+    await ok(await app.request(`/api/sessions/${sessionId}/messages`, { method: 'POST', json: { channel: 'slack', role: 'user', content: 'Also: the barn door is stuck (sent from Slack).', interaction_id: slack.interaction_id } }));
+    await expect.poll(() => pat.locator('[data-channel="slack"]').count(), { timeout: 15_000 }).toBe(2);
+    const ids = (await ok(await patApi.request('/api/portal/chat'))).messages.map((m: { message_id: string }) => m.message_id);
+    expect(new Set(ids).size).toBe(4);
     await screenshot(pat, 'portal-10-chat');
     await narrow(pat, 'portal-10n-chat-narrow');
 
@@ -240,7 +249,7 @@ describe('history', () => {
     await shows(pat, 'Asked how many llamas the census counted.');
     for (const label of ['Web chat', 'Voice', 'Siri', 'fax']) expect(await table.getByLabel(`Channel ${label}`).count(), label).toBe(1);
     const chatRow = table.getByRole('row').filter({ hasText: 'Asked how many llamas' });
-    expect(await chatRow.getByRole('cell').nth(2).textContent()).toBe('3');
+    expect(await chatRow.getByRole('cell').nth(2).textContent()).toBe('4');
     await shows(pat, 'connected');
     await screenshot(pat, 'portal-11-history');
     await narrow(pat, 'portal-11n-history-narrow');
@@ -248,7 +257,7 @@ describe('history', () => {
     await chatRow.getByRole('link').click();
     await pat.waitForURL(`${app.url}/history/${sessionId}`);
     const messages = pat.getByRole('list', { name: 'Messages' }).getByRole('listitem');
-    await expect.poll(() => messages.count(), { timeout: 15_000 }).toBe(3);
+    await expect.poll(() => messages.count(), { timeout: 15_000 }).toBe(4);
     await shows(pat, 'via Slack');
     await screenshot(pat, 'portal-12-conversation');
 

@@ -12,6 +12,8 @@ import { Loading } from '../../shared/states';
 import { MessageBubble } from './MessageBubble';
 
 interface ChatMessage {
+  /** The message's id; a message still being sent has a local one until the server names it. */
+  id: string;
   role: string;
   content: string;
   channel: string | null;
@@ -20,8 +22,6 @@ interface ChatMessage {
 
 
 type StreamState = 'connecting' | 'live' | 'reconnecting' | 'idle';
-
-const same = (a: ChatMessage, b: ChatMessage) => a.role === b.role && a.content === b.content && a.channel === b.channel;
 
 /**
  * Follows the session's stream while `sessionId` is set: MESSAGE events go to `onMessage`; the
@@ -55,7 +55,9 @@ function useSessionStream(sessionId: string | null, onMessage: (m: ChatMessage) 
         if (e.lastEventId) lastEventId = e.lastEventId;
         const event = JSON.parse(e.data) as Schemas['SessionEventEnvelope'];
         if (event.event_type === 'MESSAGE' && typeof event.data.content === 'string') {
-          handlers.current.onMessage({ role: String(event.data.role ?? 'user'), content: event.data.content, channel: event.channel });
+          // A MESSAGE event's id is its message's (data.message_id), as the conversation read from the server names it.
+          const id = String(event.data.message_id ?? e.lastEventId);
+          handlers.current.onMessage({ id, role: String(event.data.role ?? 'user'), content: event.data.content, channel: event.channel });
         } else if (event.event_type === 'CONTEXT_UPDATE' && event.data.session_status === 'closed') {
           handlers.current.onEnded();
         }
@@ -102,8 +104,8 @@ export default function ChatPage() {
   const send = $api.useMutation('post', '/api/portal/chat', {
     onSuccess: async (answer) => {
       setLocal((l) => [
-        ...l.map((m) => (m.pending ? { ...m, pending: false } : m)),
-        ...(answer.reply !== null ? [{ role: 'assistant', content: answer.reply, channel: 'chat' }] : []),
+        ...l.map((m) => (m.pending ? { ...m, id: answer.user_message_id, pending: false } : m)),
+        ...(answer.reply !== null && answer.reply_message_id !== null ? [{ id: answer.reply_message_id, role: 'assistant', content: answer.reply, channel: 'chat' }] : []),
       ]);
       setAwaitingReply(answer.status === 'pending');
       setSessionId(answer.session_id);
@@ -121,9 +123,11 @@ export default function ChatPage() {
     (m) => setLocal((l) => [...l, m]),
     () => void refetchChat(),
   );
-  const history: ChatMessage[] = (chat.data?.messages ?? []).map((m) => ({ role: m.role, content: m.content, channel: m.channel ?? null }));
-  // Messages kept here until the conversation read from the server holds them too.
-  const shown = [...history, ...local.filter((m) => m.pending || !history.some((h) => same(h, m)))];
+  const history: ChatMessage[] = (chat.data?.messages ?? []).map((m) => ({ id: m.message_id, role: m.role, content: m.content, channel: m.channel ?? null }));
+  // Messages kept here until the conversation read from the server holds them too. By id: two
+  // messages of the same text (an "ok" sent twice) are two messages.
+  const inHistory = new Set(history.map((m) => m.id));
+  const shown = [...history, ...local.filter((m) => m.pending || !inHistory.has(m.id))];
 
   // A reply that was not ready in time arrives in the conversation: look again until it is there.
   useEffect(() => {
@@ -142,10 +146,11 @@ export default function ChatPage() {
     viewport.current?.scrollTo({ top: viewport.current.scrollHeight });
   }, [shown.length]);
 
+  const sending = useRef(0);
   const submit = () => {
     const message = text.trim();
     if (!message || send.isPending) return;
-    setLocal((l) => [...l, { role: 'user', content: message, channel: 'chat', pending: true }]);
+    setLocal((l) => [...l, { id: `sending-${++sending.current}`, role: 'user', content: message, channel: 'chat', pending: true }]);
     setText('');
     send.mutate({ body: { message } });
   };
@@ -172,8 +177,8 @@ export default function ChatPage() {
                 No messages yet. Say hello below.
               </Text>
             )}
-            {shown.map((m, i) => (
-              <MessageBubble key={i} role={m.role} content={m.content} channel={m.channel} pending={m.pending} />
+            {shown.map((m) => (
+              <MessageBubble key={m.id} role={m.role} content={m.content} channel={m.channel} pending={m.pending} />
             ))}
             {(send.isPending || awaitingReply) && (
               <Text size="sm" c="dimmed" aria-live="polite">
