@@ -57,14 +57,23 @@ const laneNames = <const P extends string>(prefix: P, count: number) => Array.fr
 
 /**
  * Session event lanes: every event of one session goes through one lane, one job at a time across
- * all worker processes, so the stream keeps the order in which the API accepted the events. 16 lanes
- * measured best on 2 cores before group commit (bench:sessions: 64 lanes 370 msg/s, 16 lanes 400,
- * 8 lanes 390); with group commit, 8 and 16 lanes measured alike at 500 msg/s (alternating runs,
- * p99 13-25 ms either way; 4 lanes 26-27 ms). Fewer lanes means fewer blocking fetches, more means
- * more parallel sessions. Completed jobs are dropped at once: every event has a fresh id and its
+ * all worker processes, so the stream keeps the order in which the API accepted the events. The API
+ * holds a lane's next group until the one on its way is published (shared/sessions/lanes.ts), so a
+ * group holds what the lane received during one round trip: the fewer the lanes, the larger the
+ * groups, and the fewer the jobs, statements and socket writes per message. A job costs the worker
+ * three Redis round trips (the marker's BZPOPMIN, moveToActive, moveToFinished): with 16 lanes at
+ * 750 msg/s a job carried about one event and these writes were 22 % of the worker's busy time.
+ * bench:sessions at 750 and 1,500 msg/s, one API and one worker process on 2 cores, load 3.4-3.9:
+ * 1 and 2 lanes held both steps (p99 37-67 ms), 4 and 16 lanes held neither at load 5. Two lanes keep
+ * two worker processes busy. Completed jobs are dropped at once: every event has a fresh id and its
  * handler is idempotent, and the hot path saves the retention bookkeeping.
  */
-export const sessionLanes = laneNames('sessions-lane', 16);
+export const sessionLanes = laneNames('sessions-lane', 2);
+/**
+ * Every lane queue a release has sent jobs to (earlier releases used 16): workers run them all, so
+ * jobs left waiting there by an older API are run. Only the first sessionLanes.length get new jobs.
+ */
+export const sessionLaneQueues = laneNames('sessions-lane', 16);
 const sessionLane: QueueDefinition = {
   concurrency: 1,
   globalConcurrency: 1,
@@ -106,9 +115,9 @@ export const queueDefinitions = {
 } satisfies Record<string, QueueDefinition>;
 
 /** Partitioned queues' lanes (see sessionLanes). */
-const laneQueueDefinitions: Record<string, QueueDefinition> = Object.fromEntries(sessionLanes.map((name) => [name, sessionLane]));
+const laneQueueDefinitions: Record<string, QueueDefinition> = Object.fromEntries(sessionLaneQueues.map((name) => [name, sessionLane]));
 
-export type QueueName = keyof typeof queueDefinitions | (typeof sessionLanes)[number];
+export type QueueName = keyof typeof queueDefinitions | (typeof sessionLaneQueues)[number];
 
 const define = <S extends z.ZodType>(def: JobDefinition<S> & { queue: QueueName }) => def;
 
@@ -126,7 +135,7 @@ export const jobDefinitions = {
   'sessions.deliver': define({
     queue: 'sessions-lane-0',
     schema: deliverJobSchema,
-    partition: { lanes: sessionLanes, key: (p) => p.session_id },
+    partition: { lanes: sessionLaneQueues, key: (p) => p.session_id },
     jobId: (p) => (p.kind === 'message' ? p.message_id : p.event_id),
   }),
   // Persist then broadcast a group of accepted events of one lane, in order (shared/sessions/lanes.ts):
@@ -136,6 +145,8 @@ export const jobDefinitions = {
     queue: 'sessions-lane-0',
     schema: deliverBatchSchema,
     partition: { lanes: sessionLanes, key: (p) => p.events[0]!.session_id },
+    // Lanes of earlier releases (sessionLaneQueues): their waiting jobs still run.
+    formerQueues: sessionLaneQueues,
     jobId: (p) => {
       const first = p.events[0]!;
       return `batch-${first.kind === 'message' ? first.message_id : first.event_id}`;
