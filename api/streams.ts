@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type Koa from 'koa';
 import type { Context } from 'koa';
 import type { Gauge } from 'prom-client';
 import { config } from '../shared/config.js';
@@ -20,21 +21,29 @@ export function streamCaller(ctx: Context): string {
  * or the caller (SSE_MAX_STREAMS_PER_KEY) is at its cap. Returns the release, safe to call more than once.
  */
 export function admitStream(caller: string): () => void {
+  admit(caller);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    release(caller);
+  };
+}
+
+function admit(caller: string): void {
   const { max, maxPerKey } = config().streams;
   if (admitted.total >= max) throw new TooManyRequestsError(`This server holds its maximum of ${max} streams (SSE_MAX_STREAMS); retry later.`, retryAfterSeconds);
   const held = admitted.perCaller.get(caller) ?? 0;
   if (held >= maxPerKey) throw new TooManyRequestsError(`This API key holds its maximum of ${maxPerKey} open streams (SSE_MAX_STREAMS_PER_KEY); close one or retry later.`, retryAfterSeconds);
   admitted.total += 1;
   admitted.perCaller.set(caller, held + 1);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    admitted.total -= 1;
-    const left = (admitted.perCaller.get(caller) ?? 1) - 1;
-    if (left > 0) admitted.perCaller.set(caller, left);
-    else admitted.perCaller.delete(caller);
-  };
+}
+
+function release(caller: string): void {
+  admitted.total -= 1;
+  const left = (admitted.perCaller.get(caller) ?? 1) - 1;
+  if (left > 0) admitted.perCaller.set(caller, left);
+  else admitted.perCaller.delete(caller);
 }
 
 /**
@@ -53,10 +62,40 @@ export function startSseResponse(ctx: Context): void {
     'Content-Encoding': 'identity',
     'X-Request-Id': String(ctx.state.requestId ?? ''),
   });
+  releaseKoaContext(ctx);
+}
+
+/** Per Koa application, what reports an error of a response it no longer handles (see releaseKoaContext). */
+const errorReporters = new WeakMap<Koa, (err: unknown) => void>();
+
+/**
+ * Koa watches each response with on-finished to report a socket error, through a closure that holds
+ * the request's whole context (ctx, its request, response, state, router matches, query cache):
+ * ~1.5 KB an SSE stream would keep for its whole life. Once the stream has the response, the
+ * watcher (Koa's is the first, attached before any middleware runs) reports the same way, as
+ * ctx.onerror does for a response whose headers are sent, without holding the context.
+ */
+function releaseKoaContext(ctx: Context): void {
+  const watcher = (ctx.res as { __onFinished?: { queue?: unknown[] | null } }).__onFinished;
+  if (!watcher?.queue?.length) return;
+  let report = errorReporters.get(ctx.app);
+  if (!report) {
+    const app = ctx.app;
+    report = (err: unknown) => {
+      if (err == null) return;
+      const error = err instanceof Error ? err : new Error(`non-error thrown: ${JSON.stringify(err)}`);
+      (error as { headerSent?: boolean }).headerSent = true;
+      app.emit('error', error);
+    };
+    errorReporters.set(ctx.app, report);
+  }
+  watcher.queue[0] = report;
 }
 
 /** Open SSE lifetimes of this process: for the one keep-alive timer that serves them all, and so shutdown can end them before the server closes. */
 const lifetimes = new Set<SseLifetime>();
+/** The lifetime of each open stream's response, for the shared 'close' listener. */
+const lifetimeOf = new WeakMap<ServerResponse, SseLifetime>();
 let keepAliveTimer: NodeJS.Timeout | undefined;
 
 /** Ends every open stream (clients reconnect elsewhere and replay what they missed). */
@@ -82,16 +121,28 @@ function keepAliveTick(): void {
  */
 export class SseLifetime {
   #ended = false;
-  readonly #release: () => void;
   /** What callers added with onEnd: none, one function, or several. */
   #onEnd: (() => void) | Array<() => void> | undefined;
+  /**
+   * One 'close' listener for every stream's response (this is the response), instead of a closure
+   * and a once-wrapper per stream; #finish is idempotent, so a plain listener does.
+   */
+  static readonly #onClose = function (this: ServerResponse): void {
+    const lifetime = lifetimeOf.get(this);
+    if (lifetime) lifetime.#finish();
+  };
 
-  constructor(private readonly res: ServerResponse, private readonly gauge: Gauge, caller: string) {
-    this.#release = admitStream(caller);
+  constructor(
+    protected readonly res: ServerResponse,
+    private readonly gauge: Gauge,
+    private readonly caller: string,
+  ) {
+    admit(caller);
     gauge.inc();
     lifetimes.add(this);
+    lifetimeOf.set(res, this);
     keepAliveTimer ??= setInterval(keepAliveTick, config().sessions.keepAliveSeconds * 1000);
-    res.once('close', () => this.#finish());
+    res.on('close', SseLifetime.#onClose);
   }
 
   get ended(): boolean {
@@ -120,16 +171,21 @@ export class SseLifetime {
     if (this.#finish()) this.res.destroy();
   }
 
+  /** What a subclass releases when the stream ends (before the onEnd functions run). */
+  protected ending(): void {}
+
   #finish(): boolean {
     if (this.#ended) return false;
     this.#ended = true;
-    this.#release();
+    release(this.caller);
     this.gauge.dec();
     lifetimes.delete(this);
+    lifetimeOf.delete(this.res);
     if (!lifetimes.size && keepAliveTimer) {
       clearInterval(keepAliveTimer);
       keepAliveTimer = undefined;
     }
+    this.ending();
     const fns = this.#onEnd;
     this.#onEnd = undefined;
     if (typeof fns === 'function') fns();

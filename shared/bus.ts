@@ -31,7 +31,16 @@ export interface BusEvent {
 export const messageRefused = 'MESSAGE_REFUSED';
 
 export type BusListener = (event: BusEvent) => void;
-type AnyListener = (message: any) => void;
+/**
+ * A listener that is an object with a method rather than a closure: an SSE stream is one already,
+ * and 10,000 idle streams then hold no closure (and its context) each for the bus.
+ */
+export interface BusSubscriber<T = BusEvent> {
+  onMessage(message: T): void;
+}
+type AnyListener = ((message: any) => void) | BusSubscriber<any>;
+/** A reconnect hook: a function, or an object whose onBusReconnect runs (see BusSubscriber). */
+type ReconnectHook = (() => void) | { onBusReconnect(): void };
 
 /** The bus channel of a session: `session:{session_id}:events`. */
 export const sessionChannel = (sessionId: string) => `session:${sessionId}:events`;
@@ -63,16 +72,21 @@ function publisherConnection(): Redis {
 }
 
 /** Hooks run after the subscriber connection came back and every channel is subscribed again. */
-const reconnectHooks = new Set<() => void>();
+const reconnectHooks = new Set<ReconnectHook>();
 
 /**
  * Runs `hook` each time the subscriber connection is back after a loss, once Redis has confirmed
  * every channel again: whatever was published meanwhile never reached this process, so a stream
  * fills its gap from Postgres. Returns the function that removes the hook.
  */
-export function onBusReconnect(hook: () => void): () => void {
+export function onBusReconnect(hook: ReconnectHook): () => void {
   reconnectHooks.add(hook);
   return () => reconnectHooks.delete(hook);
+}
+
+/** Removes a hook added with onBusReconnect. */
+export function offBusReconnect(hook: ReconnectHook): void {
+  reconnectHooks.delete(hook);
 }
 
 function subscriberConnection(): Redis {
@@ -95,7 +109,10 @@ function subscriberConnection(): Redis {
         () => {
           for (const c of channels) confirmed.add(c);
           logger('bus').info({ channels: channels.length }, 'bus subscriber back; streams fill their gap from Postgres');
-          for (const hook of [...reconnectHooks]) hook();
+          for (const hook of [...reconnectHooks]) {
+            if (typeof hook === 'function') hook();
+            else hook.onBusReconnect();
+          }
         },
         // The connection dropped again; the next 'ready' retries.
         () => undefined,
@@ -111,7 +128,10 @@ function subscriberConnection(): Redis {
         logger('bus').warn({ channel, err }, 'unparseable bus message dropped');
         return;
       }
-      for (const listener of [...set]) listener(event);
+      for (const listener of [...set]) {
+        if (typeof listener === 'function') listener(event);
+        else listener.onMessage(event);
+      }
     });
     conn.on('error', (err) => reportRedisError('bus subscriber', err));
     onShutdown('bus subscriber', () => {
@@ -155,8 +175,13 @@ async function whenReady(conn: Redis, ms: number): Promise<void> {
  * so anything published afterwards reaches the listener. Returns the function that removes it.
  * While Redis is away it fails at once with ServiceUnavailableError (503) instead of waiting.
  */
-export function subscribeSession(sessionId: string, listener: BusListener): Promise<() => void> {
+export function subscribeSession(sessionId: string, listener: BusListener | BusSubscriber): Promise<() => void> {
   return subscribeChannel(sessionChannel(sessionId), listener);
+}
+
+/** Removes a listener added with subscribeSession (as the function it returned does). */
+export function leaveSession(sessionId: string, listener: BusListener | BusSubscriber): void {
+  leaveChannel(sessionChannel(sessionId), listener);
 }
 
 /** Publishes a JSON message on a channel; resolves with the number of processes that received it. */
@@ -168,7 +193,7 @@ export function publishMessage(channel: string, message: unknown): Promise<numbe
  * Adds a local listener of a channel's (JSON) messages over the process's one subscriber connection;
  * resolves once Redis has confirmed the subscription. Returns the function that removes it.
  */
-export async function subscribeChannel<T>(channel: string, listener: (message: T) => void): Promise<() => void> {
+export async function subscribeChannel<T>(channel: string, listener: ((message: T) => void) | BusSubscriber<T>): Promise<() => void> {
   let set = listeners.get(channel);
   if (!set) {
     set = new Set();
@@ -205,20 +230,26 @@ export async function subscribeChannel<T>(channel: string, listener: (message: T
   return () => {
     if (removed) return;
     removed = true;
-    set.delete(listener);
-    if (set.size === 0 && !lingering.has(channel)) {
-      const timer = setTimeout(() => {
-        lingering.delete(channel);
-        if (listeners.get(channel)?.size === 0) {
-          listeners.delete(channel);
-          confirmed.delete(channel);
-          subscriber?.unsubscribe(channel).catch(() => undefined);
-        }
-      }, lingerMs);
-      timer.unref();
-      lingering.set(channel, timer);
-    }
+    leaveChannel(channel, listener);
   };
+}
+
+/** Removes a local listener of a channel; the channel is unsubscribed after a short linger once it has none. */
+export function leaveChannel(channel: string, listener: AnyListener): void {
+  const set = listeners.get(channel);
+  if (!set?.delete(listener)) return;
+  if (set.size === 0 && !lingering.has(channel)) {
+    const timer = setTimeout(() => {
+      lingering.delete(channel);
+      if (listeners.get(channel)?.size === 0) {
+        listeners.delete(channel);
+        confirmed.delete(channel);
+        subscriber?.unsubscribe(channel).catch(() => undefined);
+      }
+    }, lingerMs);
+    timer.unref();
+    lingering.set(channel, timer);
+  }
 }
 
 /** Channels this process is subscribed to (diagnostics and tests). */

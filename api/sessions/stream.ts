@@ -6,9 +6,11 @@
  * there is neither gap nor duplicate. A client that cannot keep up is disconnected (it reconnects
  * and replays) instead of being buffered without bound.
  */
+import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import client from 'prom-client';
-import { onBusReconnect, subscribeSession, type BusEvent } from '../../shared/bus.js';
+import { leaveSession, offBusReconnect, onBusReconnect, subscribeSession, type BusEvent, type BusSubscriber } from '../../shared/bus.js';
+import { logger } from '../../shared/logger.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { closedSessionConflict, streamHead } from '../../shared/sessions/sessions.store.js';
 import { ValidationError } from '../../shared/errors.js';
@@ -68,73 +70,113 @@ export async function streamSession(ctx: Context, sessionId: string, channel: st
   const res = ctx.res;
   // A live-only stream starts at the session's head, read before subscribing: anything after it is
   // delivered live or filled; nothing before it is replayed.
-  let last = lastEventId ?? (await streamHead(sessionId));
-  // Events are held until the headers are out (and while a fill runs): one arriving earlier would
-  // otherwise be written with Koa's default status, or ahead of the events the fill brings.
-  let held: BusEvent[] | null = [];
-  let filling: Promise<void> = Promise.resolve();
-  const stream = new SseLifetime(res, openStreams, streamCaller(ctx));
-  const end = () => stream.end();
-  const write = (event: BusEvent) => {
-    if (stream.ended || event.sequence <= last) return;
-    last = event.sequence;
-    // The session's final event ends the stream (also for a subscriber of its channel, which gets no frame).
-    if (isFinalEvent(event)) {
-      // Its own channel gets only the id (an SSE block without data moves Last-Event-ID, dispatches nothing).
-      res.write(event.channel !== channel ? sseFrame(event) : `id: ${event.sequence}\n\n`);
-      end();
-      return;
-    }
-    if (event.channel === channel) return;
-    res.write(sseFrame(event));
-    if (res.writableLength > slowSubscriberBytes) {
-      slowDisconnects.inc();
-      stream.drop();
-    }
-  };
-  /** Writes what Postgres has after `last`, then the live events held meanwhile (in order, once). */
-  const fill = async () => {
-    if (stream.ended) return;
-    held ??= [];
-    try {
-      for (;;) {
-        const page = await streamEventsAfter(sessionId, last, replayPage);
-        for (const event of page) write(event);
-        if (page.length < replayPage || stream.ended) break;
-      }
-    } catch (err) {
-      // Postgres unavailable: end the stream, the client reconnects with its last id and replays.
-      ctx.state.log?.warn({ err: (err as Error).message, session_id: sessionId }, 'SSE fill failed; stream ended');
-      end();
-      return;
-    }
-    const pending = held ?? [];
-    held = null;
-    for (const event of pending.sort((a, b) => a.sequence - b.sequence)) write(event);
-  };
-  const refill = () => (filling = filling.then(fill));
-  const onEvent = (event: BusEvent) => {
-    if (held) {
-      held.push(event);
-      if (held.length > maxHeldEvents) end();
-    } else if (event.sequence > last + 1) {
-      held = [event];
-      void refill();
-    } else write(event);
-  };
-
-  stream.onEnd(await subscribeSession(sessionId, onEvent));
-  stream.onEnd(onBusReconnect(() => void refill()));
+  const last = lastEventId ?? (await streamHead(sessionId));
+  const stream = new SessionStream(res, streamCaller(ctx), sessionId, channel, last, String(ctx.state.requestId ?? ''));
+  // Left when the stream ends (SessionStream.ending), also if it ends while this waits.
+  await subscribeSession(sessionId, stream);
+  if (!stream.ended) onBusReconnect(stream);
   // Answered meanwhile (a 503 during an outage, see outageDeadline): nothing to stream to.
   if (res.headersSent) {
-    end();
+    stream.end();
     return;
   }
 
   startSseResponse(ctx);
   // The reconnection delay suggested by the spec (clients double it up to 30 s themselves).
   res.write('retry: 1000\n\n');
-  await refill();
+  await stream.refill();
   // A closed session's replay is all there is.
-  if (closed) end();
+  if (closed) stream.end();
+}
+
+/**
+ * One session stream: its lifetime, and the bus listener and reconnect hook it registers as itself.
+ * State lives in fields and behaviour in methods, not in closures over the request: an idle stream
+ * holds this object, its response and socket, and nothing of Koa's context.
+ */
+class SessionStream extends SseLifetime implements BusSubscriber {
+  /**
+   * Events held until the headers are out (and while a fill runs), else null: one arriving earlier
+   * would otherwise be written with Koa's default status, or ahead of the events the fill brings.
+   */
+  #held: BusEvent[] | null = [];
+  #filling: Promise<void> = Promise.resolve();
+
+  constructor(
+    res: ServerResponse,
+    caller: string,
+    private readonly sessionId: string,
+    private readonly channel: string,
+    /** The sequence of the last event written (or skipped): the resume point. */
+    private last: number,
+    private readonly requestId: string,
+  ) {
+    super(res, openStreams, caller);
+  }
+
+  /** A live event from the bus. */
+  onMessage(event: BusEvent): void {
+    if (this.#held) {
+      this.#held.push(event);
+      if (this.#held.length > maxHeldEvents) this.end();
+    } else if (event.sequence > this.last + 1) {
+      this.#held = [event];
+      void this.refill();
+    } else this.#write(event);
+  }
+
+  /** The bus subscriber is back after a loss: fill what was published meanwhile. */
+  onBusReconnect(): void {
+    void this.refill();
+  }
+
+  /** Queues a fill after the one running, if any. */
+  refill(): Promise<void> {
+    return (this.#filling = this.#filling.then(() => this.#fill()));
+  }
+
+  protected override ending(): void {
+    leaveSession(this.sessionId, this);
+    offBusReconnect(this);
+  }
+
+  #write(event: BusEvent): void {
+    if (this.ended || event.sequence <= this.last) return;
+    this.last = event.sequence;
+    const res = this.res;
+    // The session's final event ends the stream (also for a subscriber of its channel, which gets no frame).
+    if (isFinalEvent(event)) {
+      // Its own channel gets only the id (an SSE block without data moves Last-Event-ID, dispatches nothing).
+      res.write(event.channel !== this.channel ? sseFrame(event) : `id: ${event.sequence}\n\n`);
+      this.end();
+      return;
+    }
+    if (event.channel === this.channel) return;
+    res.write(sseFrame(event));
+    if (res.writableLength > slowSubscriberBytes) {
+      slowDisconnects.inc();
+      this.drop();
+    }
+  }
+
+  /** Writes what Postgres has after `last`, then the live events held meanwhile (in order, once). */
+  async #fill(): Promise<void> {
+    if (this.ended) return;
+    this.#held ??= [];
+    try {
+      for (;;) {
+        const page = await streamEventsAfter(this.sessionId, this.last, replayPage);
+        for (const event of page) this.#write(event);
+        if (page.length < replayPage || this.ended) break;
+      }
+    } catch (err) {
+      // Postgres unavailable: end the stream, the client reconnects with its last id and replays.
+      logger('http').child({ request_id: this.requestId }).warn({ err: (err as Error).message, session_id: this.sessionId }, 'SSE fill failed; stream ended');
+      this.end();
+      return;
+    }
+    const pending = this.#held ?? [];
+    this.#held = null;
+    for (const event of pending.sort((a, b) => a.sequence - b.sequence)) this.#write(event);
+  }
 }

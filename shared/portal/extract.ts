@@ -4,8 +4,6 @@
  * is the failure reason the person sees.
  */
 import path from 'node:path';
-import { extractText as pdfText, getDocumentProxy } from 'unpdf';
-import mammoth from 'mammoth';
 
 export class ExtractionError extends Error {}
 
@@ -50,12 +48,16 @@ export async function extractText(content: Buffer, contentType: string, filename
   if (!kind) throw new ExtractionError(`Unsupported file type ${contentType} (${filename}); supported: ${supportedKinds}.`);
   try {
     switch (kind) {
+      // The parsers are loaded on first use: an API process that never extracts a document does not hold them (mammoth ~3 MB of heap).
       case 'pdf': {
+        const { extractText: pdfText, getDocumentProxy } = await import('unpdf');
         const pdf = await getDocumentProxy(new Uint8Array(content));
         return (await pdfText(pdf, { mergePages: true })).text;
       }
-      case 'docx':
+      case 'docx': {
+        const { default: mammoth } = await import('mammoth');
         return (await mammoth.extractRawText({ buffer: content })).value;
+      }
       case 'html':
         return htmlToText(content.toString('utf8'));
       case 'text':
