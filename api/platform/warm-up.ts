@@ -7,9 +7,14 @@
  * - Redis: the queue connection is up with every session lane's Queue, and the bus's publisher and
  *   subscriber connections are made (the first SSE stream would otherwise wait for its SUBSCRIBE's
  *   connection, and every concurrent first stream queued behind it).
- * - Code: rounds of real requests through the whole stack over loopback (auth, routing, validation,
- *   the publish and stream routes' database reads, the problem middleware), about an
- *   unknown session so they change nothing, until V8 has compiled what a request runs.
+ * - The whole path, end to end: internal users (display name warmUpUserName, numbers of the fictional
+ *   +1 555 01xx range) get a session each with an SSE stream open over loopback, and rounds of one
+ *   message per session go through POST …/messages, the lane queue, a worker (group commit to
+ *   PostgreSQL), the bus and the streams, each POST waiting for the worker's publication, until round
+ *   times settle: V8 has compiled what a message runs in both roles, the statements are prepared on
+ *   the connections, the bus has carried events. The users are then deleted with everything of
+ *   theirs (cascade; no erasure audit row, as nobody was erased). Since the rounds wait for a worker,
+ *   readiness waits for one (at most API_WARMUP_TIMEOUT_MS; then warm_up says partial).
  *
  * A warm-up step that fails (a dependency down) does not hold readiness back for ever: /readyz
  * reports the dependency itself.
