@@ -17,7 +17,7 @@ try {
   onShutdown('queues', closeQueues);
   const { url } = await startServer(cfg.http.port, cfg.http.host);
   logger('web').info({ url }, 'API listening');
-  // /readyz answers 503 (warm_up pending) until this is done: traffic arrives at a warm process.
+  // /readyz answers 503 (warm_up pending) until this is done, end to end through a worker: traffic arrives at a warm platform.
   await warmUp(url);
 } catch (err) {
   // What stops start-up is said in one line (a configuration error lists each variable).

@@ -1,7 +1,7 @@
 /** Worker role: one BullMQ Worker per queue of the registry, the scheduler, and this process's /metrics. */
 import http from 'node:http';
 import { config, ConfigError } from '../shared/config.js';
-import { closeDb } from '../shared/db/index.js';
+import { closeDb, db } from '../shared/db/index.js';
 import { checkRedisDurability } from '../shared/redis.js';
 import { closeQueues, registry } from '../shared/queues.js';
 import { handleSignals, onShutdown } from '../shared/lifecycle.js';
@@ -22,6 +22,9 @@ try {
   // Closing a worker waits for the jobs it is running; nothing new is taken meanwhile.
   onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
   onShutdown('scheduler', startScheduler(schedules()));
+  // Warm before saying so (issue 18 point 4): every queue's connections made and the pool opened to
+  // DATABASE_POOL_MIN, so the first jobs (the API's start-up warm-up sends some) wait for neither.
+  await Promise.all([...workers.map((w) => w.waitUntilReady()), ...Array.from({ length: cfg.db.poolMin }, () => db().raw('select 1'))]);
 
   const metrics = http.createServer(async (req, res) => {
     if (req.url !== '/metrics') return void res.writeHead(404).end();

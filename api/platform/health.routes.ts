@@ -15,7 +15,10 @@ const readiness = z
       postgres: checkState,
       redis: checkState,
       migrations: z.enum(['current', 'pending', 'unknown']),
-      warm_up: z.enum(['done', 'pending']).openapi({ description: "The process's start-up warm-up (pools, connections, request path): pending until done" }),
+      warm_up: z.enum(['done', 'pending', 'partial']).openapi({
+        description:
+          "The process's start-up warm-up (pools, connections, then messages of internal warm-up sessions through the whole path: API, lane queue, worker, PostgreSQL, bus, SSE stream; the sessions are deleted after): pending until done. It waits for a worker to publish its messages; partial (ready) when none did within API_WARMUP_TIMEOUT_MS, so only the API's side is warm",
+      }),
     }),
     pending_migrations: z.array(z.string()).optional(),
   })
@@ -32,7 +35,7 @@ async function probe() {
   if (pg === 'up') pending = await withTimeout(pendingMigrations(), 2000).catch(() => undefined);
   const migrations = pending === undefined ? ('unknown' as const) : pending.length ? ('pending' as const) : ('current' as const);
   const warm = warmUpState();
-  const ready = pg === 'up' && redis === 'up' && migrations === 'current' && warm === 'done';
+  const ready = pg === 'up' && redis === 'up' && migrations === 'current' && warm !== 'pending';
   return { status: ready ? ('ready' as const) : ('not_ready' as const), checks: { postgres: pg, redis, migrations, warm_up: warm }, ...(pending?.length ? { pending_migrations: pending } : {}) };
 }
 
@@ -53,7 +56,7 @@ export function healthRoutes(): ApiRouter {
       method: 'get',
       path: '/readyz',
       tags: ['platform'],
-      summary: 'Readiness: PostgreSQL and Redis reachable, migrations current, the start-up warm-up done',
+      summary: 'Readiness: PostgreSQL and Redis reachable, migrations current, the start-up warm-up done (end to end through a worker)',
       description: 'Answers 503 problem+json naming each dependency that is down (and the body lists the checks).',
       auth: 'public',
       responses: { 200: { description: 'Ready', schema: readiness } },
@@ -61,7 +64,7 @@ export function healthRoutes(): ApiRouter {
       handler: async () => {
         const result = await probe();
         if (result.status === 'ready') return result;
-        const down = Object.entries(result.checks).filter(([, v]) => v !== 'up' && v !== 'current' && v !== 'done').map(([k, v]) => `${k} ${v}`);
+        const down = Object.entries(result.checks).filter(([, v]) => v !== 'up' && v !== 'current' && v !== 'done' && v !== 'partial').map(([k, v]) => `${k} ${v}`);
         throw new NotReadyError(`Not ready: ${down.join(', ')}.`, [], { checks: result.checks });
       },
     })

@@ -7,9 +7,14 @@
  * - Redis: the queue connection is up with every session lane's Queue, and the bus's publisher and
  *   subscriber connections are made (the first SSE stream would otherwise wait for its SUBSCRIBE's
  *   connection, and every concurrent first stream queued behind it).
- * - Code: rounds of real requests through the whole stack over loopback (auth, routing, validation,
- *   the publish and stream routes' database reads, the problem middleware), about an
- *   unknown session so they change nothing, until V8 has compiled what a request runs.
+ * - The whole path, end to end: internal users (display name warmUpUserName, numbers of the fictional
+ *   +1 555 01xx range) get a session each with an SSE stream open over loopback, and rounds of one
+ *   message per session go through POST …/messages, the lane queue, a worker (group commit to
+ *   PostgreSQL), the bus and the streams, each POST waiting for the worker's publication, until round
+ *   times settle: V8 has compiled what a message runs in both roles, the statements are prepared on
+ *   the connections, the bus has carried events. The users are then deleted with everything of
+ *   theirs (cascade; no erasure audit row, as nobody was erased). Since the rounds wait for a worker,
+ *   readiness waits for one (at most API_WARMUP_TIMEOUT_MS; then warm_up says partial).
  *
  * A warm-up step that fails (a dependency down) does not hold readiness back for ever: /readyz
  * reports the dependency itself.
@@ -20,32 +25,127 @@ import { db } from '../../shared/db/index.js';
 import { publishMessage, subscribeChannel } from '../../shared/bus.js';
 import { queue, sessionLanes } from '../../shared/queues.js';
 import { logger } from '../../shared/logger.js';
+import { createUser, deleteUserData } from '../../shared/sessions/users.store.js';
+import { resolveSession } from '../../shared/sessions/resolve.js';
+import { insertInteraction } from '../../shared/sessions/interactions.store.js';
 
-/** An id no session has (v4 UUIDs never have version nibble 0): the warm-up's requests find nothing and change nothing. */
-const nobody = '00000000-0000-0000-0000-000000000000';
+let state: 'none' | 'warming' | 'warm' | 'partial' = 'none';
 
-let state: 'none' | 'warming' | 'warm' = 'none';
-
-/** 'pending' while a warm-up of this process runs (readiness waits for it); 'done' after it or when there is none. */
-export function warmUpState(): 'pending' | 'done' {
-  return state === 'warming' ? 'pending' : 'done';
+/**
+ * 'pending' while a warm-up of this process runs (readiness waits for it); 'done' after it or when
+ * there is none; 'partial' when no worker published the warm-up's messages within
+ * API_WARMUP_TIMEOUT_MS (the API's side is warm, the first messages pay the worker's start).
+ */
+export function warmUpState(): 'pending' | 'done' | 'partial' {
+  return state === 'warming' ? 'pending' : state === 'partial' ? 'partial' : 'done';
 }
 
-function request(base: string, method: string, path: string, key: string, body?: unknown): Promise<void> {
+/** The display name of the warm-up's internal users; a number of the fictional +1 555 01xx range. */
+export const warmUpUserName = 'switchboard warm-up (internal)';
+const warmUpPhone = () => `+1555010${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
+/** Sessions warmed side by side: several lanes, and messages of several sessions in one group commit, as under load. */
+const warmUpSessions = 8;
+/** Rounds the last warm-up ran (its log line). */
+let roundsRun = 0;
+
+function request(base: string, method: string, path: string, key: string, body?: unknown): Promise<number> {
   return new Promise((resolve) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(base + path, {
       method,
-      agent: false,
+      agent,
       headers: { 'X-API-Key': key, 'X-Request-Id': 'warm-up', ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}) },
     });
     req.on('response', (res) => {
-      res.resume();
-      res.on('end', resolve);
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve(res.statusCode === 200 && /"message_published":true/.test(text) ? 1 : 0));
     });
-    req.on('error', () => resolve());
+    req.on('error', () => resolve(0));
     req.end(payload);
   });
+}
+const agent = new http.Agent({ keepAlive: true, maxSockets: warmUpSessions });
+
+/** An SSE stream of the warm-up over loopback; counts the frames it receives. */
+function openStream(base: string, path: string, key: string): { opened: Promise<boolean>; received: () => number; close(): void } {
+  let frames = 0;
+  const req = http.get(base + path, { agent: false, headers: { Accept: 'text/event-stream', 'X-API-Key': key, 'X-Request-Id': 'warm-up' } });
+  const opened = new Promise<boolean>((resolve) => {
+    req.on('response', (res) => {
+      if (res.statusCode !== 200) return void (res.resume(), resolve(false));
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (frames += chunk.split('\ndata: ').length - 1));
+      res.on('error', () => undefined);
+      resolve(true);
+    });
+    req.on('error', () => resolve(false));
+  });
+  return { opened, received: () => frames, close: () => req.destroy() };
+}
+
+/** Rounds a warm-up runs at least, and over which it judges whether round times still fall. */
+const settleWindow = 15;
+/**
+ * Round times have settled: the median of the last window is within 1.25× of the fastest window's
+ * before it (V8 has compiled what a round runs; the pools hold what it needs).
+ */
+function settled(times: number[]): boolean {
+  if (times.length < 3 * settleWindow) return false;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const last = median(times.slice(-settleWindow));
+  let best = Infinity;
+  for (let i = 0; i + settleWindow <= times.length - settleWindow; i += settleWindow) best = Math.min(best, median(times.slice(i, i + settleWindow)));
+  return last <= 1.25 * best;
+}
+
+/**
+ * Internal users of warm-ups that did not clean up after themselves (the process died meanwhile);
+ * those of a warm-up still running elsewhere are younger than this.
+ */
+async function removeLeftovers(): Promise<void> {
+  const left = await db()('users').where({ display_name: warmUpUserName }).andWhere('created_at', '<', db().raw("now() - interval '10 minutes'")).pluck('user_id');
+  for (const id of left) await db().transaction((trx) => deleteUserData(trx, id));
+}
+
+/**
+ * The real path end to end: internal users with a session each, a stream on one channel of each
+ * session, and rounds of one message per session on another channel, each POST waiting for the
+ * worker to persist and publish it (SESSION_PUBLISH_WAIT_MS), until round times settle (at most
+ * API_WARMUP_ROUNDS rounds, within API_WARMUP_TIMEOUT_MS). Everything goes with the users at the end (their
+ * rows cascade; no erasure audit row: nobody was erased). Returns whether a worker published them.
+ */
+async function warmRealPath(base: string, key: string, rounds: number, deadline: number): Promise<boolean> {
+  const users = await Promise.all(Array.from({ length: warmUpSessions }, () => createUser({ phone_number: warmUpPhone(), display_name: warmUpUserName })));
+  const streams: Array<ReturnType<typeof openStream>> = [];
+  try {
+    const sessions = await Promise.all(
+      users.map(async (u) => {
+        const { session } = await resolveSession(u.user_id);
+        // No wait for CHANNEL_JOINED here: the rounds below wait for the worker.
+        const interaction = await insertInteraction(db(), session.session_id, { channel: 'chat' });
+        return { id: session.session_id, interaction: interaction.interaction_id };
+      }),
+    );
+    for (const s of sessions) streams.push(openStream(base, `/api/sessions/${s.id}/events?channel=sms`, key));
+    await Promise.all(streams.map((s) => s.opened));
+    let published = 0;
+    const times: number[] = [];
+    for (let round = 0; round < rounds && Date.now() < deadline && !settled(times); round++) {
+      const t0 = performance.now();
+      const outcomes = await Promise.all(
+        sessions.map((s) => request(base, 'POST', `/api/sessions/${s.id}/messages`, key, { channel: 'chat', role: 'user', content: 'warm-up', interaction_id: s.interaction, metadata: {} })),
+      );
+      times.push(performance.now() - t0);
+      roundsRun = times.length;
+      published += outcomes.reduce((a, b) => a + b, 0);
+    }
+    return published > 0 && streams.some((s) => s.received() > 0);
+  } finally {
+    for (const s of streams) s.close();
+    await Promise.all(users.map((u) => db().transaction((trx) => deleteUserData(trx, u.user_id))));
+  }
 }
 
 /** Warms this process up against its own server at `base`; /readyz answers 503 until it is done. */
@@ -53,6 +153,7 @@ export async function warmUp(base: string): Promise<void> {
   const cfg = config();
   state = 'warming';
   const started = Date.now();
+  let partial = false;
   const log = logger('web');
   const step = async (name: string, fn: () => Promise<unknown>) => {
     try {
@@ -75,17 +176,18 @@ export async function warmUp(base: string): Promise<void> {
     ]);
     const key = cfg.auth.apiKeys[0];
     if (key && cfg.sessions.enabled) {
-      const message = { channel: 'chat', role: 'user', content: 'warm-up', interaction_id: nobody, metadata: {} };
-      for (let i = 0; i < cfg.http.warmUpRounds; i++) {
-        await Promise.all([
-          request(base, 'POST', `/api/sessions/${nobody}/messages`, key, message),
-          request(base, 'GET', `/api/sessions/${nobody}/events?channel=chat`, key),
-          request(base, 'GET', `/api/sessions/${nobody}/context`, key),
-        ]);
+      let worker = false;
+      await step('real path', async () => {
+        await removeLeftovers();
+        worker = await warmRealPath(base, key, cfg.http.warmUpRounds, started + cfg.http.warmUpTimeoutMs);
+      });
+      if (!worker) {
+        partial = true;
+        log.warn({ timeout_ms: cfg.http.warmUpTimeoutMs }, 'warm-up: no worker published its messages in time; only the API side is warm');
       }
     }
   } finally {
-    state = 'warm';
-    log.info({ ms: Date.now() - started }, 'warm-up done');
+    state = partial ? 'partial' : 'warm';
+    log.info({ ms: Date.now() - started, rounds: roundsRun }, 'warm-up done');
   }
 }

@@ -23,6 +23,8 @@
  *                                      held (p99 < 100 ms, nothing lost) of each side and their ratio
  *   BENCH_SIDES=switchboard,nchan      which sides (add `insert-publish` for the raw INSERT + PUBLISH floor)
  *   BENCH_COLD_SECONDS=10              the window after start printed apart (0: no cold start, no restart)
+ *   BENCH_TIMELINE_SECONDS=20          after a cold start, per second of that many: p50/p99 of the messages sent
+ *                                      in it, CPU of the roles and Postgres, connections, the API's event-loop delay
  *   BENCH_START=roles|start|dev        how the platform starts: the role entry files under tsx (default),
  *                                      `npm start` (compiled: run `npm run build` first) or `npm run dev`
  *   BENCH_TARGET=http://host:port      an already running platform instead (BENCH_API_KEY, default dev-key);
@@ -42,6 +44,7 @@ import { cpuSnapshot, cpuUsed, type CpuSnapshot } from './machine-cpu.js';
 import { childrenOf, startNchan, type Nchan } from './nchan.js';
 import { percentile } from './percentile.js';
 import { subscribeSse, type SseSubscription } from './sse-subscriber.js';
+import { startTimeline, timelineLines } from './timeline.js';
 
 const SESSIONS = 250;
 const CHANNELS = ['voice', 'chat', 'sms', 'slack'] as const;
@@ -50,6 +53,7 @@ const RAMP = process.env.BENCH_RAMP === '1';
 const RATES = (process.env.BENCH_RATES ?? (RAMP ? '500,750,1000,1500,2000,3000,4000,5000' : (process.env.BENCH_RATE ?? '500'))).split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (RATES.length > 1 ? 15 : 30));
 const COLD = Number(process.env.BENCH_COLD_SECONDS ?? 10);
+const TIMELINE = Number(process.env.BENCH_TIMELINE_SECONDS ?? 20);
 const SIDES = (process.env.BENCH_SIDES ?? 'switchboard,nchan').split(',') as Side[];
 const TARGET = process.env.BENCH_TARGET?.replace(/\/+$/, '');
 const START = (process.env.BENCH_START ?? 'roles') as 'roles' | 'start' | 'dev';
@@ -276,6 +280,8 @@ async function main() {
     let readyAt = NaN;
     let startedAt = NaN;
     let apiMetricsUrl: string | undefined;
+    let subscribersFrom = NaN;
+    let subscribersOpen = NaN;
 
     // Switchboard: set up the sessions, then (unless told otherwise) restart so the load meets a cold platform.
     let sessions: Sessions = [];
@@ -329,12 +335,14 @@ async function main() {
       }
       const url = platform?.url ?? TARGET!;
       apiMetricsUrl = `${url}/metrics`;
+      subscribersFrom = now();
       const refused = await openSubscribers(
         'switchboard',
         sessions.flatMap((s) => CHANNELS.map((c) => ({ url: `${url}/api/sessions/${s.id}/events?channel=${c}`, channel: c }))),
         { 'X-API-Key': API_KEY },
       );
       if (refused) console.log(`switchboard: ${refused} subscriber opens refused at first (429/503) and retried`);
+      subscribersOpen = now() - subscribersFrom;
       const { call } = httpCaller(url, { 'X-API-Key': API_KEY });
       sides.switchboard = {
         publish: async (step, i) => {
@@ -394,7 +402,7 @@ async function main() {
         `(switchboard: one bus channel per session, the API skips the sender's channel; nchan: one channel per (session, channel), published once, ` +
         `each subscriber multiplexing its session's ${FANOUT} other channels); nchan: Redis storage, worker_processes ${NGINX_WORKERS} (2 cores; switchboard runs 2 role processes)`,
     );
-    if (Number.isFinite(readyAt)) console.log(`switchboard restarted cold: /readyz 200 after ${fmt((readyAt - startedAt) / 1000)} s; load begins once its ${SESSIONS * CHANNELS.length} subscribers are open`);
+    if (Number.isFinite(readyAt)) console.log(`switchboard restarted cold: /readyz 200 after ${fmt((readyAt - startedAt) / 1000)} s; load begins once its ${SESSIONS * CHANNELS.length} subscribers are open (they took ${fmt(subscribersOpen / 1000, 2)} s)`);
 
     let stepId = 0;
     const failures: Partial<Record<Side, number>> = {};
@@ -412,6 +420,8 @@ async function main() {
         const benchBefore = process.cpuUsage();
         const t0 = now();
         loadStart[side] ??= t0;
+        const timeline = side === 'switchboard' && COLD > 0 && TIMELINE > 0 && loadStart[side] === t0 && platform ? startTimeline(driver.groups, storage?.database, apiMetricsUrl) : undefined;
+        const timelineStop = timeline && sleep(TIMELINE * 1000 + 1500).then(() => timeline.stop());
         const load = await openLoop(total, rate, async (i) => {
           const postStart = now();
           const status = await driver.publish(step.id, i);
@@ -455,6 +465,7 @@ async function main() {
         );
         if (result.cold) {
           const ratio = result.cold.first.p99 / result.cold.rest.p99;
+          if (timelineStop) for (const l of timelineLines(t0, TIMELINE, step.deliveries, await timelineStop)) console.log(`${''.padEnd(14)} ${l}`);
           console.log(
             `${''.padEnd(14)} first ${COLD} s of load  ${line(result.cold.first)}  (${result.cold.first.count} deliveries)\n` +
               `${''.padEnd(14)} after that         ${line(result.cold.rest)}  (${result.cold.rest.count} deliveries)   p99 ratio first/after ${fmt(ratio, 2)}` +

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
-import { warmUp } from '../../api/platform/warm-up.js';
+import { warmUp, warmUpState } from '../../api/platform/warm-up.js';
 import { db } from '../../shared/db/index.js';
 import { config } from '../../shared/config.js';
 
 let api: Platform;
 beforeAll(async () => {
-  api = await startPlatform({ workers: false });
+  api = await startPlatform();
 });
 
 describe('start-up warm-up', () => {
@@ -26,9 +26,12 @@ describe('start-up warm-up', () => {
     expect(pool.numFree() + pool.numUsed()).toBeGreaterThanOrEqual(config().db.poolMin);
   });
 
-  it('changes nothing: its requests are about a session that does not exist', async () => {
+  it('goes through a worker end to end and leaves nothing behind: its internal users, sessions, messages and audit rows are deleted', async () => {
     await warmUp(api.url);
-    const rows = await db()('sessions').count({ count: '*' });
-    expect(Number(rows[0]?.count)).toBe(0);
+    expect(warmUpState()).toBe('done');
+    for (const table of ['users', 'sessions', 'session_interactions', 'session_messages', 'session_events']) {
+      const rows = await db()(table).count({ count: '*' });
+      expect(Number(rows[0]?.count), table).toBe(0);
+    }
   });
 });

@@ -1,0 +1,110 @@
+/**
+ * Second by second over the first seconds of a load (bench:sessions' cold start, issue 18 point 4):
+ * where a tail comes from shows in which second it happens and what the processes did then. Each
+ * second: CPU of the API, the worker and this run's Postgres backends, how many backends there
+ * are, Redis' client count, and the API's event-loop delay (its /metrics; prom-client resets the
+ * histogram at each scrape, so each figure is that second's).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { redisAddress } from '../helpers/redis-keys.js';
+import { processCpuSeconds } from './machine-cpu.js';
+import { fmt, now } from './bench-platform.js';
+import { percentile } from './percentile.js';
+
+export interface Sample {
+  at: number;
+  cpu: Record<string, number>;
+  backends: number;
+  redisClients: number;
+  loopP99: number;
+  loopMax: number;
+}
+
+const commandLine = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+};
+
+/** Pids of the Postgres backends serving `database` (their command line names it). */
+function backendsOf(database: string): number[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((pid) => {
+      const cmd = commandLine(pid);
+      return cmd.startsWith('postgres:') && cmd.includes(` ${database} `);
+    });
+}
+
+const cpuOf = (pids: number[]) =>
+  pids.reduce((s, p) => {
+    try {
+      return s + processCpuSeconds(p);
+    } catch {
+      return s;
+    }
+  }, 0);
+
+/** Samples once a second until stopped; `groups` names the pids of each role (read again each second). */
+export function startTimeline(groups: () => Record<string, number[]>, database: string | undefined, metricsUrl: string | undefined) {
+  const samples: Sample[] = [];
+  const redis = new Redis(redisAddress());
+  let stopped = false;
+  const take = async () => {
+    const g = groups();
+    const cpu: Record<string, number> = {};
+    for (const [name, pids] of Object.entries(g)) cpu[name] = cpuOf(pids);
+    const backends = database ? backendsOf(database) : [];
+    cpu.postgres = cpuOf(backends);
+    const info = await redis.info('clients').catch(() => '');
+    let loopP99 = NaN;
+    let loopMax = NaN;
+    if (metricsUrl) {
+      const text = await fetch(metricsUrl).then((r) => r.text()).catch(() => '');
+      const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+      loopP99 = gauge('nodejs_eventloop_lag_p99_seconds');
+      loopMax = gauge('nodejs_eventloop_lag_max_seconds');
+    }
+    samples.push({ at: now(), cpu, backends: backends.length, redisClients: Number(/connected_clients:(\d+)/.exec(info)?.[1] ?? NaN), loopP99, loopMax });
+  };
+  const loop = (async () => {
+    await take();
+    while (!stopped) {
+      await new Promise((r) => setTimeout(r, 1000));
+      await take();
+    }
+  })();
+  return {
+    async stop(): Promise<Sample[]> {
+      stopped = true;
+      await loop;
+      redis.disconnect();
+      return samples;
+    },
+  };
+}
+
+/** Lines of the first `seconds` seconds from `t0`: deliveries by the second they were sent in, beside that second's samples. */
+export function timelineLines(t0: number, seconds: number, deliveries: Array<{ sent: number; latency: number }>, samples: Sample[]): string[] {
+  const buckets: number[][] = Array.from({ length: seconds }, () => []);
+  for (const d of deliveries) {
+    const s = Math.floor((d.sent - t0) / 1000);
+    if (s >= 0 && s < seconds) buckets[s]!.push(d.latency);
+  }
+  const lines = ['   s  deliveries    p50    p99    max  | CPU ms in that second: api worker postgres | PG backends  Redis clients | API loop delay p99 / max ms'];
+  for (let s = 0; s < seconds; s++) {
+    const sorted = buckets[s]!.sort((a, b) => a - b);
+    const from = samples.find((x) => x.at >= t0 + s * 1000 - 500);
+    const to = samples.find((x) => x.at >= t0 + (s + 1) * 1000 - 500);
+    const cpu = (name: string) => (from && to ? fmt((to.cpu[name]! - from.cpu[name]!) * 1000, 0) : 'n/a');
+    lines.push(
+      `  ${String(s).padStart(2)}  ${String(sorted.length).padStart(10)} ${fmt(percentile(sorted, 50)).padStart(6)} ${fmt(percentile(sorted, 99)).padStart(6)} ${fmt(sorted.at(-1) ?? NaN).padStart(6)}  | ` +
+        `${cpu('api').padStart(5)} ${cpu('worker').padStart(5)} ${cpu('postgres').padStart(5)} | ${String(to?.backends ?? 'n/a').padStart(4)} ${String(to?.redisClients ?? 'n/a').padStart(6)} | ${fmt(to?.loopP99 ?? NaN)} / ${fmt(to?.loopMax ?? NaN)}`,
+    );
+  }
+  return lines;
+}
