@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { NotFoundError } from '../errors.js';
 import { messageRefused, subscribeSession, type BusEvent } from '../bus.js';
-import { closedSessionConflict, publishableState } from './sessions.store.js';
+import { closedSessionConflict, liveSessionInteractions, publishableState } from './sessions.store.js';
 import { persistedSequence } from './messages.store.js';
 import { firstForKey, releaseKey } from './idempotency.js';
 import { deliverSettled, enqueueDeliver } from './lanes.js';
@@ -50,6 +50,20 @@ async function assertMessagePublishable(sessionId: string, interactionId: string
   const interactions = known ?? new Set<string>();
   if (interactionId) interactions.add(interactionId);
   publishable.set(sessionId, interactions);
+}
+
+/**
+ * Fills `publishable` for a session a channel has just subscribed to, with its interactions: a
+ * channel streams a session before it publishes into it, so its first message is then accepted
+ * without asking Postgres too. Measured: after a restart, the first message of each of 250 sessions
+ * asked Postgres within the same second, most of the first 10 s tail of bench:sessions.
+ */
+export async function primePublishable(sessionId: string): Promise<void> {
+  const interactions = await liveSessionInteractions(sessionId);
+  if (!interactions) return;
+  const known = publishable.get(sessionId) ?? new Set<string>();
+  for (const id of interactions) known.add(id);
+  publishable.set(sessionId, known);
 }
 
 /** The error the database check would have given for a message the worker refused (see messageRefused). */

@@ -227,6 +227,20 @@ export async function publishableState(sessionId: string, interactionId: string 
   return row;
 }
 
+const liveInteractionsRow = preparedStatement<{ interaction_ids: string[] }>(
+  'sessions.live-interactions',
+  `select coalesce(array_agg(i.interaction_id) filter (where i.interaction_id is not null), '{}') as interaction_ids
+     from sessions s left join session_interactions i on i.session_id = s.session_id
+    where s.session_id = $1 and s.status <> 'closed'
+    group by s.session_id`,
+);
+
+/** The interactions of a live session (undefined when it is closed or unknown), for the publish check's cache. */
+export async function liveSessionInteractions(sessionId: string): Promise<string[] | undefined> {
+  const [row] = await liveInteractionsRow([sessionId]);
+  return row?.interaction_ids;
+}
+
 /** The last sequence of a session's stream (0 when empty or unknown): where a live-only stream starts. */
 /** Where each session of a user stands (last stream position, last channel), its rows locked (user erasure reads them before they go). */
 export async function sessionHeadsOfUser(trx: Knex.Transaction, userId: string): Promise<Array<{ session_id: string; last_seq: number; last_channel: string | null }>> {
