@@ -63,12 +63,12 @@ const laneNames = <const P extends string>(prefix: P, count: number) => Array.fr
  * groups, and the fewer the jobs, statements and socket writes per message. A job costs the worker
  * three Redis round trips (the marker's BZPOPMIN, moveToActive, moveToFinished): with 16 lanes at
  * 750 msg/s a job carried about one event and these writes were 22 % of the worker's busy time.
- * bench:sessions at 750 and 1,500 msg/s, one API and one worker process on 2 cores, load 3.4-3.9:
- * 1 and 2 lanes held both steps (p99 37-67 ms), 4 and 16 lanes held neither at load 5. Two lanes keep
- * two worker processes busy. Completed jobs are dropped at once: every event has a fresh id and its
+ * But a group also waits for the one before it: on a quiet machine (three BENCH_RAMP=1 runs, load
+ * 1.5-2.7) 2 lanes cut CPU per message at 750 msg/s only from 1.92 to 1.76-1.82 ms while p50 at 500
+ * rose from 3.8-4.5 to 7.8-11.7 ms and the highest rate held fell from 1,500 to 1,000 msg/s; so 16. Completed jobs are dropped at once: every event has a fresh id and its
  * handler is idempotent, and the hot path saves the retention bookkeeping.
  */
-export const sessionLanes = laneNames('sessions-lane', 2);
+export const sessionLanes = laneNames('sessions-lane', 16);
 /**
  * Every lane queue a release has sent jobs to (earlier releases used 16): workers run them all, so
  * jobs left waiting there by an older API are run. Only the first sessionLanes.length get new jobs.

@@ -22,4 +22,7 @@ const server = createMcpServer('crm', { kind: 'stdio', id: 'stdio' });
 const transport = new StdioServerTransport();
 transport.onclose = () => void closeDb().then(() => process.exit(0));
 await server.connect(transport);
+// The SDK's transport does not watch for the end of stdin, and the open database pool would keep
+// this process alive after its assistant has gone (under `npx tsx`, the assistant's kill reaches npx, not us).
+process.stdin.once('end', () => void transport.close());
 logger('mcp-crm').info('CRM MCP server on stdio');

@@ -35,5 +35,8 @@ describe('outside npm run dev, the roles refuse to run without real credentials'
     const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
     const run = start('shared/cli/mcp-crm.ts', { DATABASE_URL: process.env.DATABASE_URL! }, `${JSON.stringify(initialize)}\n`);
     expect(JSON.parse(run.stdout.split('\n')[0]!)).toMatchObject({ id: 1, result: { serverInfo: { name: 'switchboard-crm' } } });
+    // Its client closed stdin after the request: the server leaves by itself (else spawnSync's timeout kills it, status null).
+    expect(run.signal).toBeNull();
+    expect(run.status).toBe(0);
   });
 });
