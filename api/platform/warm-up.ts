@@ -8,7 +8,7 @@
  *   subscriber connections are made (the first SSE stream would otherwise wait for its SUBSCRIBE's
  *   connection, and every concurrent first stream queued behind it).
  * - The whole path, end to end: internal users (display name warmUpUserName, numbers of the fictional
- *   +1 555 01xx range) get a session each with an SSE stream open over loopback, and rounds of one
+ *   +1 555 010 prefix, padded to 15 digits so they cannot be real) get a session each with an SSE stream open over loopback, and rounds of one
  *   message per session go through POST …/messages, the lane queue, a worker (group commit to
  *   PostgreSQL), the bus and the streams, each POST waiting for the worker's publication, until round
  *   times settle: V8 has compiled what a message runs in both roles, the statements are prepared on
@@ -40,7 +40,7 @@ export function warmUpState(): 'pending' | 'done' | 'partial' {
   return state === 'warming' ? 'pending' : state === 'partial' ? 'partial' : 'done';
 }
 
-/** The display name of the warm-up's internal users; a number of the fictional +1 555 01xx range. */
+/** The display name of the warm-up's internal users; their numbers start with the fictional +1 555 010 prefix and run to E.164's 15 digits. */
 export const warmUpUserName = 'switchboard warm-up (internal)';
 const warmUpPhone = () => `+1555010${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
 /** Sessions warmed side by side: several lanes, and messages of several sessions in one group commit, as under load. */
