@@ -7,14 +7,15 @@
  * - Redis: the queue connection is up with every session lane's Queue, and the bus's publisher and
  *   subscriber connections are made (the first SSE stream would otherwise wait for its SUBSCRIBE's
  *   connection, and every concurrent first stream queued behind it).
- * - The whole path, end to end: internal users (display name warmUpUserName, numbers of the fictional
- *   +1 555 010 prefix, padded to 15 digits so they cannot be real) get a session each with an SSE stream open over loopback, and rounds of one
- *   message per session go through POST …/messages, the lane queue, a worker (group commit to
- *   PostgreSQL), the bus and the streams, each POST waiting for the worker's publication, until round
- *   times settle: V8 has compiled what a message runs in both roles, the statements are prepared on
- *   the connections, the bus has carried events. The users are then deleted with everything of
- *   theirs (cascade; no erasure audit row, as nobody was erased). Since the rounds wait for a worker,
- *   readiness waits for one (at most API_WARMUP_TIMEOUT_MS; then warm_up says partial).
+ * - The whole path, end to end: internal users (display name warmUpUserName, numbers of the
+ *   fictional +1 555 010 prefix, padded to 15 digits so they cannot be real) get a session each
+ *   with an SSE stream open over loopback, and rounds of one message per session go through POST
+ *   …/messages, the lane queue, a worker (group commit to PostgreSQL), the bus and the streams,
+ *   each POST waiting for the worker's publication, until round times settle: V8 has compiled what
+ *   a message runs in both roles, the statements are prepared on the connections, the bus has
+ *   carried events. The users are then deleted with everything of theirs (cascade; no erasure audit
+ *   row, as nobody was erased). Since the rounds wait for a worker, readiness waits for one (at
+ *   most API_WARMUP_TIMEOUT_MS; then warm_up says partial).
  *
  * A warm-up step that fails (a dependency down) does not hold readiness back for ever: /readyz
  * reports the dependency itself.

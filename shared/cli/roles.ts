@@ -11,9 +11,10 @@ const compiled = import.meta.url.endsWith('.js');
  * many short-lived request, job and SSE objects at once, and the default 16 MB semi-space made it
  * scavenge so often that it fell behind. bench:sessions at 500 msg/s, alternating runs: API CPU
  * 19.5 and 22.1 s without, 14.7 and 16.6 s with; p50 2.7 s and 19.6 s without, 15 and 60 ms with.
- * Its cost is idle memory: with 4 MB instead, 10,000 idle streams took 266 MB RSS instead of 332
- * (bench:idle-streams, compiled), but bench:sessions at 500 msg/s after the first 10 s had p50 4.1
- * and p99 33.0 ms instead of 2.7 and 12.9 ms, and API CPU 0.85 instead of 0.78 ms per message.
+ * Its cost is idle memory. One run each way with 4 MB instead: 10,000 idle streams took 266 MB RSS
+ * instead of 332 (bench:idle-streams, compiled), but bench:sessions at 500 msg/s after the first
+ * 10 s had p50 4.1 and p99 33.0 ms instead of 2.7 and 12.9 ms, and API CPU 0.85 instead of 0.78 ms
+ * per message.
  */
 export const roleNodeFlags = ['--max-semi-space-size=32'];
 
