@@ -61,16 +61,21 @@ const laneNames = <const P extends string>(prefix: P, count: number) => Array.fr
  * holds a lane's next group until the one on its way is published (shared/sessions/lanes.ts), so a
  * group holds what the lane received during one round trip: the fewer the lanes, the larger the
  * groups, and the fewer the jobs, statements and socket writes per message. A job costs the worker
- * three Redis round trips (the marker's BZPOPMIN, moveToActive, moveToFinished): with 16 lanes at
- * 750 msg/s a job carried about one event and these writes were 22 % of the worker's busy time.
- * But a group also waits for the one before it: on a quiet machine (three BENCH_RAMP=1 runs, load
- * 1.5-2.7) 2 lanes cut CPU per message at 750 msg/s only from 1.92 to 1.76-1.82 ms while p50 at 500
- * rose from 3.8-4.5 to 7.8-11.7 ms and the highest rate held fell from 1,500 to 1,000 msg/s; so 16. Completed jobs are dropped at once: every event has a fresh id and its
- * handler is idempotent, and the hot path saves the retention bookkeeping.
+ * three Redis round trips (the marker's BZPOPMIN, moveToActive, moveToFinished) and Redis three
+ * scripts, whatever it carries; with 16 lanes at 750 msg/s a job carried about one event.
+ * One lane takes new events. Same-sitting bench:sessions (no restart, 12 s steps, one run each, load
+ * 1.9-2.7), lanes 16 / 4 / 2 / 1: at 750 msg/s CPU 1.92 / 1.79 / 1.60 / 1.51 ms per message, p50
+ * 5.9 / 4.6 / 2.9 / 2.9 ms, p99 27.9 / 16.5 / 10.0 / 8.4 ms; at 2,000 msg/s p99 95.5 / 75.4 / 409
+ * (failed) / 38.0 ms, CPU 0.78 / 0.72 / 0.66 / 0.61. A second sitting, 16 / 1 at 750 msg/s: CPU 1.84
+ * / 1.50. What one lane gives up: jobs of several worker processes no longer run side by side (each
+ * job carries the whole round trip's events instead, written by one statement), and a group that
+ * fails holds every session's events, not a sixteenth of them, while it is retried. Completed jobs
+ * are dropped at once: every event has a fresh id and its handler is idempotent, and the hot path
+ * saves the retention bookkeeping.
  */
-export const sessionLanes = laneNames('sessions-lane', 16);
+export const sessionLanes = laneNames('sessions-lane', 1);
 /**
- * Every lane queue a release has sent jobs to (earlier releases used 16): workers run them all, so
+ * Every lane queue a release has sent jobs to (releases before this one used 16): workers run them all, so
  * jobs left waiting there by an older API are run. Only the first sessionLanes.length get new jobs.
  */
 export const sessionLaneQueues = laneNames('sessions-lane', 16);
