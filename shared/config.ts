@@ -52,7 +52,7 @@ export const variables = {
   DATABASE_CONNECT_TIMEOUT_MS: [int(1000, 1), 'longest wait for a new PostgreSQL connection'],
   DATABASE_ACQUIRE_TIMEOUT_MS: [int(1500, 1), 'longest wait for a connection of the pool before the request is answered 503'],
   API_OUTAGE_DEADLINE_MS: [int(1700, 100), 'web role: while Redis or PostgreSQL is failing, a request not answered by then gets 503 with Retry-After (its work may still finish)'],
-  API_WARMUP_ROUNDS: [int(200, 0), 'web role: rounds of the start-up warm-up before /readyz answers 200: each posts one message to each of 8 internal sessions (deleted after) over loopback and waits for a worker to persist and publish it to their SSE streams; 0 = none'],
+  API_WARMUP_ROUNDS: [int(200, 0), 'web role: rounds of the start-up warm-up before /readyz answers 200: each posts one message to each of 16 internal sessions (deleted after) over loopback and waits for a worker to persist and publish it to their SSE streams; a sustained phase of 4,000 such messages follows; 0 = no warm-up'],
   API_WARMUP_TIMEOUT_MS: [int(20000, 0), 'web role: longest the start-up warm-up runs; when no worker published its messages by then, /readyz answers 200 with warm_up partial'],
   API_QUERY_TIMEOUT_MS: [int(1500, 0), 'web role: longest wait for the answer to one query, so a frozen PostgreSQL gives 503 within 2 s (0 = none)'],
   DEV_POSTGRES_PORT: [int(54329, 1), 'port of the embedded PostgreSQL that npm run dev starts when DATABASE_URL is unset'],
