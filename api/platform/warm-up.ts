@@ -7,9 +7,10 @@
  * - Redis: the queue connection is up with every session lane's Queue, and the bus's publisher and
  *   subscriber connections are made (the first SSE stream would otherwise wait for its SUBSCRIBE's
  *   connection, and every concurrent first stream queued behind it).
+ * - Metrics: one collection, as the first Prometheus scrape would make it.
  * - The whole path, end to end: internal users (display name warmUpUserName, numbers of the
  *   fictional +1 555 010 prefix, padded to 15 digits so they cannot be real) get a session each
- *   with an SSE stream open over loopback, and rounds of one message per session go through POST
+ *   with SSE streams open over loopback, and rounds of one message per session go through POST
  *   …/messages, the lane queue, a worker (group commit to PostgreSQL), the bus and the streams,
  *   each POST waiting for the worker's publication, until round times settle: the statements are
  *   prepared on the connections, the bus has carried events. Then a sustained phase: thousands of
@@ -29,6 +30,7 @@ import { db } from '../../shared/db/index.js';
 import { publishMessage, subscribeChannel } from '../../shared/bus.js';
 import { queue, sessionLanes } from '../../shared/queues.js';
 import { logger } from '../../shared/logger.js';
+import { metricsRegistry } from '../../shared/metrics.js';
 import { createUser, deleteUserData } from '../../shared/sessions/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { insertInteraction } from '../../shared/sessions/interactions.store.js';
@@ -49,8 +51,11 @@ export const warmUpUserName = 'switchboard warm-up (internal)';
 const warmUpPhone = () => `+1555010${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
 /** Sessions warmed side by side: messages of several sessions in one group commit, as under load. */
 const warmUpSessions = 16;
-/** The channels each warm-up session streams to (messages are sent on 'chat'): a message fans out to three streams. */
-const streamedChannels = ['sms', 'voice', 'slack'] as const;
+/**
+ * The channels of each warm-up session: each streams, and the sustained phase posts on each in turn,
+ * so a message fans out to three streams as in production.
+ */
+const warmUpChannels = ['chat', 'sms', 'voice', 'slack'] as const;
 /** Messages of the sustained phase, and the POSTs it keeps in flight. */
 const sustainedMessages = 4_000;
 const sustainedConcurrency = 32;
@@ -120,8 +125,8 @@ async function removeLeftovers(): Promise<void> {
 }
 
 /**
- * The real path end to end: internal users with a session each, streams on three channels of each
- * session, and rounds of one message per session on a fourth channel, each POST waiting for the
+ * The real path end to end: internal users with a session each, streams on its four channels, and
+ * rounds of one message per session (channels taking turns), each POST waiting for the
  * worker to persist and publish it (SESSION_PUBLISH_WAIT_MS), until round times settle (at most
  * API_WARMUP_ROUNDS rounds), then the sustained phase; all within API_WARMUP_TIMEOUT_MS. Everything goes with the users at the end (their
  * rows cascade; no erasure audit row: nobody was erased). Returns whether a worker published them.
@@ -134,19 +139,26 @@ async function warmRealPath(base: string, key: string, rounds: number, deadline:
       users.map(async (u) => {
         const { session } = await resolveSession(u.user_id);
         // No wait for CHANNEL_JOINED here: the rounds below wait for the worker.
-        const interaction = await insertInteraction(db(), session.session_id, { channel: 'chat' });
-        return { id: session.session_id, interaction: interaction.interaction_id };
+        const interactions = await Promise.all(warmUpChannels.map((channel) => insertInteraction(db(), session.session_id, { channel })));
+        return { id: session.session_id, interactions: interactions.map((i) => i.interaction_id) };
       }),
     );
-    for (const s of sessions) for (const c of streamedChannels) streams.push(openStream(base, `/api/sessions/${s.id}/events?channel=${c}`, key));
+    for (const s of sessions) for (const c of warmUpChannels) streams.push(openStream(base, `/api/sessions/${s.id}/events?channel=${c}`, key));
     await Promise.all(streams.map((s) => s.opened));
-    const post = (s: (typeof sessions)[number]) =>
-      request(base, 'POST', `/api/sessions/${s.id}/messages`, key, { channel: 'chat', role: 'user', content: 'warm-up', interaction_id: s.interaction, metadata: {} });
+    // Messages shaped as clients send them (both roles, every channel, metadata with fields of several
+    // types): code V8 optimised for one shape only is deoptimised by the first real message, and the
+    // first second of load paid for it (groups took 3-5× their steady time with empty metadata).
+    const post = (s: (typeof sessions)[number], n: number) => {
+      const c = n % warmUpChannels.length;
+      const metadata = n % 3 === 0 ? {} : { source: 'warm-up', n, at: Date.now(), ...(n % 3 === 2 ? { tags: ['internal'], nested: { ok: true } } : {}) };
+      const body = { channel: warmUpChannels[c], role: n % 2 ? 'assistant' : 'user', content: `warm-up message ${n}`, interaction_id: s.interactions[c], metadata };
+      return request(base, 'POST', `/api/sessions/${s.id}/messages`, key, body);
+    };
     let published = 0;
     const times: number[] = [];
     for (let round = 0; round < rounds && Date.now() < deadline && !settled(times); round++) {
       const t0 = performance.now();
-      const outcomes = await Promise.all(sessions.map(post));
+      const outcomes = await Promise.all(sessions.map((s, i) => post(s, round * sessions.length + i)));
       times.push(performance.now() - t0);
       roundsRun = times.length;
       published += outcomes.reduce((a, b) => a + b, 0);
@@ -155,7 +167,11 @@ async function warmRealPath(base: string, key: string, rounds: number, deadline:
     if (published > 0) {
       let sent = 0;
       const sender = async () => {
-        while (sent < sustainedMessages && Date.now() < deadline) published += await post(sessions[sent++ % sessions.length]!);
+        while (sent < sustainedMessages && Date.now() < deadline) {
+          const n = sent++;
+          // Consecutive messages go to different sessions, and each session's channel turns with them.
+          published += await post(sessions[n % sessions.length]!, Math.floor(n / sessions.length));
+        }
       };
       await Promise.all(Array.from({ length: sustainedConcurrency }, sender));
       sustainedSent = sent;
@@ -186,6 +202,9 @@ export async function warmUp(base: string): Promise<void> {
       // Concurrent acquisitions: each opens a connection of its own, which the pool then keeps (min).
       step('postgres', () => Promise.all(Array.from({ length: cfg.db.poolMin }, () => db().raw('select 1')))),
       step('queues', () => Promise.all(sessionLanes.map((name) => queue(name).waitUntilReady()))),
+      // The first scrape makes a Queue of every queue for the queue gauges and compiles the exposition:
+      // taken by the first Prometheus scrape after ready, it held the event loop for tens of ms.
+      step('metrics', () => metricsRegistry.metrics()),
       step('bus', async () => {
         const channel = `warm-up:${process.pid}`;
         const leave = await subscribeChannel(channel, () => undefined);
