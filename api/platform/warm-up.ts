@@ -126,10 +126,11 @@ async function removeLeftovers(): Promise<void> {
 
 /**
  * The real path end to end: internal users with a session each, streams on its four channels, and
- * rounds of one message per session (channels taking turns), each POST waiting for the
- * worker to persist and publish it (SESSION_PUBLISH_WAIT_MS), until round times settle (at most
- * API_WARMUP_ROUNDS rounds), then the sustained phase; all within API_WARMUP_TIMEOUT_MS. Everything goes with the users at the end (their
- * rows cascade; no erasure audit row: nobody was erased). Returns whether a worker published them.
+ * rounds of one message per session (channels taking turns), each POST waiting for the worker to
+ * persist and publish it (SESSION_PUBLISH_WAIT_MS), until round times settle (at most
+ * API_WARMUP_ROUNDS rounds), then the sustained phase; all within API_WARMUP_TIMEOUT_MS. Everything
+ * goes with the users at the end (their rows cascade; no erasure audit row: nobody was erased).
+ * Returns whether a worker published them.
  */
 async function warmRealPath(base: string, key: string, rounds: number, deadline: number): Promise<boolean> {
   const users = await Promise.all(Array.from({ length: warmUpSessions }, () => createUser({ phone_number: warmUpPhone(), display_name: warmUpUserName })));
