@@ -93,8 +93,21 @@ function flattenHeaderBlock(res: ServerResponse): void {
   if (typeof header === 'string') flattenedFirstByte = header.charCodeAt(0);
 }
 
+/**
+ * Node keeps the headers set before writeHead (here X-Request-Id) and those merged into them by
+ * it as a map of [name, value] arrays in dictionary mode (~0.9 KB a stream), only for getHeader()
+ * after they are sent. The map goes back to null, its state before any header was set; getHeader
+ * and getHeaders answer nothing after that, and nothing of the stream asks them.
+ */
+function dropSentHeaderMap(res: ServerResponse): void {
+  if (!res.headersSent) return;
+  const outHeaders = Object.getOwnPropertySymbols(res).find((symbol) => symbol.description === 'kOutHeaders');
+  if (outHeaders) (res as unknown as Record<symbol, unknown>)[outHeaders] = null;
+}
+
 /** Called once the stream has written its headers: releases what the response holds for Koa and Node's header building. */
 export function shedRequestState(ctx: Context): void {
   dropFinishWatcher(ctx);
   flattenHeaderBlock(ctx.res);
+  dropSentHeaderMap(ctx.res);
 }

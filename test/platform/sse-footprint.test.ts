@@ -1,6 +1,7 @@
 /**
  * What an SSE response stops holding once its stream has it (api/sse-footprint.ts): Koa's
- * on-finished watcher goes, errors of its socket are still reported to the application.
+ * on-finished watcher and Node's map of the sent headers go, errors of its socket are still
+ * reported to the application.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import http, { type ServerResponse } from 'node:http';
@@ -46,10 +47,11 @@ const watcherListeners = (res: ServerResponse) =>
   [...['end', 'finish'].flatMap((e) => res.listeners(e)), ...['error', 'close'].flatMap((e) => res.socket!.listeners(e))].filter((fn) => fn.name === 'onevent');
 
 describe('an SSE response once the stream has it', () => {
-  it('keeps no on-finished watcher, sends its headers unchanged, and an error of its socket still reaches the application once', async () => {
+  it('keeps no on-finished watcher and no header map, sends its headers unchanged, and an error of its socket still reaches the application once', async () => {
     const { res, client, first, errors } = await openStream();
     expect((res as { __onFinished?: unknown }).__onFinished).toBeUndefined();
     expect(watcherListeners(res)).toEqual([]);
+    expect(res.getHeaderNames()).toEqual([]);
     expect(client.statusCode).toBe(200);
     expect(client.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     expect(client.headers['x-request-id']).toBe('req-1');
