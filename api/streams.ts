@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import type Koa from 'koa';
 import type { Context } from 'koa';
 import type { Gauge } from 'prom-client';
 import { config } from '../shared/config.js';
 import { TooManyRequestsError } from '../shared/errors.js';
+import { shedRequestState } from './sse-footprint.js';
 
 /** The stream caps' counts of this process. */
 const admitted = { total: 0, perCaller: new Map<string, number>() };
@@ -62,34 +62,7 @@ export function startSseResponse(ctx: Context): void {
     'Content-Encoding': 'identity',
     'X-Request-Id': String(ctx.state.requestId ?? ''),
   });
-  releaseKoaContext(ctx);
-}
-
-/** Per Koa application, what reports an error of a response it no longer handles (see releaseKoaContext). */
-const errorReporters = new WeakMap<Koa, (err: unknown) => void>();
-
-/**
- * Koa watches each response with on-finished to report a socket error, through a closure that holds
- * the request's whole context (ctx, its request, response, state, router matches, query cache):
- * ~1.5 KB an SSE stream would keep for its whole life. Once the stream has the response, the
- * watcher (Koa's is the first, attached before any middleware runs) reports the same way, as
- * ctx.onerror does for a response whose headers are sent, without holding the context.
- */
-function releaseKoaContext(ctx: Context): void {
-  const watcher = (ctx.res as { __onFinished?: { queue?: unknown[] | null } }).__onFinished;
-  if (!watcher?.queue?.length) return;
-  let report = errorReporters.get(ctx.app);
-  if (!report) {
-    const app = ctx.app;
-    report = (err: unknown) => {
-      if (err == null) return;
-      const error = err instanceof Error ? err : new Error(`non-error thrown: ${JSON.stringify(err)}`);
-      (error as { headerSent?: boolean }).headerSent = true;
-      app.emit('error', error);
-    };
-    errorReporters.set(ctx.app, report);
-  }
-  watcher.queue[0] = report;
+  shedRequestState(ctx);
 }
 
 /** Open SSE lifetimes of this process: for the one keep-alive timer that serves them all, and so shutdown can end them before the server closes. */

@@ -3,12 +3,17 @@
  * factory for the SRE incident tickets (create, comment, close/reopen; ISSUE_TRACKER_URL/TOKEN/PROJECT_ID) and the issue-tracker
  * tool server (ISSUE_TRACKER_API_URL/MCP_TOKEN). The token goes out as PRIVATE-TOKEN.
  */
-import { Gitlab, GitbeakerRequestError, GitbeakerRetryError, GitbeakerTimeoutError } from '@gitbeaker/rest';
-import { createRequesterFn, getMatchingRateLimiter, type FormattedResponse, type RateLimiters } from '@gitbeaker/requester-utils';
+import type { Gitlab } from '@gitbeaker/rest';
+import type { FormattedResponse, RateLimiters } from '@gitbeaker/requester-utils';
 import type { Agent as HttpAgent } from 'node:http';
-import { Agent } from 'undici';
 import { config } from '../config.js';
+import { loadOnFirstUse } from '../load-on-first-use.js';
 import { ExternalHttpError } from './http.js';
+
+// gitbeaker and undici together cost an API process ~8 MB of heap (~25 MB RSS): loaded when a GitLab client is first made.
+const gitbeaker = loadOnFirstUse<typeof import('@gitbeaker/rest')>('@gitbeaker/rest');
+const requesterUtils = loadOnFirstUse<typeof import('@gitbeaker/requester-utils')>('@gitbeaker/requester-utils');
+const undici = loadOnFirstUse<typeof import('undici')>('undici');
 
 export type GitLabApi = InstanceType<typeof Gitlab<false>>;
 
@@ -49,7 +54,7 @@ async function responseBody(response: Response, asStream: boolean): Promise<unkn
 }
 
 /** gitbeaker's failure for an answer outside 2xx: GitLab's `error` or `message` as description, the response as cause. */
-async function requestError(request: Request, response: Response): Promise<GitbeakerRequestError> {
+async function requestError(request: Request, response: Response) {
   const content = await response.text();
   let description = content;
   if (response.headers.get('content-type')?.includes('application/json')) {
@@ -61,7 +66,7 @@ async function requestError(request: Request, response: Response): Promise<Gitbe
       // Not JSON after all: the text is the description.
     }
   }
-  return new GitbeakerRequestError(description, { cause: { description, request, response } });
+  return new (gitbeaker().GitbeakerRequestError)(description, { cause: { description, request, response } });
 }
 
 /**
@@ -72,7 +77,7 @@ async function requestHandler(endpoint: string, options: Record<string, unknown>
   const { rateLimiters, agent, asStream, prefixUrl, searchParams, method = 'GET', ...init } = options as RequestInit & {
     rateLimiters?: RateLimiters; agent?: unknown; asStream?: boolean; prefixUrl?: string; searchParams?: string; method?: string;
   };
-  const rateLimit = getMatchingRateLimiter(endpoint, rateLimiters, method);
+  const rateLimit = requesterUtils().getMatchingRateLimiter(endpoint, rateLimiters, method);
   const url = new URL(endpoint, prefixUrl ? (prefixUrl.endsWith('/') ? prefixUrl : `${prefixUrl}/`) : undefined);
   url.search = searchParams || '';
   let lastStatus: number | undefined;
@@ -80,7 +85,7 @@ async function requestHandler(endpoint: string, options: Record<string, unknown>
     const request = new Request(url, { ...init, method });
     await rateLimit();
     const response = await fetch(request, agent ? ({ dispatcher: agent } as RequestInit) : undefined).catch((err: Error) => {
-      if (err.name === 'TimeoutError' || err.name === 'AbortError') throw new GitbeakerTimeoutError('Query timeout was reached');
+      if (err.name === 'TimeoutError' || err.name === 'AbortError') throw new (gitbeaker().GitbeakerTimeoutError)('Query timeout was reached');
       throw err;
     });
     if (response.ok) {
@@ -90,25 +95,29 @@ async function requestHandler(endpoint: string, options: Record<string, unknown>
     lastStatus = response.status;
     await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 0.25));
   }
-  throw new GitbeakerRetryError(`Could not successfully complete this request after ${maxAttempts} retries, last status code: ${lastStatus}.`);
+  throw new (gitbeaker().GitbeakerRetryError)(`Could not successfully complete this request after ${maxAttempts} retries, last status code: ${lastStatus}.`);
 }
 
-/** gitbeaker's requester with our request handler (its options handler unchanged). */
-const requesterFn = createRequesterFn((_, options) => Promise.resolve(options), requestHandler);
+let requesterFn: ReturnType<typeof import('@gitbeaker/requester-utils').createRequesterFn> | undefined;
+
+/** gitbeaker's requester with our request handler (its options handler unchanged), made with the first client. */
+function requester() {
+  return (requesterFn ??= requesterUtils().createRequesterFn((_, options) => Promise.resolve(options), requestHandler));
+}
 
 /**
  * A gitbeaker client of one GitLab. Verification off is scoped to this client: gitbeaker hands `agent`
  * to fetch as its undici dispatcher, so other outgoing requests of the process still verify.
  */
 export function gitlabApi(conn: GitLabConnection): GitLabApi {
-  const agent = conn.verifySsl === false ? new Agent({ connect: { rejectUnauthorized: false } }) : undefined;
+  const agent = conn.verifySsl === false ? new (undici().Agent)({ connect: { rejectUnauthorized: false } }) : undefined;
   // gitbeaker types `agent` as an http.Agent but passes it to fetch as `dispatcher`, which wants an undici one.
-  return new Gitlab({
+  return new (gitbeaker().Gitlab)({
     host: conn.url.replace(/\/+$/, ''),
     token: conn.token,
     queryTimeout: conn.timeoutMs ?? 10_000,
     // Takes the place of gitbeaker's preset requester (constructor options override the preset).
-    requesterFn,
+    requesterFn: requester(),
     ...(agent ? { agent: agent as unknown as HttpAgent } : {}),
   } as ConstructorParameters<typeof Gitlab<false>>[0]);
 }
@@ -122,11 +131,13 @@ export interface GitLabFailure {
 
 /** Reads a gitbeaker (or fetch) failure; anything else (a programming error) is rethrown. */
 export function gitlabFailure(err: unknown): GitLabFailure {
-  if (err instanceof GitbeakerRequestError) {
+  // Nothing can have thrown gitbeaker's errors before the package was loaded.
+  const { GitbeakerRequestError, GitbeakerTimeoutError, GitbeakerRetryError } = gitbeaker.ifLoaded() ?? {};
+  if (GitbeakerRequestError && err instanceof GitbeakerRequestError) {
     return { status: err.cause?.response.status, message: err.cause?.description || err.message, timedOut: false };
   }
-  if (err instanceof GitbeakerTimeoutError) return { message: 'no answer before the timeout', timedOut: true };
-  if (err instanceof GitbeakerRetryError) return { status: 502, message: err.message, timedOut: false };
+  if (GitbeakerTimeoutError && err instanceof GitbeakerTimeoutError) return { message: 'no answer before the timeout', timedOut: true };
+  if (GitbeakerRetryError && err instanceof GitbeakerRetryError) return { status: 502, message: err.message, timedOut: false };
   // fetch rejects with TypeError('fetch failed') whose cause says why (refused, DNS, TLS).
   if (err instanceof TypeError && err.message === 'fetch failed') {
     const cause = err.cause as { code?: string; message?: string } | undefined;

@@ -2,8 +2,12 @@
  * The language model client: the official `openai` package against any OpenAI-compatible endpoint
  * (OpenAI, Ollama, vLLM, LM Studio) when LLM_PROVIDER=openai; none otherwise.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { config } from '../config.js';
+import { loadOnFirstUse } from '../load-on-first-use.js';
+
+/** Loaded when a model is configured and first asked for: an API process without one never holds the package. */
+const openai = loadOnFirstUse<typeof import('openai')>('openai');
 
 let client: OpenAI | null | undefined;
 
@@ -11,7 +15,7 @@ let client: OpenAI | null | undefined;
 export function llmClient(): OpenAI | null {
   if (client === undefined) {
     const { provider, apiKey, baseUrl } = config().llm;
-    client = provider === 'openai' ? new OpenAI({ apiKey: apiKey || 'not-needed', baseURL: baseUrl, maxRetries: 2, timeout: 60_000 }) : null;
+    client = provider === 'openai' ? new (openai().OpenAI)({ apiKey: apiKey || 'not-needed', baseURL: baseUrl, maxRetries: 2, timeout: 60_000 }) : null;
   }
   return client;
 }

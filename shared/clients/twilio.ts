@@ -5,9 +5,13 @@
  * base URL (tests run a local server that speaks the same API).
  */
 import { createHash } from 'node:crypto';
-import twilio from 'twilio';
+import type twilioPackage from 'twilio';
 import { config } from '../config.js';
 import { ServiceUnavailableError } from '../errors.js';
+import { loadOnFirstUse } from '../load-on-first-use.js';
+
+/** twilio costs an API process ~6 MB of heap (~20 MB RSS with what it pulls in): loaded when a message is sent or a webhook checked. */
+const twilio = loadOnFirstUse<typeof twilioPackage>('twilio');
 
 /** A message as the Messages API takes it: free text, or a Content SID with its variables. */
 export interface ProviderMessage {
@@ -37,7 +41,7 @@ export class ChatappClient {
   private readonly contents = new Map<string, string>();
 
   constructor(
-    private readonly client: twilio.Twilio,
+    private readonly client: twilioPackage.Twilio,
     private readonly from: string,
   ) {}
 
@@ -97,7 +101,7 @@ export function chatappClient(): ChatappClient {
     if (!accountSid || !authToken || !fromNumber) {
       throw new ServiceUnavailableError('The messaging-app provider is not configured: set CHATAPP_ACCOUNT_SID, CHATAPP_AUTH_TOKEN and CHATAPP_FROM_NUMBER.');
     }
-    const client = twilio(accountSid, authToken, { timeout: timeoutMs });
+    const client = twilio()(accountSid, authToken, { timeout: timeoutMs });
     if (apiBaseUrl) {
       // Each twilio-node domain joins its baseUrl with the resource path at request time.
       client.api.baseUrl = apiBaseUrl;
@@ -115,13 +119,15 @@ export function resetChatappClient(): void {
 
 /** True for provider failures worth retrying: rate limits, server errors and network faults; false for rejected requests. */
 export function isTransientProviderError(err: unknown): boolean {
-  if (err instanceof twilio.RestException) return err.status === 429 || err.status >= 500;
+  const lib = twilio.ifLoaded();
+  if (lib && err instanceof lib.RestException) return err.status === 429 || err.status >= 500;
   return true;
 }
 
 /** A readable description of a provider failure, for the message record. */
 export function describeProviderError(err: unknown): string {
-  if (err instanceof twilio.RestException) return `provider ${err.status}${err.code ? ` (code ${err.code})` : ''}: ${err.message}`;
+  const lib = twilio.ifLoaded();
+  if (lib && err instanceof lib.RestException) return `provider ${err.status}${err.code ? ` (code ${err.code})` : ''}: ${err.message}`;
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -130,10 +136,10 @@ export function describeProviderError(err: unknown): string {
  * token) with the official validator, which also tries the URL with and without its default port.
  */
 export function validTwilioSignature(authToken: string, signature: string, url: string, params: Record<string, string>): boolean {
-  return twilio.validateRequest(authToken, signature, url, params);
+  return twilio().validateRequest(authToken, signature, url, params);
 }
 
 /** The signature of a request as the provider computes it (tests and local tooling sign with it). */
 export function twilioSignature(authToken: string, url: string, params: Record<string, string>): string {
-  return twilio.getExpectedTwilioSignature(authToken, url, params);
+  return twilio().getExpectedTwilioSignature(authToken, url, params);
 }
