@@ -14,7 +14,11 @@ const compiled = import.meta.url.endsWith('.js');
  * Its cost is idle memory. One run each way with 4 MB instead: 10,000 idle streams took 266 MB RSS
  * instead of 332 (bench:idle-streams, compiled), but bench:sessions at 500 msg/s after the first
  * 10 s had p50 4.1 and p99 33.0 ms instead of 2.7 and 12.9 ms, and API CPU 0.85 instead of 0.78 ms
- * per message.
+ * per message. Measured again with one session lane, alternating 32 / 8 / 32 / 8 MB on a quiet
+ * machine (BENCH_COLD_SECONDS=0, 12 s steps): 8 MB takes 10,000 idle streams to 235 MB instead of
+ * 270-288, but p99 at 1,000 msg/s was 53.6 and 43.4 ms against 24.4 and 34.8, at 2,000 msg/s 92.7
+ * and 95.1 against 43.2 and 62.5, and 2,500 msg/s failed in both 8 MB runs (API CPU 0.32-0.36
+ * against 0.24-0.27 ms per message), so 32 stays.
  */
 export const roleNodeFlags = ['--max-semi-space-size=32'];
 
