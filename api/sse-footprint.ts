@@ -101,9 +101,11 @@ function flattenHeaderBlock(res: ServerResponse): void {
  */
 function dropSentHeaderMap(res: ServerResponse): void {
   if (!res.headersSent) return;
-  const outHeaders = Object.getOwnPropertySymbols(res).find((symbol) => symbol.description === 'kOutHeaders');
+  // One symbol of Node's for every response: looked up on the first stream only.
+  outHeaders ??= Object.getOwnPropertySymbols(res).find((symbol) => symbol.description === 'kOutHeaders') ?? null;
   if (outHeaders) (res as unknown as Record<symbol, unknown>)[outHeaders] = null;
 }
+let outHeaders: symbol | null | undefined;
 
 /** Called once the stream has written its headers: releases what the response holds for Koa and Node's header building. */
 export function shedRequestState(ctx: Context): void {

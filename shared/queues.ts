@@ -58,11 +58,12 @@ const laneNames = <const P extends string>(prefix: P, count: number) => Array.fr
 /**
  * Session event lanes: every event of one session goes through one lane, one job at a time across
  * all worker processes, so the stream keeps the order in which the API accepted the events. The API
- * holds a lane's next group until the one on its way is published (shared/sessions/lanes.ts), so a
- * group holds what the lane received during one round trip: the fewer the lanes, the larger the
- * groups, and the fewer the jobs, statements and socket writes per message. A job costs the worker
- * three Redis round trips (the marker's BZPOPMIN, moveToActive, moveToFinished) and Redis three
- * scripts, whatever it carries; with 16 lanes at 750 msg/s a job carried about one event.
+ * holds a lane's next group until the one on its way is published (under load, until one of two
+ * is: shared/sessions/lanes.ts), so a group holds what the lane received during a round trip: the
+ * fewer the lanes, the larger the groups, and the fewer the jobs, statements and socket writes per
+ * message. A job costs the worker three Redis round trips (the marker's BZPOPMIN, moveToActive,
+ * moveToFinished) and Redis three scripts, whatever it carries; with 16 lanes at 750 msg/s a job
+ * carried about one event.
  * One lane takes new events. Same-sitting bench:sessions (no restart, 12 s steps, one run each, load
  * 1.9-2.7), lanes 16 / 4 / 2 / 1: at 750 msg/s CPU 1.92 / 1.79 / 1.60 / 1.51 ms per message, p50
  * 5.9 / 4.6 / 2.9 / 2.9 ms, p99 27.9 / 16.5 / 10.0 / 8.4 ms; at 2,000 msg/s p99 95.5 / 75.4 / 409
