@@ -4,6 +4,7 @@ import { config, ConfigError } from '../shared/config.js';
 import { closeDb, db } from '../shared/db/index.js';
 import { checkRedisDurability } from '../shared/redis.js';
 import { closeQueues, registry } from '../shared/queues.js';
+import { returnYoungGenerationWhenQuiet } from '../shared/idle-memory.js';
 import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../shared/metrics.js';
@@ -18,6 +19,7 @@ try {
   await checkRedisDurability((message) => logger('worker').warn(message));
   onShutdown('postgres', closeDb);
   onShutdown('queues', closeQueues);
+  onShutdown('young generation', returnYoungGenerationWhenQuiet());
   const workers = startWorkers(registry, handlers);
   // Closing a worker waits for the jobs it is running; nothing new is taken meanwhile.
   onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));

@@ -19,8 +19,10 @@ const compiled = import.meta.url.endsWith('.js');
  * 270-288, but p99 at 1,000 msg/s was 53.6 and 43.4 ms against 24.4 and 34.8, at 2,000 msg/s 92.7
  * and 95.1 against 43.2 and 62.5, and 2,500 msg/s failed in both 8 MB runs (API CPU 0.32-0.36
  * against 0.24-0.27 ms per message), so 32 stays.
+ * --expose-gc gives shared/idle-memory.ts the gc() with which a quiet role shrinks its young
+ * generation back to 1 MB, so the 32 MB cost nothing once the load is gone.
  */
-export const roleNodeFlags = ['--max-semi-space-size=32'];
+export const roleNodeFlags = ['--max-semi-space-size=32', '--expose-gc'];
 
 /** Spawns a role's entry file (api/main, workers/main or api/tools-server/main) with the given environment, the roles' Node flags and extra ones (e.g. --cpu-prof). */
 export function spawnRole(entry: 'api/main' | 'workers/main' | 'api/tools-server/main', env: NodeJS.ProcessEnv, extraNodeFlags: string[] = []): ChildProcess {
