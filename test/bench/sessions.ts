@@ -24,7 +24,8 @@
  *   BENCH_SIDES=switchboard,nchan      which sides (add `insert-publish` for the raw INSERT + PUBLISH floor)
  *   BENCH_COLD_SECONDS=10              the window after start printed apart (0: no cold start, no restart)
  *   BENCH_TIMELINE_SECONDS=20          after a cold start, per second of that many: p50/p99 of the messages sent
- *                                      in it, CPU of the roles and Postgres, connections, the API's event-loop delay
+ *                                      in it, CPU of the roles and Postgres, connections, the API's event-loop delay,
+ *                                      the lane queues' waiting / active jobs, the machine's I/O wait and steal
  *   BENCH_START=roles|start|dev        how the platform starts: the role entry files under tsx (default),
  *                                      `npm start` (compiled: run `npm run build` first) or `npm run dev`
  *   BENCH_TARGET=http://host:port      an already running platform instead (BENCH_API_KEY, default dev-key);

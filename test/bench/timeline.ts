@@ -2,8 +2,10 @@
  * Second by second over the first seconds of a load (bench:sessions' cold start, issue 18 point 4):
  * where a tail comes from shows in which second it happens and what the processes did then. Each
  * second: CPU of the API, the worker and this run's Postgres backends, how many backends there
- * are, Redis' client count, and the API's event-loop delay (its /metrics; prom-client resets the
- * histogram at each scrape, so each figure is that second's).
+ * are, Redis' client count, the API's event-loop delay (its /metrics; prom-client resets the
+ * histogram at each scrape, so each figure is that second's), the jobs waiting and active in the
+ * session lanes' queues, and the machine's I/O wait and stolen time: a second where every process
+ * did less and I/O wait jumped is a disk stall under Postgres' commits, not our code.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -19,6 +21,12 @@ export interface Sample {
   redisClients: number;
   loopP99: number;
   loopMax: number;
+  /** Jobs waiting and active in the session lanes' queues. */
+  laneWait: number;
+  laneActive: number;
+  /** The machine's CPU time stolen by the hypervisor and waiting on I/O, in seconds since boot (/proc/stat). */
+  steal: number;
+  iowait: number;
 }
 
 const commandLine = (pid: number) => {
@@ -40,6 +48,12 @@ function backendsOf(database: string): number[] {
     });
 }
 
+/** Seconds since boot of all CPUs: [iowait, steal] (/proc/stat counts in USER_HZ, 100 a second). */
+function machineWaits(): [number, number] {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return [fields[4]! / 100, fields[7]! / 100];
+}
+
 const cpuOf = (pids: number[]) =>
   pids.reduce((s, p) => {
     try {
@@ -54,6 +68,13 @@ export function startTimeline(groups: () => Record<string, number[]>, database: 
   const samples: Sample[] = [];
   const redis = new Redis(redisAddress());
   let stopped = false;
+  let laneKeys: string[] | undefined;
+  /** Summed over the lane queues; their key prefix is found once they exist (a bench runs alone, so they are this run's). */
+  const lengths = async (suffix: string) => {
+    if (!laneKeys?.length) laneKeys = (await redis.keys('*:sessions-lane-*:id')).map((k) => k.slice(0, -':id'.length));
+    const counts = await Promise.all(laneKeys.map((k) => redis.llen(`${k}:${suffix}`)));
+    return counts.reduce((a, b) => a + b, 0);
+  };
   const take = async () => {
     const g = groups();
     const cpu: Record<string, number> = {};
@@ -69,7 +90,9 @@ export function startTimeline(groups: () => Record<string, number[]>, database: 
       loopP99 = gauge('nodejs_eventloop_lag_p99_seconds');
       loopMax = gauge('nodejs_eventloop_lag_max_seconds');
     }
-    samples.push({ at: now(), cpu, backends: backends.length, redisClients: Number(/connected_clients:(\d+)/.exec(info)?.[1] ?? NaN), loopP99, loopMax });
+    const [laneWait, laneActive] = await Promise.all([lengths('wait'), lengths('active')]);
+    const [iowait, steal] = machineWaits();
+    samples.push({ at: now(), iowait, steal, cpu, backends: backends.length, redisClients: Number(/connected_clients:(\d+)/.exec(info)?.[1] ?? NaN), loopP99, loopMax, laneWait, laneActive });
   };
   const loop = (async () => {
     await take();
@@ -95,7 +118,7 @@ export function timelineLines(t0: number, seconds: number, deliveries: Array<{ s
     const s = Math.floor((d.sent - t0) / 1000);
     if (s >= 0 && s < seconds) buckets[s]!.push(d.latency);
   }
-  const lines = ['   s  deliveries    p50    p99    max  | CPU ms in that second: api worker postgres | PG backends  Redis clients | API loop delay p99 / max ms'];
+  const lines = ['   s  deliveries    p50    p99    max  | CPU ms in that second: api worker postgres | PG backends  Redis clients | API loop delay p99 / max ms | lane jobs waiting / active | machine iowait / steal ms'];
   for (let s = 0; s < seconds; s++) {
     const sorted = buckets[s]!.sort((a, b) => a - b);
     const from = samples.find((x) => x.at >= t0 + s * 1000 - 500);
@@ -103,7 +126,7 @@ export function timelineLines(t0: number, seconds: number, deliveries: Array<{ s
     const cpu = (name: string) => (from && to ? fmt((to.cpu[name]! - from.cpu[name]!) * 1000, 0) : 'n/a');
     lines.push(
       `  ${String(s).padStart(2)}  ${String(sorted.length).padStart(10)} ${fmt(percentile(sorted, 50)).padStart(6)} ${fmt(percentile(sorted, 99)).padStart(6)} ${fmt(sorted.at(-1) ?? NaN).padStart(6)}  | ` +
-        `${cpu('api').padStart(5)} ${cpu('worker').padStart(5)} ${cpu('postgres').padStart(5)} | ${String(to?.backends ?? 'n/a').padStart(4)} ${String(to?.redisClients ?? 'n/a').padStart(6)} | ${fmt(to?.loopP99 ?? NaN)} / ${fmt(to?.loopMax ?? NaN)}`,
+        `${cpu('api').padStart(5)} ${cpu('worker').padStart(5)} ${cpu('postgres').padStart(5)} | ${String(to?.backends ?? 'n/a').padStart(4)} ${String(to?.redisClients ?? 'n/a').padStart(6)} | ${fmt(to?.loopP99 ?? NaN)} / ${fmt(to?.loopMax ?? NaN)} | ${to?.laneWait ?? 'n/a'} / ${to?.laneActive ?? 'n/a'} | ${from && to ? `${fmt((to.iowait - from.iowait) * 1000, 0)} / ${fmt((to.steal - from.steal) * 1000, 0)}` : 'n/a'}`,
     );
   }
   return lines;
