@@ -31,12 +31,16 @@ export interface QuietOptions {
   quietForMs?: number;
 }
 
+/** The roles' settings: bench:idle-streams waits quietForMs and two samples before it reads memory. */
+export const quietDefaults = { everyMs: 5_000, quietBelow: 0.1, quietForMs: 30_000 } as const satisfies Required<QuietOptions>;
+
 export function youngGenerationBytes(): number {
   return v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 }
 
 /** Forces a scavenge per sample once the process has been quiet for quietForMs and while its young generation is larger than it started; returns a function that stops it. */
-export function returnYoungGenerationWhenQuiet({ everyMs = 5_000, quietBelow = 0.1, quietForMs = 30_000 }: QuietOptions = {}): () => void {
+export function returnYoungGenerationWhenQuiet(options: QuietOptions = {}): () => void {
+  const { everyMs, quietBelow, quietForMs } = { ...quietDefaults, ...options };
   const gc = (globalThis as { gc?: Gc }).gc;
   if (typeof gc !== 'function') return () => {};
   let previous = performance.eventLoopUtilization();

@@ -421,7 +421,7 @@ async function main() {
         const benchBefore = process.cpuUsage();
         const t0 = now();
         loadStart[side] ??= t0;
-        const timeline = side === 'switchboard' && COLD > 0 && TIMELINE > 0 && loadStart[side] === t0 && platform ? startTimeline(driver.groups, storage?.database, apiMetricsUrl) : undefined;
+        const timeline = side === 'switchboard' && COLD > 0 && TIMELINE > 0 && loadStart[side] === t0 && platform ? startTimeline(driver.groups, storage?.database, apiMetricsUrl, storage?.prefix) : undefined;
         const timelineStop = timeline && sleep(TIMELINE * 1000 + 1500).then(() => timeline.stop());
         const load = await openLoop(total, rate, async (i) => {
           const postStart = now();

@@ -9,6 +9,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
+import { sessionLaneQueues } from '../../shared/queues.js';
 import { redisAddress } from '../helpers/redis-keys.js';
 import { processCpuSeconds } from './machine-cpu.js';
 import { fmt, now } from './bench-platform.js';
@@ -64,15 +65,14 @@ const cpuOf = (pids: number[]) =>
   }, 0);
 
 /** Samples once a second until stopped; `groups` names the pids of each role (read again each second). */
-export function startTimeline(groups: () => Record<string, number[]>, database: string | undefined, metricsUrl: string | undefined) {
+export function startTimeline(groups: () => Record<string, number[]>, database: string | undefined, metricsUrl: string | undefined, queuePrefix: string | undefined) {
   const samples: Sample[] = [];
   const redis = new Redis(redisAddress());
   let stopped = false;
-  let laneKeys: string[] | undefined;
-  /** Summed over the lane queues; their key prefix is found once they exist (a bench runs alone, so they are this run's). */
-  const lengths = async (suffix: string) => {
-    if (!laneKeys?.length) laneKeys = (await redis.keys('*:sessions-lane-*:id')).map((k) => k.slice(0, -':id'.length));
-    const counts = await Promise.all(laneKeys.map((k) => redis.llen(`${k}:${suffix}`)));
+  /** Jobs in the given list of every session lane queue (BullMQ keys `<prefix>:<queue>:<list>`), summed; NaN without the run's prefix. */
+  const lengths = async (list: 'wait' | 'active') => {
+    if (!queuePrefix) return NaN;
+    const counts = await Promise.all(sessionLaneQueues.map((name) => redis.llen(`${queuePrefix}:${name}:${list}`)));
     return counts.reduce((a, b) => a + b, 0);
   };
   const take = async () => {
@@ -126,7 +126,7 @@ export function timelineLines(t0: number, seconds: number, deliveries: Array<{ s
     const cpu = (name: string) => (from && to ? fmt((to.cpu[name]! - from.cpu[name]!) * 1000, 0) : 'n/a');
     lines.push(
       `  ${String(s).padStart(2)}  ${String(sorted.length).padStart(10)} ${fmt(percentile(sorted, 50)).padStart(6)} ${fmt(percentile(sorted, 99)).padStart(6)} ${fmt(sorted.at(-1) ?? NaN).padStart(6)}  | ` +
-        `${cpu('api').padStart(5)} ${cpu('worker').padStart(5)} ${cpu('postgres').padStart(5)} | ${String(to?.backends ?? 'n/a').padStart(4)} ${String(to?.redisClients ?? 'n/a').padStart(6)} | ${fmt(to?.loopP99 ?? NaN)} / ${fmt(to?.loopMax ?? NaN)} | ${to?.laneWait ?? 'n/a'} / ${to?.laneActive ?? 'n/a'} | ${from && to ? `${fmt((to.iowait - from.iowait) * 1000, 0)} / ${fmt((to.steal - from.steal) * 1000, 0)}` : 'n/a'}`,
+        `${cpu('api').padStart(5)} ${cpu('worker').padStart(5)} ${cpu('postgres').padStart(5)} | ${String(to?.backends ?? 'n/a').padStart(4)} ${String(to?.redisClients ?? 'n/a').padStart(6)} | ${fmt(to?.loopP99 ?? NaN)} / ${fmt(to?.loopMax ?? NaN)} | ${fmt(to?.laneWait ?? NaN, 0)} / ${fmt(to?.laneActive ?? NaN, 0)} | ${from && to ? `${fmt((to.iowait - from.iowait) * 1000, 0)} / ${fmt((to.steal - from.steal) * 1000, 0)}` : 'n/a'}`,
     );
   }
   return lines;
