@@ -201,6 +201,8 @@ export const jobDefinitions = {
     formerQueues: ['sre'],
     schema: z.object({
       payload_id: z.uuid(),
+      // sha256 of the body as received (webhookPayloadId); absent on jobs queued by an older API.
+      body_digest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
       source_id: z.uuid(),
       source: z.string(),
       received_at: z.iso.datetime(),
@@ -209,8 +211,9 @@ export const jobDefinitions = {
     jobId: (p) => `alerts-ingest-${p.payload_id}`,
     // A job holds a whole payload (~30 kB for 100 alerts): completed ones are dropped at once, which
     // also spares the hot path the trimming of the completed set after every job. Idempotency rests on
-    // sre_alert_payloads: a sender's retry has the same payload id (webhookPayloadId) and, when its first
-    // job is gone already, adds a job that writes nothing.
+    // sre_alert_payloads: a sender's retry has the same payload id (webhookPayloadId), or the same body
+    // digest under an adjacent window's id, and, when its first job is gone already, adds a job that
+    // writes nothing.
     options: { removeOnComplete: true },
   }),
   // Creates the issue-tracker issue of an incident; retried with backoff while the tracker is down.

@@ -69,6 +69,15 @@ describe('group commit', () => {
     expect(takeBatch([a, a])).toBe(1);
   });
 
+  it('writes two attempts of one body (retry windows apart) in separate writes: the second must see whether the first counted', () => {
+    const digest = (c: string) => c.repeat(64);
+    const first = { ...job([{ fingerprint: 'a', status: 'firing' }]), body_digest: digest('1') };
+    const other = { ...job([{ fingerprint: 'a', status: 'firing' }]), body_digest: digest('2') };
+    const retry = { ...job([{ fingerprint: 'a', status: 'firing' }]), body_digest: digest('1') };
+    expect(takeBatch([first, other, retry])).toBe(2);
+    expect(takeBatch([first, other])).toBe(2);
+  });
+
   it('writes alone a payload that itself fires and resolves one fingerprint', () => {
     const own = job([{ fingerprint: 'a', status: 'firing' }, { fingerprint: 'a', status: 'resolved' }]);
     const next = job([{ fingerprint: 'b', status: 'firing' }]);

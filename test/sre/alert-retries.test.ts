@@ -1,12 +1,15 @@
 /**
- * A sender's retry of a webhook POST counts once; the same body in a later window is a repeat
- * notification and counts again (webhookPayloadId). The window is 4 s here instead of 60 s.
+ * A sender's retry of a webhook POST counts once, also across a window boundary and whichever attempt
+ * the worker writes first; the same body a window's length later is a repeat notification and counts
+ * again (webhookPayloadId, retryOfAdjacentWindow). The window is 4 s here instead of 60 s.
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
-import { queue } from '../../shared/queues.js';
+import { enqueue, queue } from '../../shared/queues.js';
+import { webhookPayloadId } from '../../shared/sre/alerts/ingest.js';
+import { alertmanagerPayload, normalizeAlerts } from '../../shared/sre/alerts/payloads.js';
 import { eventually } from '../helpers/eventually.js';
 
 process.env.ALERT_WEBHOOK_TOKEN = 'am-secret-token';
@@ -44,6 +47,22 @@ const drained = () =>
     return Object.values(c).every((n) => n === 0);
   }, 10_000, 'the sre-alerts queue to drain');
 
+/** The captured body with one alert of its own: a test's counts are its own. */
+const bodyFiring = (fingerprint: string, alertname: string) => {
+  const captured = JSON.parse(firingBody);
+  return JSON.stringify({ ...captured, groupLabels: { alertname }, alerts: [{ ...captured.alerts[0], labels: { alertname }, fingerprint }] });
+};
+
+/** The job the API queues for `body` received at a moment the test picks (and so in a window it picks). */
+const jobsOf = async (body: string) => {
+  const source = (await db()('sre_alert_sources').where({ kind: 'alertmanager', name: 'default' }).first()) as { id: string };
+  const alerts = normalizeAlerts(alertmanagerPayload.parse(JSON.parse(body)));
+  return (ms: number) => {
+    const { payloadId, bodyDigest } = webhookPayloadId(source.id, body, ms);
+    return { payload_id: payloadId, body_digest: bodyDigest, source_id: source.id, source: 'alertmanager/default', received_at: new Date(ms).toISOString(), alerts };
+  };
+};
+
 /** Waits for the start of the next retry window, so the steps that must share one do. */
 const nextWindow = () => new Promise((r) => setTimeout(r, windowMs - (Date.now() % windowMs) + 50));
 
@@ -51,6 +70,7 @@ describe('webhook retries', () => {
   it("a retry of the same body (the first answer lost, its job already written) counts once; the same body after the window counts again", async () => {
     const fingerprints = ['35168abc2368c313', 'f7ca8b2ae37f4b50'];
     await nextWindow();
+    const firstAt = Date.now();
     const first = await post('alertmanager', firingBody);
     await eventually(async () => {
       const c = await counts(fingerprints);
@@ -63,8 +83,8 @@ describe('webhook retries', () => {
     await drained();
     expect(await counts(fingerprints)).toEqual({ '35168abc2368c313': 1, f7ca8b2ae37f4b50: 1 });
 
-    // Alertmanager's repeat notification of the unchanged group: the same bytes, a window later.
-    await nextWindow();
+    // Alertmanager's repeat notification of the unchanged group: the same bytes, more than a window later.
+    await new Promise((r) => setTimeout(r, firstAt + windowMs + 100 - Date.now()));
     const repeat = await post('alertmanager', firingBody);
     expect(repeat).not.toBe(first);
     await eventually(async () => {
@@ -91,5 +111,43 @@ describe('webhook retries', () => {
     await eventually(async () => (await counts(['ab12cd34ef56ab78']))['ab12cd34ef56ab78'] === 2);
     await drained();
     expect(await counts(['ab12cd34ef56ab78'])).toEqual({ ab12cd34ef56ab78: 2 });
+  });
+
+  it('a retry across a window boundary counts once, also when its job is written before the first attempt\'s; more than a window later the same body counts again', async () => {
+    const fingerprint = 'c0ffee00c0ffee01';
+    const jobAt = await jobsOf(bodyFiring(fingerprint, 'CrossWindow'));
+    const boundary = Math.floor(Date.now() / windowMs) * windowMs - 10 * windowMs;
+    const first = jobAt(boundary - 300);
+    const retry = jobAt(boundary + 400);
+    const later = jobAt(boundary + 900);
+    expect(retry.payload_id).not.toBe(first.payload_id);
+
+    // The retry's job first (the API gave up on the first attempt's enqueue, which went through after).
+    await enqueue('sre.alerts-ingest', retry);
+    await drained();
+    await enqueue('sre.alerts-ingest', first);
+    await drained();
+    expect(await counts([fingerprint])).toEqual({ [fingerprint]: 1 });
+
+    // Two more attempts queued together, possibly written by concurrent writes; one is retry's own id.
+    await Promise.all([enqueue('sre.alerts-ingest', later), enqueue('sre.alerts-ingest', jobAt(boundary - 3000))]);
+    await drained();
+    expect(await counts([fingerprint])).toEqual({ [fingerprint]: 1 });
+
+    // The repeat notification: the same bytes in the next window, more than a window after the attempt that counted (the retry's).
+    await enqueue('sre.alerts-ingest', jobAt(boundary + 400 + windowMs + 100));
+    await drained();
+    expect(await counts([fingerprint])).toEqual({ [fingerprint]: 2 });
+  });
+
+  it('attempts of one body in adjacent windows queued at once count once', async () => {
+    const fingerprint = 'c0ffee00c0ffee02';
+    const jobAt = await jobsOf(bodyFiring(fingerprint, 'QueuedTogether'));
+    const boundary = Math.floor(Date.now() / windowMs) * windowMs - 20 * windowMs;
+    const jobs = [boundary - 100, boundary + 100, boundary + 200].map(jobAt);
+    await Promise.all(jobs.map((j) => enqueue('sre.alerts-ingest', j)));
+    await drained();
+    expect(await counts([fingerprint])).toEqual({ [fingerprint]: 1 });
+    expect(await db()('sre_alert_payloads').whereIn('id', jobs.map((j) => j.payload_id)).count({ n: '*' }).first()).toEqual({ n: 1 });
   });
 });

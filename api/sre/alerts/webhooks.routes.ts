@@ -16,7 +16,7 @@ function presentedSecret(ctx: Context): string | undefined {
 const accepted = z
   .object({ payload_id: z.string(), source: z.string(), accepted: z.number().int() })
   .openapi('AlertWebhookAccepted', {
-    description: 'the alerts are queued; the worker writes them (dedup by fingerprint) shortly after. A retry of the same body within ALERT_RETRY_WINDOW answers the same payload_id and adds nothing',
+    description: 'the alerts are queued; the worker writes them (dedup by fingerprint) shortly after. A retry of the same body within ALERT_RETRY_WINDOW adds nothing (and, within one aligned window, answers the same payload_id)',
   });
 
 const params = z.object({ source: z.string().min(1).max(63).openapi({ description: 'alert source name (`default` always exists)' }) });
@@ -25,7 +25,7 @@ const description = (sender: string) => `Receives the ${sender}. Decisions the s
 - The secret of the source is checked first: \`Authorization: Bearer <secret>\` or basic auth with the secret as password (any user). A source without its own secret uses ALERT_WEBHOOK_TOKEN; when that is unset too (development and tests only; production refuses to start without it) no secret is needed. Wrong or missing → 401; unknown or disabled source → 404.
 - The body is validated (unknown fields are ignored); malformed → 400 naming each field. Nothing is written synchronously: the payload is queued and 202 is answered; a worker deduplicates each alert by the sender's fingerprint (computed like Alertmanager's from the labels when absent) into one open instance per source and fingerprint.
 - A resolved alert with no open instance is ignored (there is nothing to resolve).
-- A retry is counted once. \`payload_id\` is derived from the source, the exact body bytes and the aligned ALERT_RETRY_WINDOW (default 60 s) the request arrived in, and each payload id is written once. So when the sender repeats a POST (e.g. after a 503 or a timeout that hid a successful enqueue), the same body within the window adds nothing, and its answer carries the same \`payload_id\`. The same body in a later window counts as a new notification: Alertmanager re-sends an unchanged group (same bytes, firing alerts keep the zero \`endsAt\`) only after max(group_interval, repeat_interval), while it retries a failed POST within seconds. Windows are aligned, so a retry that happens to cross a window boundary still counts twice; a different body (another alert, a changed annotation or value) always counts.`;
+- A retry is counted once. The same body (the exact bytes) from the same source received less than ALERT_RETRY_WINDOW (default 60 s) after an attempt that was written adds nothing: when the sender repeats a POST (e.g. after a 503 or a timeout that hid a successful enqueue), its alerts count once, whichever attempt the worker writes first. \`payload_id\` is derived from the source, the body and the aligned window the request arrived in, so a retry within the same window answers the same \`payload_id\`; a retry just across a window boundary answers the next window's id, which is then not written. The same body a full window after the attempt that counted is a new notification and counts: Alertmanager re-sends an unchanged group (same bytes, firing alerts keep the zero \`endsAt\`) only after max(group_interval, repeat_interval), while it retries a failed POST within seconds. A different body (another alert, a changed annotation or value) always counts.`;
 
 export function webhookRoutes(): ApiRouter {
   const router = new ApiRouter();

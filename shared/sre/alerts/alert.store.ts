@@ -192,23 +192,57 @@ export interface PayloadToWrite {
   payloadId: string;
   receivedAt: string;
   alerts: NormalizedAlert[];
+  /** Set for webhook payloads: how to recognise an attempt of the same body in an adjacent retry window. */
+  sameBody?: SameBody;
 }
+
+/** See retryOfAdjacentWindow in ingest.ts. */
+export interface SameBody {
+  /** pg_advisory_xact_lock key of the body (a bigint, as text). */
+  lockKey: string;
+  /** The body's payload ids in the windows before and after its own. */
+  adjacentIds: [string, string];
+}
+
+const lockBodiesStatement = preparedStatement('sre.alerts-lock-bodies', 'select pg_advisory_xact_lock(k) from unnest($1::bigint[]) as k order by k');
 
 const insertPayloadsStatement = preparedStatement<{ id: string }>(
   'sre.alerts-insert-payloads',
   `
     insert into sre_alert_payloads (id, source_id, alert_count, received_at)
-    select id, $2::uuid, alert_count, received_at from unnest($1::uuid[], $3::int[], $4::timestamptz[]) as x(id, alert_count, received_at)
+    select id, $2::uuid, alert_count, received_at
+    from unnest($1::uuid[], $3::int[], $4::timestamptz[], $5::uuid[], $6::uuid[]) as x(id, alert_count, received_at, before_id, after_id)
+    where not exists (
+      select 1 from sre_alert_payloads p
+      where p.id in (x.before_id, x.after_id)
+        and p.received_at > x.received_at - make_interval(secs => $7) and p.received_at < x.received_at + make_interval(secs => $7)
+    )
     order by id
     on conflict (id) do nothing
     returning id
   `,
 );
 
-/** The payload rows (idempotency); answers the ids not written before, i.e. the payloads whose alerts still count. */
-export async function insertPayloads(trx: Knex, sourceId: string, payloads: PayloadToWrite[]): Promise<Set<string>> {
+/**
+ * The payload rows (idempotency); answers the ids not written before, i.e. the payloads whose alerts
+ * still count. A payload is a retry when its id was written, or when the same body was written under
+ * an adjacent window's id less than `retryWindowSeconds` apart. The bodies are locked first (in key
+ * order, so concurrent writers wait rather than deadlock): this statement then sees the other
+ * attempt's row if that one committed, and the other attempt waits for this one.
+ */
+export async function insertPayloads(trx: Knex, sourceId: string, payloads: PayloadToWrite[], retryWindowSeconds: number): Promise<Set<string>> {
+  const lockKeys = [...new Set(payloads.flatMap((x) => (x.sameBody ? [x.sameBody.lockKey] : [])))];
+  if (lockKeys.length) await lockBodiesStatement([lockKeys], trx);
   const rows = await insertPayloadsStatement(
-    [payloads.map((x) => x.payloadId), sourceId, payloads.map((x) => x.alerts.length), payloads.map((x) => x.receivedAt)],
+    [
+      payloads.map((x) => x.payloadId),
+      sourceId,
+      payloads.map((x) => x.alerts.length),
+      payloads.map((x) => x.receivedAt),
+      payloads.map((x) => x.sameBody?.adjacentIds[0] ?? null),
+      payloads.map((x) => x.sameBody?.adjacentIds[1] ?? null),
+      retryWindowSeconds,
+    ],
     trx,
   );
   return new Set(rows.map((r) => r.id));
@@ -321,9 +355,9 @@ const writeAlertsStatement = preparedStatement<WrittenCounts>(
  */
 export async function writePayloads(
   trx: Knex,
-  p: { sourceId: string; actor: string; payloads: PayloadToWrite[] },
+  p: { sourceId: string; actor: string; retryWindowSeconds: number; payloads: PayloadToWrite[] },
 ): Promise<Omit<IngestResult, 'fresh' | 'batch'> & { freshIds: Set<string> }> {
-  const freshIds = await insertPayloads(trx, p.sourceId, p.payloads);
+  const freshIds = await insertPayloads(trx, p.sourceId, p.payloads, p.retryWindowSeconds);
   const { folded, resolvedNotifications } = foldAlerts(p.payloads.filter((x) => freshIds.has(x.payloadId)));
   if (!folded.length) return { freshIds, opened: 0, updated: 0, resolved: 0, unmatched: 0, changed: [] };
   // The statement always answers one row of counts.

@@ -5,7 +5,7 @@ import { db } from '../../db/index.js';
 import { enqueue, type JobPayload } from '../../queues.js';
 import { automateAlerts, type AutomationResult } from '../automation/automation.js';
 import type { AuthenticatedSource } from './alert-source.store.js';
-import { evaluateFlapping, settleFlapping, writePayloads, type IngestResult } from './alert.store.js';
+import { evaluateFlapping, settleFlapping, writePayloads, type IngestResult, type SameBody } from './alert.store.js';
 import { normalizeAlerts, type AlertmanagerPayload, type GrafanaPayload } from './payloads.js';
 import { publishSreEvent } from '../events.js';
 
@@ -27,20 +27,43 @@ export interface Accepted {
  * count. The two differ in time: a sender retries a failed POST with exponential backoff (0.5 s,
  * 0.75 s, 1.1 s…) only until the notification's timeout (group_interval), while it re-sends an
  * unchanged group no sooner than max(group_interval, repeat_interval), "usually ~5m or more". So the id
- * hashes the source, the raw body and the aligned ALERT_RETRY_WINDOW (60 s) it arrived in: a retry
- * within the window counts once, the same body in a later window counts again. Windows are aligned
- * rather than sliding so that the id needs no lookup: a retry d seconds after the first attempt that
- * crosses a window boundary (a chance of d/60) still counts twice. The raw body is hashed as received
- * (no second JSON walk on the hot path); a sender re-serialising differently is a different payload.
+ * hashes the source, the raw body's digest and the aligned ALERT_RETRY_WINDOW (60 s) it arrived in:
+ * the API needs no lookup to name it. A retry that crosses a window boundary gets the next window's
+ * id; the worker recognises it by the body digest the job carries (retryOfAdjacentWindow). The raw body
+ * is hashed as received (no second JSON walk on the hot path); a sender re-serialising differently is
+ * a different payload.
  */
-export function webhookPayloadId(sourceId: string, rawBody: string, receivedAtMs: number): string {
-  const window = Math.floor(receivedAtMs / (config().sre.retryWindowSeconds * 1000));
-  const h = createHash('sha256').update(`${sourceId}\n${window}\n`).update(rawBody).digest();
+export function webhookPayloadId(sourceId: string, rawBody: string, receivedAtMs: number): { payloadId: string; bodyDigest: string } {
+  const bodyDigest = createHash('sha256').update(rawBody).digest('hex');
+  return { payloadId: payloadIdIn(sourceId, bodyDigest, windowOf(receivedAtMs)), bodyDigest };
+}
+
+const windowOf = (ms: number) => Math.floor(ms / (config().sre.retryWindowSeconds * 1000));
+
+function payloadIdIn(sourceId: string, bodyDigest: string, window: number): string {
+  const h = createHash('sha256').update(`${sourceId}\n${window}\n${bodyDigest}`).digest();
   // A UUID (the column's type) of version 8, RFC 9562's "custom" layout.
   h[6] = (h[6]! & 0x0f) | 0x80;
   h[8] = (h[8]! & 0x3f) | 0x80;
   const x = h.toString('hex', 0, 16);
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+/**
+ * What the worker needs to recognise a retry across a window boundary: the ids the same body had in
+ * the windows before and after this one (a payload written under either, received less than
+ * ALERT_RETRY_WINDOW apart, makes this one a retry), and a Postgres advisory lock key per body, so
+ * that two attempts written by concurrent transactions are checked one after the other. After
+ * instead of only before: the API may enqueue a retry before the first attempt whose answer it gave
+ * up on. Jobs without a digest (queued by an older API) are recognised within their window only.
+ */
+export function retryOfAdjacentWindow(job: IngestJob): SameBody | undefined {
+  if (!job.body_digest) return undefined;
+  const window = windowOf(Date.parse(job.received_at));
+  return {
+    lockKey: BigInt.asIntN(64, BigInt(`0x${job.body_digest.slice(0, 16)}`)).toString(),
+    adjacentIds: [payloadIdIn(job.source_id, job.body_digest, window - 1), payloadIdIn(job.source_id, job.body_digest, window + 1)],
+  };
 }
 
 /**
@@ -50,8 +73,15 @@ export function webhookPayloadId(sourceId: string, rawBody: string, receivedAtMs
 export async function acceptWebhook(source: AuthenticatedSource, payload: AlertmanagerPayload | GrafanaPayload, rawBody: string): Promise<Accepted> {
   const alerts = normalizeAlerts(payload);
   const receivedAt = Date.now();
-  const payloadId = webhookPayloadId(source.id, rawBody, receivedAt);
-  await enqueue('sre.alerts-ingest', { payload_id: payloadId, source_id: source.id, source: source.label, received_at: new Date(receivedAt).toISOString(), alerts });
+  const { payloadId, bodyDigest } = webhookPayloadId(source.id, rawBody, receivedAt);
+  await enqueue('sre.alerts-ingest', {
+    payload_id: payloadId,
+    body_digest: bodyDigest,
+    source_id: source.id,
+    source: source.label,
+    received_at: new Date(receivedAt).toISOString(),
+    alerts,
+  });
   return { payload_id: payloadId, source: source.label, accepted: alerts.length };
 }
 
@@ -109,16 +139,20 @@ async function drain(): Promise<void> {
 
 /**
  * How many of the waiting jobs (from the first) one write may fold together: one source, distinct
- * payload ids, and each fingerprint with one status across them, so folding never merges a resolve
+ * payload ids and bodies (one statement cannot see whether another attempt of a body it writes
+ * counted), and each fingerprint with one status across them, so folding never merges a resolve
  * with a firing of the same fingerprint (their order is a state change and flapping counts it). A
  * payload that itself both fires and resolves a fingerprint is written alone, as it always was.
  */
 export function takeBatch(jobs: readonly IngestJob[]): number {
   const statuses = new Map<string, string>();
   const ids = new Set<string>();
+  const bodies = new Set<string>();
   let taken = 0;
   for (const job of jobs.slice(0, maxBatch)) {
     if (job.source_id !== jobs[0]!.source_id || job.source !== jobs[0]!.source || ids.has(job.payload_id)) break;
+    // A second attempt of a body goes to the next write, which sees whether the first one counted.
+    if (job.body_digest && bodies.has(job.body_digest)) break;
     const own = new Map<string, string>();
     let mixed = false;
     for (const a of job.alerts) {
@@ -130,6 +164,7 @@ export function takeBatch(jobs: readonly IngestJob[]): number {
     for (const [fp, status] of own) if ((statuses.get(fp) ?? status) !== status) return taken;
     for (const [fp, status] of own) statuses.set(fp, status);
     ids.add(job.payload_id);
+    if (job.body_digest) bodies.add(job.body_digest);
     taken += 1;
   }
   return taken;
@@ -143,7 +178,8 @@ async function ingestBatch(jobs: IngestJob[]): Promise<Ingested[]> {
     const w = await writePayloads(trx, {
       sourceId,
       actor: `sender:${source}`,
-      payloads: jobs.map((j) => ({ payloadId: j.payload_id, receivedAt: j.received_at, alerts: j.alerts })),
+      retryWindowSeconds: config().sre.retryWindowSeconds,
+      payloads: jobs.map((j) => ({ payloadId: j.payload_id, receivedAt: j.received_at, alerts: j.alerts, sameBody: retryOfAdjacentWindow(j) })),
     });
     await evaluateFlapping(trx, sourceId, w.changed, flapThreshold, flapWindowSeconds);
     return w;
