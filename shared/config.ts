@@ -95,7 +95,7 @@ export const variables = {
   ALERT_WEBHOOK_TOKEN: [z.string().default(''), 'secret of the default alert sources (bearer token or basic-auth password); required outside npm run dev, where empty accepts unauthenticated alerts'],
   FLAP_THRESHOLD: [int(5, 1), 'state changes within FLAP_WINDOW above which an alert is flapping'],
   FLAP_WINDOW: [int(600, 1), 'flapping window in seconds'],
-  ALERT_RETRY_WINDOW: [int(60, 1), 'seconds after a written attempt within which the same webhook body from the same alert source counts once: a sender\'s retry, not a new notification'],
+  ALERT_RETRY_WINDOW: [int(60, 1), 'seconds after a first attempt within which the same webhook body from the same alert source counts once: a sender\'s retry, not a new notification'],
   ESCALATION_AFTER: [int(900, 1), 'seconds an incident may stay unacknowledged before it is escalated'],
   ESCALATION_WEBHOOK_URL: [optionalUrl, 'notification webhook that receives escalations'],
   ISSUE_TRACKER_URL: [optionalUrl, 'issue tracker (GitLab) base URL'],

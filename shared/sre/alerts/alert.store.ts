@@ -206,29 +206,31 @@ export interface SameBody {
 
 const lockBodiesStatement = preparedStatement('sre.alerts-lock-bodies', 'select pg_advisory_xact_lock(k) from unnest($1::bigint[]) as k order by k');
 
-const insertPayloadsStatement = preparedStatement<{ id: string }>(
+const insertPayloadsStatement = preparedStatement<{ id: string; retry_of: string | null }>(
   'sre.alerts-insert-payloads',
   `
-    insert into sre_alert_payloads (id, source_id, alert_count, received_at)
-    select id, $2::uuid, alert_count, received_at
-    from unnest($1::uuid[], $3::int[], $4::timestamptz[], $5::uuid[], $6::uuid[]) as x(id, alert_count, received_at, before_id, after_id)
-    where not exists (
-      select 1 from sre_alert_payloads p
+    insert into sre_alert_payloads (id, source_id, alert_count, received_at, retry_of)
+    select x.id, $2::uuid, x.alert_count, x.received_at, (
+      select p.id from sre_alert_payloads p
       where p.id in (x.before_id, x.after_id)
         and p.received_at > x.received_at - make_interval(secs => $7) and p.received_at < x.received_at + make_interval(secs => $7)
-    )
-    order by id
+      limit 1
+    ) as retry_of
+    from unnest($1::uuid[], $3::int[], $4::timestamptz[], $5::uuid[], $6::uuid[]) as x(id, alert_count, received_at, before_id, after_id)
+    order by x.id
     on conflict (id) do nothing
-    returning id
+    returning id, retry_of
   `,
 );
 
 /**
  * The payload rows (idempotency); answers the ids not written before, i.e. the payloads whose alerts
  * still count. A payload is a retry when its id was written, or when the same body was written under
- * an adjacent window's id less than `retryWindowSeconds` apart. The bodies are locked first (in key
- * order, so concurrent writers wait rather than deadlock): this statement then sees the other
- * attempt's row if that one committed, and the other attempt waits for this one.
+ * an adjacent window's id less than `retryWindowSeconds` apart: then its row is written with
+ * `retry_of` naming that one (so every id the webhook answered exists) and its alerts do not count.
+ * The bodies are locked first (in key order, so concurrent writers wait rather than deadlock): this
+ * statement then sees the other attempt's row if that one committed, and the other attempt waits for
+ * this one.
  */
 export async function insertPayloads(trx: Knex, sourceId: string, payloads: PayloadToWrite[], retryWindowSeconds: number): Promise<Set<string>> {
   const lockKeys = [...new Set(payloads.flatMap((x) => (x.sameBody ? [x.sameBody.lockKey] : [])))];
@@ -245,7 +247,7 @@ export async function insertPayloads(trx: Knex, sourceId: string, payloads: Payl
     ],
     trx,
   );
-  return new Set(rows.map((r) => r.id));
+  return new Set(rows.filter((r) => r.retry_of === null).map((r) => r.id));
 }
 
 /** The notifications of one fingerprint folded into one: the last one's content, every firing counted. */
