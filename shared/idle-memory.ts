@@ -31,7 +31,7 @@ export interface QuietOptions {
   quietForMs?: number;
 }
 
-/** The roles' settings: bench:idle-streams waits quietForMs and two samples before it reads memory. */
+/** The roles' settings: bench:idle-streams waits quietForMs and four samples before it reads memory. */
 export const quietDefaults = { everyMs: 5_000, quietBelow: 0.1, quietForMs: 30_000 } as const satisfies Required<QuietOptions>;
 
 export function youngGenerationBytes(): number {

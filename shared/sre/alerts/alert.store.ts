@@ -211,7 +211,7 @@ const insertPayloadsStatement = preparedStatement<{ id: string; retry_of: string
   `
     insert into sre_alert_payloads (id, source_id, alert_count, received_at, retry_of)
     select x.id, $2::uuid, x.alert_count, x.received_at, (
-      select p.id from sre_alert_payloads p
+      select coalesce(p.retry_of, p.id) from sre_alert_payloads p
       where p.id in (x.before_id, x.after_id)
         and p.received_at > x.received_at - make_interval(secs => $7) and p.received_at < x.received_at + make_interval(secs => $7)
       limit 1
@@ -227,14 +227,15 @@ const insertPayloadsStatement = preparedStatement<{ id: string; retry_of: string
  * The payload rows (idempotency); answers the ids not written before, i.e. the payloads whose alerts
  * still count. A payload is a retry when its id was written, or when the same body was written under
  * an adjacent window's id less than `retryWindowSeconds` apart: then its row is written with
- * `retry_of` naming that one (so every id the webhook answered exists) and its alerts do not count.
- * The bodies are locked first (in key order, so concurrent writers wait rather than deadlock): this
- * statement then sees the other attempt's row if that one committed, and the other attempt waits for
- * this one.
+ * `retry_of` naming the attempt that counted (so every id the webhook answered exists), and its
+ * alerts do not count. The bodies are locked first (in key order, so concurrent writers wait rather
+ * than deadlock): this statement then sees the other attempt's row if that one committed, and the
+ * other attempt waits for this one.
  */
 export async function insertPayloads(trx: Knex, sourceId: string, payloads: PayloadToWrite[], retryWindowSeconds: number): Promise<Set<string>> {
-  const lockKeys = [...new Set(payloads.flatMap((x) => (x.sameBody ? [x.sameBody.lockKey] : [])))];
-  if (lockKeys.length) await lockBodiesStatement([lockKeys], trx);
+  // Sorted here too: the statement's order by need not run before the locking function does.
+  const lockKeys = [...new Set(payloads.flatMap((x) => (x.sameBody ? [BigInt(x.sameBody.lockKey)] : [])))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (lockKeys.length) await lockBodiesStatement([lockKeys.map(String)], trx);
   const rows = await insertPayloadsStatement(
     [
       payloads.map((x) => x.payloadId),
