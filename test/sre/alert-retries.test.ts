@@ -129,7 +129,7 @@ describe('webhook retries', () => {
     await drained();
     expect(await counts([fingerprint])).toEqual({ [fingerprint]: 1 });
 
-    // Two more attempts queued together, possibly written by concurrent writes; one is retry's own id.
+    // Two more attempts queued together, possibly written by concurrent writes, with the ids already written (the first's window, the retry's).
     await Promise.all([enqueue('sre.alerts-ingest', later), enqueue('sre.alerts-ingest', jobAt(boundary - 3000))]);
     await drained();
     expect(await counts([fingerprint])).toEqual({ [fingerprint]: 1 });
