@@ -28,7 +28,7 @@
  *   BENCH_ANCHOR=off npm run bench:alerts                  # switchboard alone
  *   BENCH_PROF=/tmp/prof npm run bench:alerts               # also writes a V8 CPU profile of each role there
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -98,7 +98,8 @@ if (anchorOn) {
 }
 
 const { closeQueues, enqueue } = await import('../../shared/queues.js');
-const { normalizeAlerts, alertmanagerPayload } = await import('../../shared/sre/alerts/payloads.js');
+const { alertmanagerPayload } = await import('../../shared/sre/alerts/payloads.js');
+const { webhookJob } = await import('../../shared/sre/alerts/ingest.js');
 const { db, closeDb } = await import('../../shared/db/index.js');
 const { alertFingerprint } = await import('../../shared/sre/alerts/fingerprint.js');
 
@@ -383,13 +384,10 @@ try {
   // The worker's write path alone (no HTTP): payloads enqueued straight onto the sre queue as the API would.
   const source = (await db()('sre_alert_sources').where({ kind: 'alertmanager', name: 'default' }).first()) as { id: string };
   const directCount = Number(process.env.BENCH_WRITES ?? 2000);
-  const jobs = Array.from({ length: directCount }, (_, i) => ({
-    payload_id: randomUUID(),
-    source_id: source.id,
-    source: 'alertmanager/default',
-    received_at: new Date().toISOString(),
-    alerts: normalizeAlerts(alertmanagerPayload.parse(JSON.parse(webhookBody(nextPayload + i).toString()))),
-  }));
+  const jobs = Array.from({ length: directCount }, (_, i) => {
+    const body = webhookBody(nextPayload + i).toString();
+    return webhookJob({ id: source.id, label: 'alertmanager/default' }, alertmanagerPayload.parse(JSON.parse(body)), body, Date.now());
+  });
   const writeStart = performance.now();
   for (let i = 0; i < jobs.length; i += 50) await Promise.all(jobs.slice(i, i + 50).map((j) => enqueue('sre.alerts-ingest', j)));
   const enqueuedAt = performance.now();

@@ -8,6 +8,7 @@
  * did less and I/O wait jumped is a disk stall under Postgres' commits, not our code.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { sessionLaneQueues } from '../../shared/queues.js';
 import { redisAddress } from '../helpers/redis-keys.js';
@@ -69,11 +70,13 @@ export function startTimeline(groups: () => Record<string, number[]>, database: 
   const samples: Sample[] = [];
   const redis = new Redis(redisAddress());
   let stopped = false;
-  /** Jobs in the given list of every session lane queue (BullMQ keys `<prefix>:<queue>:<list>`), summed; NaN without the run's prefix. */
-  const lengths = async (list: 'wait' | 'active') => {
-    if (!queuePrefix) return NaN;
-    const counts = await Promise.all(sessionLaneQueues.map((name) => redis.llen(`${queuePrefix}:${name}:${list}`)));
-    return counts.reduce((a, b) => a + b, 0);
+  // The run's session lane queues, read through BullMQ on this connection; none without the run's prefix.
+  const lanes = queuePrefix ? sessionLaneQueues.map((name) => new Queue(name, { connection: redis, prefix: queuePrefix })) : [];
+  /** Jobs waiting and active over every session lane queue; NaN without the run's prefix. */
+  const laneJobs = async (): Promise<[number, number]> => {
+    if (!lanes.length) return [NaN, NaN];
+    const counts = await Promise.all(lanes.map((q) => q.getJobCounts('wait', 'active')));
+    return [counts.reduce((n, c) => n + c.wait!, 0), counts.reduce((n, c) => n + c.active!, 0)];
   };
   const take = async () => {
     const g = groups();
@@ -90,7 +93,7 @@ export function startTimeline(groups: () => Record<string, number[]>, database: 
       loopP99 = gauge('nodejs_eventloop_lag_p99_seconds');
       loopMax = gauge('nodejs_eventloop_lag_max_seconds');
     }
-    const [laneWait, laneActive] = await Promise.all([lengths('wait'), lengths('active')]);
+    const [laneWait, laneActive] = await laneJobs();
     const [iowait, steal] = machineWaits();
     samples.push({ at: now(), iowait, steal, cpu, backends: backends.length, redisClients: Number(/connected_clients:(\d+)/.exec(info)?.[1] ?? NaN), loopP99, loopMax, laneWait, laneActive });
   };
@@ -105,6 +108,7 @@ export function startTimeline(groups: () => Record<string, number[]>, database: 
     async stop(): Promise<Sample[]> {
       stopped = true;
       await loop;
+      await Promise.all(lanes.map((q) => q.close()));
       redis.disconnect();
       return samples;
     },

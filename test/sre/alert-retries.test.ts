@@ -8,8 +8,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
 import { enqueue, queue } from '../../shared/queues.js';
-import { webhookPayloadId } from '../../shared/sre/alerts/ingest.js';
-import { alertmanagerPayload, normalizeAlerts } from '../../shared/sre/alerts/payloads.js';
+import { payloadToWrite, webhookJob } from '../../shared/sre/alerts/ingest.js';
+import { insertPayloads } from '../../shared/sre/alerts/alert.store.js';
+import { alertmanagerPayload } from '../../shared/sre/alerts/payloads.js';
+import { firing } from './alerting-helpers.js';
 import { eventually } from '../helpers/eventually.js';
 
 process.env.ALERT_WEBHOOK_TOKEN = 'am-secret-token';
@@ -47,19 +49,15 @@ const drained = () =>
     return Object.values(c).every((n) => n === 0);
   }, 10_000, 'the sre-alerts queue to drain');
 
-/** The captured body with one alert of its own: a test's counts are its own. */
-const bodyFiring = (fingerprint: string, alertname: string) => {
-  const captured = JSON.parse(firingBody);
-  return JSON.stringify({ ...captured, groupLabels: { alertname }, alerts: [{ ...captured.alerts[0], labels: { alertname }, fingerprint }] });
-};
-
-/** The job the API queues for `body` received at a moment the test picks (and so in a window it picks). */
-const jobsOf = async (body: string) => {
+/** The API's job for one alert of its own (a test's counts are its own), received at a moment the test picks (and so in a window it picks). */
+const jobsOf = async (alertname: string) => {
   const source = (await db()('sre_alert_sources').where({ kind: 'alertmanager', name: 'default' }).first()) as { id: string };
-  const alerts = normalizeAlerts(alertmanagerPayload.parse(JSON.parse(body)));
-  return (ms: number) => {
-    const { payloadId, bodyDigest } = webhookPayloadId(source.id, body, ms);
-    return { payload_id: payloadId, body_digest: bodyDigest, source_id: source.id, source: 'alertmanager/default', received_at: new Date(ms).toISOString(), alerts };
+  const payload = firing(alertname);
+  const body = JSON.stringify(payload);
+  return {
+    sourceId: source.id,
+    fingerprint: payload.alerts[0].fingerprint as string,
+    jobAt: (ms: number) => webhookJob({ id: source.id, label: 'alertmanager/default' }, alertmanagerPayload.parse(payload), body, ms),
   };
 };
 
@@ -114,8 +112,7 @@ describe('webhook retries', () => {
   });
 
   it('a retry across a window boundary counts once, also when its job is written before the first attempt\'s; more than a window later the same body counts again', async () => {
-    const fingerprint = 'c0ffee00c0ffee01';
-    const jobAt = await jobsOf(bodyFiring(fingerprint, 'CrossWindow'));
+    const { fingerprint, jobAt } = await jobsOf('CrossWindow');
     const boundary = Math.floor(Date.now() / windowMs) * windowMs - 10 * windowMs;
     const first = jobAt(boundary - 300);
     const retry = jobAt(boundary + 400);
@@ -141,8 +138,7 @@ describe('webhook retries', () => {
   });
 
   it('attempts of one body in adjacent windows queued at once count once', async () => {
-    const fingerprint = 'c0ffee00c0ffee02';
-    const jobAt = await jobsOf(bodyFiring(fingerprint, 'QueuedTogether'));
+    const { fingerprint, jobAt } = await jobsOf('QueuedTogether');
     const boundary = Math.floor(Date.now() / windowMs) * windowMs - 20 * windowMs;
     const jobs = [boundary - 100, boundary + 100, boundary + 200].map(jobAt);
     await Promise.all(jobs.map((j) => enqueue('sre.alerts-ingest', j)));
@@ -154,5 +150,30 @@ describe('webhook retries', () => {
     const counted = rows.filter((r) => r.retry_of === null);
     expect(counted).toHaveLength(1);
     for (const r of rows) if (r.retry_of !== null) expect(r.retry_of).toBe(counted[0]!.id);
+  });
+
+  it('of two attempts written by concurrent transactions, the second waits for the first and does not count, in either order', async () => {
+    const boundary = Math.floor(Date.now() / windowMs) * windowMs - 30 * windowMs;
+    for (const [name, order] of [['FirstThenRetry', [-100, 100]], ['RetryThenFirst', [100, -100]]] as const) {
+      const { sourceId, jobAt } = await jobsOf(name);
+      const [one, other] = order.map((ms) => payloadToWrite(jobAt(boundary + ms)));
+      const trx = await db().transaction();
+      let otherDone = false;
+      let otherFresh: Promise<Set<string>>;
+      try {
+        const oneFresh = await insertPayloads(trx, sourceId, [one!], windowMs / 1000);
+        expect(oneFresh).toEqual(new Set([one!.payloadId]));
+        otherFresh = db()
+          .transaction((t) => insertPayloads(t, sourceId, [other!], windowMs / 1000))
+          .finally(() => (otherDone = true));
+        await new Promise((r) => setTimeout(r, 300));
+        // The other attempt waits on the first transaction's lock on the body, so it will see its row.
+        expect(otherDone).toBe(false);
+        await trx.commit();
+      } finally {
+        if (!trx.isCompleted()) await trx.rollback();
+      }
+      expect(await otherFresh).toEqual(new Set());
+    }
   });
 });

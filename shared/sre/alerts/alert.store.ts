@@ -198,8 +198,8 @@ export interface PayloadToWrite {
 
 /** See retryOfAdjacentWindow in ingest.ts. */
 export interface SameBody {
-  /** pg_advisory_xact_lock key of the body (a bigint, as text). */
-  lockKey: string;
+  /** pg_advisory_xact_lock key of the body. */
+  lockKey: bigint;
   /** The body's payload ids in the windows before and after its own. */
   adjacentIds: [string, string];
 }
@@ -234,7 +234,7 @@ const insertPayloadsStatement = preparedStatement<{ id: string; retry_of: string
  */
 export async function insertPayloads(trx: Knex, sourceId: string, payloads: PayloadToWrite[], retryWindowSeconds: number): Promise<Set<string>> {
   // Sorted here too: the statement's order by need not run before the locking function does.
-  const lockKeys = [...new Set(payloads.flatMap((x) => (x.sameBody ? [BigInt(x.sameBody.lockKey)] : [])))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const lockKeys = [...new Set(payloads.flatMap((x) => (x.sameBody ? [x.sameBody.lockKey] : [])))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (lockKeys.length) await lockBodiesStatement([lockKeys.map(String)], trx);
   const rows = await insertPayloadsStatement(
     [

@@ -5,7 +5,7 @@ import { db } from '../../db/index.js';
 import { enqueue, type JobPayload } from '../../queues.js';
 import { automateAlerts, type AutomationResult } from '../automation/automation.js';
 import type { AuthenticatedSource } from './alert-source.store.js';
-import { evaluateFlapping, settleFlapping, writePayloads, type IngestResult, type SameBody } from './alert.store.js';
+import { evaluateFlapping, settleFlapping, writePayloads, type IngestResult, type PayloadToWrite, type SameBody } from './alert.store.js';
 import { normalizeAlerts, type AlertmanagerPayload, type GrafanaPayload } from './payloads.js';
 import { publishSreEvent } from '../events.js';
 
@@ -57,32 +57,41 @@ function payloadIdIn(sourceId: string, bodyDigest: string, window: number): stri
  * instead of only before: the API may enqueue a retry before the first attempt whose answer it gave
  * up on. Jobs without a digest (queued by an older API) are recognised within their window only.
  */
-export function retryOfAdjacentWindow(job: IngestJob): SameBody | undefined {
+function retryOfAdjacentWindow(job: IngestJob): SameBody | undefined {
   if (!job.body_digest) return undefined;
   const window = windowOf(Date.parse(job.received_at));
   return {
-    lockKey: BigInt.asIntN(64, BigInt(`0x${job.body_digest.slice(0, 16)}`)).toString(),
+    lockKey: BigInt.asIntN(64, BigInt(`0x${job.body_digest.slice(0, 16)}`)),
     adjacentIds: [payloadIdIn(job.source_id, job.body_digest, window - 1), payloadIdIn(job.source_id, job.body_digest, window + 1)],
   };
 }
 
+/** An ingest job as the store writes it. */
+export function payloadToWrite(job: IngestJob): PayloadToWrite {
+  return { payloadId: job.payload_id, receivedAt: job.received_at, alerts: job.alerts, sameBody: retryOfAdjacentWindow(job) };
+}
+
 /**
- * Enqueues the payload's alerts for an authenticated source (authenticateSource); nothing is written
- * before the worker runs. `rawBody` is the body as received, which names the payload (webhookPayloadId).
+ * The ingest job of a webhook payload from an authenticated source (authenticateSource), received at
+ * `receivedAtMs`. `rawBody` is the body as received, which names the payload (webhookPayloadId).
  */
-export async function acceptWebhook(source: AuthenticatedSource, payload: AlertmanagerPayload | GrafanaPayload, rawBody: string): Promise<Accepted> {
-  const alerts = normalizeAlerts(payload);
-  const receivedAt = Date.now();
-  const { payloadId, bodyDigest } = webhookPayloadId(source.id, rawBody, receivedAt);
-  await enqueue('sre.alerts-ingest', {
+export function webhookJob(source: AuthenticatedSource, payload: AlertmanagerPayload | GrafanaPayload, rawBody: string, receivedAtMs: number): IngestJob {
+  const { payloadId, bodyDigest } = webhookPayloadId(source.id, rawBody, receivedAtMs);
+  return {
     payload_id: payloadId,
     body_digest: bodyDigest,
     source_id: source.id,
     source: source.label,
-    received_at: new Date(receivedAt).toISOString(),
-    alerts,
-  });
-  return { payload_id: payloadId, source: source.label, accepted: alerts.length };
+    received_at: new Date(receivedAtMs).toISOString(),
+    alerts: normalizeAlerts(payload),
+  };
+}
+
+/** Enqueues the payload's alerts (webhookJob); nothing is written before the worker runs. */
+export async function acceptWebhook(source: AuthenticatedSource, payload: AlertmanagerPayload | GrafanaPayload, rawBody: string): Promise<Accepted> {
+  const job = webhookJob(source, payload, rawBody, Date.now());
+  await enqueue('sre.alerts-ingest', job);
+  return { payload_id: job.payload_id, source: source.label, accepted: job.alerts.length };
 }
 
 type IngestJob = JobPayload<'sre.alerts-ingest'>;
@@ -179,7 +188,7 @@ async function ingestBatch(jobs: IngestJob[]): Promise<Ingested[]> {
       sourceId,
       actor: `sender:${source}`,
       retryWindowSeconds: config().sre.retryWindowSeconds,
-      payloads: jobs.map((j) => ({ payloadId: j.payload_id, receivedAt: j.received_at, alerts: j.alerts, sameBody: retryOfAdjacentWindow(j) })),
+      payloads: jobs.map(payloadToWrite),
     });
     await evaluateFlapping(trx, sourceId, w.changed, flapThreshold, flapWindowSeconds);
     return w;
