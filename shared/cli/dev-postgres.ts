@@ -9,8 +9,8 @@
 import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
+import pg from 'pg';
 
 export interface PostgresUser {
   uid: number;
@@ -66,17 +66,25 @@ export function relocatedDataDir(root: string, checkout: string): string {
   return path.join(root, `switchboard-dev-${createHash('sha256').update(checkout).digest('hex').slice(0, 12)}`, 'postgres');
 }
 
-async function waitForPort(port: number, child: ChildProcess, ms: number): Promise<void> {
+/**
+ * Waits until the server answers a query, not merely until its port is open: PostgreSQL listens
+ * before it has finished recovery and answers "the database system is starting up" (57P03) until then.
+ */
+async function waitForQueries(url: string, child: ChildProcess, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`PostgreSQL exited with code ${child.exitCode} while starting`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1');
-      s.once('connect', () => (s.destroy(), resolve(true)));
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`PostgreSQL did not accept connections on port ${port} within ${ms / 1000} s`);
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+    client.on('error', () => {}); // a refused or reset attempt is answered below, not thrown here
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`PostgreSQL did not answer queries on ${url} within ${ms / 1000} s: ${(err as Error).message}`);
+    } finally {
+      await client.end().catch(() => {});
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -101,9 +109,10 @@ export async function startPostgresAs(nativeDir: string, dataDir: string, port: 
     if (init.error || init.status !== 0) throw new Error(`initdb failed: ${(init.error?.message ?? init.stderr.trim().split('\n').pop()) || `exit ${init.status}`}`);
   }
   const child = spawn(bin('postgres'), ['-D', dataDir, '-p', String(port), '-k', dataDir, '-c', 'listen_addresses=127.0.0.1'], { uid: user.uid, gid: user.gid, stdio: 'ignore' });
-  await waitForPort(port, child, 30_000);
+  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  await waitForQueries(adminUrl, child, 30_000);
   return {
-    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    adminUrl,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
