@@ -17,7 +17,7 @@ import { crmRouters } from './crm/index.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { userRoutes } from './sessions/users.routes.js';
 import { chatappRoutes } from './chatapp/chatapp.routes.js';
-import type { ApiRouter } from './routing.js';
+import { routersMiddleware, type ApiRouter } from './routing.js';
 import { sreRouters } from './sre/index.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { portalRoutes } from './portal/portal.routes.js';
@@ -86,7 +86,7 @@ export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Ko
   mountWebApp(app, options.web ?? defaultWebMode(), options.server, options.webDir);
   const docs = docsRouter();
   app.use(docs.routes());
-  for (const router of [...domainRouters(), ...extra]) app.use(router.koa.routes()).use(router.koa.allowedMethods());
+  for (const middleware of routersMiddleware([...domainRouters(), ...extra])) app.use(middleware);
 
   if (!gaugesRegistered) {
     gaugesRegistered = true;

@@ -222,9 +222,20 @@ export interface RouterOptions {
   errors?: Record<number, string>;
 }
 
+/**
+ * The start of a route's path up to its first parameter, lower-cased (routes match case-insensitively):
+ * a request path that does not begin with it cannot match the route.
+ */
+function literalStart(koaPath: string): string {
+  const param = koaPath.search(/[:(*]/);
+  return (param < 0 ? koaPath : koaPath.slice(0, param)).toLowerCase();
+}
+
 /** A domain's router: `route()` serves a route and documents it. */
 export class ApiRouter {
   readonly koa = new Router();
+  /** The literal starts of this router's routes (see routersMiddleware). */
+  readonly pathStarts = new Set<string>();
 
   constructor(private readonly options: RouterOptions = {}) {
     for (const middleware of options.use ?? []) this.koa.use(middleware);
@@ -266,6 +277,33 @@ export class ApiRouter {
       }
     });
     this.koa[spec.method](koaPath, ...middleware);
+    this.pathStarts.add(literalStart(koaPath));
     return this;
   }
+}
+
+/**
+ * Every router as one middleware, in order, run only for requests whose path begins with the literal
+ * start of one of its routes. Mounted one after another, each @koa/router middleware parses the
+ * Host header (for its host option, even unset) and tests its routes' patterns on every request,
+ * so a request went through about 40 router middlewares before its own. A skipped router could not
+ * have matched, so what runs is what would have matched. Allowed-methods answers (405, OPTIONS, 501)
+ * need one handler over the routes matched by all routers (ctx.matched): it is the outer one here.
+ */
+export function routersMiddleware(routers: readonly ApiRouter[]): Middleware[] {
+  const mounted = routers.map((router) => ({ starts: [...router.pathStarts], routes: router.koa.routes() as Middleware }));
+  const dispatch: Middleware = (ctx, next) => {
+    const path = ctx.path.toLowerCase();
+    // As if a router had run and matched nothing, so an unimplemented method still gets its 501.
+    (ctx as { matched?: unknown[] }).matched ??= [];
+    const from = (i: number): Promise<unknown> => {
+      for (; i < mounted.length; i++) {
+        const { starts, routes } = mounted[i]!;
+        if (starts.some((start) => path.startsWith(start))) return routes(ctx, () => from(i + 1));
+      }
+      return next();
+    };
+    return from(0);
+  };
+  return [new Router().allowedMethods() as Middleware, dispatch];
 }

@@ -25,10 +25,22 @@ const probe = new ApiRouter().route({
   },
 });
 
+// A second router serving another method of the same path: allowed methods are gathered across routers.
+const reader = new ApiRouter().route({
+  method: 'get',
+  path: '/api/test/widgets/{widget_id}',
+  tags: ['test'],
+  summary: 'convention probe, read',
+  auth: 'apiKey',
+  request: { params: z.object({ widget_id: z.guid() }) },
+  responses: { 200: { description: 'the widget', schema: z.object({ id: z.string() }) } },
+  handler: ({ params }) => ({ id: params.widget_id }),
+});
+
 let api: Platform;
 beforeAll(async () => {
   process.env.BODY_LIMIT = '2kb';
-  api = await startPlatform({ workers: false, routers: [probe] });
+  api = await startPlatform({ workers: false, routers: [probe, reader] });
 });
 
 const id = '3f1c1f9e-8a3b-4e59-9e0e-2b8f5d1c7a10';
@@ -81,6 +93,23 @@ describe('HTTP conventions', () => {
     const res = await api.request('/api/nothing-here');
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ status: 404, title: 'Not Found' });
+  });
+
+  it('a path served with other methods is a 405 naming them; OPTIONS lists them; an unknown method is a 501', async () => {
+    const wrong = await api.request(`/api/test/widgets/${id}`, { method: 'DELETE' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('POST, HEAD, GET');
+    const options = await api.request(`/api/test/widgets/${id}`, { method: 'OPTIONS' });
+    expect([options.status, options.headers.get('allow')]).toEqual([200, 'POST, HEAD, GET']);
+    const unknown = await api.request('/api/nothing-here', { method: 'PROPFIND' });
+    expect(unknown.status).toBe(501);
+  });
+
+  it('paths match whatever their case, also in the last router mounted', async () => {
+    const res = await api.request(`/API/Test/WIDGETS/${id}`, { method: 'POST', json: { name: 'w', size: 1 } });
+    expect([res.status, await res.json()]).toEqual([201, { id }]);
+    const read = await api.request(`/api/TEST/widgets/${id}`);
+    expect([read.status, await read.json()]).toEqual([200, { id }]);
   });
 
   it('the API reference documents each route with its auth and error responses', async () => {
