@@ -223,11 +223,11 @@ export interface RouterOptions {
 }
 
 /**
- * The start of a route's path up to its first parameter, lower-cased (routes match case-insensitively):
- * a request path that does not begin with it cannot match the route.
+ * The start of a route's path up to its first parameter, wildcard or optional group, lower-cased
+ * (routes match case-insensitively): a request path that does not begin with it cannot match the route.
  */
 function literalStart(koaPath: string): string {
-  const param = koaPath.search(/[:(*]/);
+  const param = koaPath.search(/[:(*{]/);
   return (param < 0 ? koaPath : koaPath.slice(0, param)).toLowerCase();
 }
 
