@@ -42,6 +42,14 @@ const counts = async (fingerprints: string[]) => {
   return Object.fromEntries(rows.map((r) => [r.fingerprint, r.occurrence_count]));
 };
 
+/** Whether a transaction waits for the advisory lock of `key` (a bigint key shows as its high and low 32 bits, objsubid 1). */
+const lockAwaited = async (key: bigint) => {
+  const high = String((key >> 32n) & 0xffffffffn);
+  const low = String(key & 0xffffffffn);
+  const { rows } = await db().raw("select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and classid = ?::oid and objid = ?::oid and objsubid = 1", [high, low]);
+  return (rows[0] as { n: number }).n > 0;
+};
+
 /** Every queued ingest job has run (the retry's job included), so the counts are final. */
 const drained = () =>
   eventually(async () => {
@@ -68,7 +76,6 @@ describe('webhook retries', () => {
   it("a retry of the same body (the first answer lost, its job already written) counts once; the same body after the window counts again", async () => {
     const fingerprints = ['35168abc2368c313', 'f7ca8b2ae37f4b50'];
     await nextWindow();
-    const firstAt = Date.now();
     const first = await post('alertmanager', firingBody);
     await eventually(async () => {
       const c = await counts(fingerprints);
@@ -81,8 +88,10 @@ describe('webhook retries', () => {
     await drained();
     expect(await counts(fingerprints)).toEqual({ '35168abc2368c313': 1, f7ca8b2ae37f4b50: 1 });
 
-    // Alertmanager's repeat notification of the unchanged group: the same bytes, more than a window later.
-    await new Promise((r) => setTimeout(r, firstAt + windowMs + 100 - Date.now()));
+    // Alertmanager's repeat notification of the unchanged group: the same bytes, more than a window
+    // after the first attempt was received (not sent: a cold API may take a while to read it).
+    const { received_at: firstReceived } = await db()('sre_alert_payloads').where({ id: first }).first('received_at');
+    await new Promise((r) => setTimeout(r, (firstReceived as Date).getTime() + windowMs + 100 - Date.now()));
     const repeat = await post('alertmanager', firingBody);
     expect(repeat).not.toBe(first);
     await eventually(async () => {
@@ -166,8 +175,8 @@ describe('webhook retries', () => {
         otherFresh = db()
           .transaction((t) => insertPayloads(t, sourceId, [other!], windowMs / 1000))
           .finally(() => (otherDone = true));
-        await new Promise((r) => setTimeout(r, 300));
         // The other attempt waits on the first transaction's lock on the body, so it will see its row.
+        await eventually(() => lockAwaited(other!.sameBody!.lockKey), 10_000, 'the other attempt to wait for the body lock');
         expect(otherDone).toBe(false);
         await trx.commit();
       } finally {

@@ -204,7 +204,11 @@ export interface SameBody {
   adjacentIds: [string, string];
 }
 
-const lockBodiesStatement = preparedStatement('sre.alerts-lock-bodies', 'select pg_advisory_xact_lock(k) from unnest($1::bigint[]) as k order by k');
+/**
+ * Locks the bodies' keys in the order given: unnest reads an array in its order. (An order by here would
+ * not help: it sorts the rows after the select list, and so the locking, has run.)
+ */
+const lockBodiesStatement = preparedStatement('sre.alerts-lock-bodies', 'select pg_advisory_xact_lock(k) from unnest($1::bigint[]) as k');
 
 const insertPayloadsStatement = preparedStatement<{ id: string; retry_of: string | null }>(
   'sre.alerts-insert-payloads',
@@ -233,7 +237,6 @@ const insertPayloadsStatement = preparedStatement<{ id: string; retry_of: string
  * other attempt waits for this one.
  */
 export async function insertPayloads(trx: Knex, sourceId: string, payloads: PayloadToWrite[], retryWindowSeconds: number): Promise<Set<string>> {
-  // Sorted here too: the statement's order by need not run before the locking function does.
   const lockKeys = [...new Set(payloads.flatMap((x) => (x.sameBody ? [x.sameBody.lockKey] : [])))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (lockKeys.length) await lockBodiesStatement([lockKeys.map(String)], trx);
   const rows = await insertPayloadsStatement(
