@@ -1,5 +1,7 @@
 /** Worker role: one BullMQ Worker per queue of the registry, the scheduler, and this process's /metrics. */
+import { once } from 'node:events';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { config, ConfigError } from '../shared/config.js';
 import { closeDb, db } from '../shared/db/index.js';
 import { checkRedisDurability } from '../shared/redis.js';
@@ -34,8 +36,12 @@ try {
     res.writeHead(200, { 'Content-Type': metricsRegistry.contentType }).end(await metricsRegistry.metrics());
   });
   metrics.listen(cfg.workers.metricsPort, '127.0.0.1');
+  // A port that cannot be bound stops start-up with its reason, like any other start-up failure.
+  await once(metrics, 'listening');
   onShutdown('metrics', () => new Promise((resolve) => metrics.close(resolve)));
-  logger('worker').info({ queues: workers.map((w) => w.name), metrics: `http://127.0.0.1:${cfg.workers.metricsPort}/metrics` }, 'workers running');
+  // The port bound, which WORKER_METRICS_PORT=0 leaves to the system: what a scraper (bench:sessions) reads.
+  const { port } = metrics.address() as AddressInfo;
+  logger('worker').info({ queues: workers.map((w) => w.name), metrics: `http://127.0.0.1:${port}/metrics` }, 'workers running');
 } catch (err) {
   // What stops start-up is said in one line (a configuration error lists each variable).
   console.error(err instanceof ConfigError ? err.message : `start-up failed: ${(err as Error).message}`);
