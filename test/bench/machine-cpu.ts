@@ -16,6 +16,8 @@ export interface CpuSnapshot {
   machine: { busy: number; softirq: number; steal: number; idle: number };
   /** Seconds of each process of each service, so a process that exits between two snapshots does not count as negative use. */
   servicePids: Record<string, Record<string, number>>;
+  /** Seconds the main thread of each named pid, and of Redis, has spent runnable but waiting for a CPU. */
+  waited: Record<string, number>;
 }
 
 const statSeconds = (stat: string) => {
@@ -26,6 +28,20 @@ const statSeconds = (stat: string) => {
 /** CPU seconds (user + system) a process has used. */
 export function processCpuSeconds(pid: number): number {
   return statSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/**
+ * Seconds a process's main thread has spent runnable but waiting for a CPU (/proc/<pid>/schedstat, the
+ * kernel's run-queue delay). For a Node role that thread runs the event loop: every event it handles
+ * waits that long on top of its own work, which on a machine with more runnable processes than cores
+ * shows in the tail latency however fast the code is. 0 when the process is gone.
+ */
+export function runQueueWaitSeconds(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
+  } catch {
+    return 0;
+  }
 }
 
 /** CPU seconds used so far by the named pids (e.g. { api: pid, worker: pid }), Postgres, Redis and the machine. */
@@ -47,9 +63,12 @@ export function cpuSnapshot(pids: Record<string, number> = {}): CpuSnapshot {
     if (name) used[name]! += statSeconds(stat);
     if (service && !names.has(entry)) servicePids[service]![entry] = statSeconds(stat);
   }
+  const waited: Record<string, number> = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, runQueueWaitSeconds(pid)]));
+  // Redis runs its commands on its main thread: one redis-server on the machine.
+  waited.redis = Object.keys(servicePids.redis!).reduce((sum, pid) => sum + runQueueWaitSeconds(Number(pid)), 0);
   const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
   const [user, nice, system, idle, iowait, irq, softirq, steal] = values.map((v) => Number(v) / 100) as number[];
-  return { used, servicePids, machine: { busy: user! + nice! + system! + irq! + softirq!, softirq: softirq!, steal: steal!, idle: idle! + iowait! } };
+  return { used, servicePids, waited, machine: { busy: user! + nice! + system! + irq! + softirq!, softirq: softirq!, steal: steal!, idle: idle! + iowait! } };
 }
 
 /** What was used between two snapshots, and the machine's busy and steal shares of that time. */

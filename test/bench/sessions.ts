@@ -14,7 +14,11 @@
  *
  * Both sides count deliveries the same way: a delivery is (message, subscribing channel), expected
  * 3 per message offered; lost = expected − delivered (a rejected POST loses its 3); latency is the
- * publisher's clock at POST to the subscriber's at parse, both in this process.
+ * publisher's clock at POST to the subscriber's at parse, both in this process. Each step also prints
+ * the CPU each process spent per message and how long the main threads of the roles (nginx's workers)
+ * and of Redis waited, runnable, for one of the 2 cores: a wait there is added to the tail latency
+ * whatever the code does. Under BENCH_START=roles, switchboard's steps also print how many session
+ * lane jobs the worker ran, and so how many messages shared each job's fixed queue cost.
  *
  *   BENCH_RATE=500 BENCH_SECONDS=30    one step per side (the defaults)
  *   BENCH_RATES=500,1000               steps at these rates, both sides alternating per rate
@@ -102,6 +106,8 @@ const commandLine = (pid: number) => {
 interface Platform {
   url: string;
   apiPid?: number;
+  /** The worker's /metrics (BENCH_START=roles: the worker says where in its start-up line). */
+  workerMetricsUrl?: string;
   groups(): Record<string, number[]>;
   stop(): Promise<void>;
 }
@@ -112,12 +118,13 @@ async function startPlatform(env: NodeJS.ProcessEnv): Promise<{ platform: Platfo
   if (START === 'roles') {
     const { child: api, line } = await startRole('api/main.ts', env, /API listening/);
     const url = /"url":"([^"]+)"/.exec(line)![1]!;
-    const { child: worker } = await startRole('workers/main.ts', env, /workers running/);
+    const { child: worker, line: workerLine } = await startRole('workers/main.ts', env, /workers running/);
+    const workerMetricsUrl = /"metrics":"([^"]+)"/.exec(workerLine)?.[1];
     const ready = await waitForReady(`${url}/readyz`);
     return {
       started,
       ready,
-      platform: { url, apiPid: api.pid, groups: () => ({ api: [api.pid!, ...descendants(api.pid!)], worker: [worker.pid!, ...descendants(worker.pid!)] }), stop: () => stopProcesses([api, worker]) },
+      platform: { url, apiPid: api.pid, workerMetricsUrl, groups: () => ({ api: [api.pid!, ...descendants(api.pid!)], worker: [worker.pid!, ...descendants(worker.pid!)] }), stop: () => stopProcesses([api, worker]) },
     };
   }
   const port = await freePort();
@@ -156,6 +163,27 @@ function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string
   const backends = Object.entries(after.servicePids.postgres ?? {}).filter(([pid]) => !database || commandLine(Number(pid)).includes(` ${database} `));
   out.postgres = backends.reduce((s, [pid, seconds]) => s + seconds - (before.servicePids.postgres?.[pid] ?? 0), 0);
   out.redis = used.redis ?? 0;
+  return out;
+}
+
+/**
+ * Session lane jobs the worker has finished so far (its queue_job_duration_seconds count of
+ * sessions.deliver-batch), or undefined without its /metrics. Messages per job tell how much of the
+ * queue's fixed cost per job (its Redis scripts, the worker's fetch and finish) each message bears.
+ */
+async function laneJobsDone(workerMetricsUrl: string | undefined): Promise<number | undefined> {
+  if (!workerMetricsUrl) return undefined;
+  const text = await fetch(workerMetricsUrl).then((r) => r.text(), () => '');
+  const counts = [...text.matchAll(/^queue_job_duration_seconds_count\{[^}]*job="sessions\.deliver-batch"[^}]*\} (\d+)/gm)];
+  return counts.length ? counts.reduce((sum, m) => sum + Number(m[1]), 0) : undefined;
+}
+
+/** Run-queue delay of each group's main threads between two snapshots (summed over its processes), and Redis'. */
+function runQueueWaits(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string, number[]>): Record<string, number> {
+  const delta = (key: string) => (after.waited[key] ?? 0) - (before.waited[key] ?? 0);
+  const out: Record<string, number> = {};
+  for (const [name, pids] of Object.entries(groups)) if (name !== 'other') out[name] = pids.reduce((s, p) => s + delta(String(p)), 0);
+  out.redis = delta('redis');
   return out;
 }
 
@@ -417,6 +445,8 @@ async function main() {
         const total = Math.round(rate * SECONDS);
         const groups = driver.groups();
         const pids = Object.fromEntries(Object.values(groups).flat().map((p) => [String(p), p]));
+        const workerMetricsUrl = side === 'switchboard' ? platform?.workerMetricsUrl : undefined;
+        const jobsBefore = await laneJobsDone(workerMetricsUrl);
         const before = cpuSnapshot(pids);
         const benchBefore = process.cpuUsage();
         const t0 = now();
@@ -437,7 +467,9 @@ async function main() {
           last = step.seen.size;
         }
         const after = cpuSnapshot(pids);
+        const elapsed = (now() - t0) / 1000;
         const bench = process.cpuUsage(benchBefore);
+        const jobsAfter = await laneJobsDone(workerMetricsUrl);
         active[side] = undefined;
         const cpu = groupCpu(before, after, groups, storage?.database);
         cpu['load generator'] = (bench.user + bench.system) / 1e6;
@@ -464,6 +496,10 @@ async function main() {
           `${''.padEnd(14)} CPU ms/message: ${groupText} (server side total ${fmt(mainGroups, 2)}); POST round trip p50 ${fmt(percentile(step.postLatencies, 50))} p99 ${fmt(percentile(step.postLatencies, 99))} ms; ` +
             `duplicates ${step.duplicates}, own-channel ${step.ownChannel}, max schedule lag ${fmt(load.lateMs)} ms, streams dropped ${dropped}, late deliveries ${late}`,
         );
+        const waits = Object.entries(runQueueWaits(before, after, groups)).map(([k, v]) => `${k} ${fmt((v * 1000) / elapsed, 0)}`).join(', ');
+        const jobs = jobsBefore !== undefined && jobsAfter !== undefined ? jobsAfter - jobsBefore : undefined;
+        const perJob = jobs ? `; lane jobs ${jobs}, ${fmt(total / jobs, 1)} messages per job` : '';
+        console.log(`${''.padEnd(14)} waiting for a CPU (main threads' run-queue delay), ms per second: ${waits}${perJob}`);
         if (result.cold) {
           const ratio = result.cold.first.p99 / result.cold.rest.p99;
           if (timelineStop) for (const l of timelineLines(t0, TIMELINE, step.deliveries, await timelineStop)) console.log(`${''.padEnd(14)} ${l}`);
