@@ -64,7 +64,7 @@ export function cpuSnapshot(pids: Record<string, number> = {}): CpuSnapshot {
     if (service && !names.has(entry)) servicePids[service]![entry] = statSeconds(stat);
   }
   const waited: Record<string, number> = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, runQueueWaitSeconds(pid)]));
-  // Redis runs its commands on its main thread: one redis-server on the machine.
+  // Redis runs its commands on its main thread (summed over the machine's redis-server processes).
   waited.redis = Object.keys(servicePids.redis!).reduce((sum, pid) => sum + runQueueWaitSeconds(Number(pid)), 0);
   const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
   const [user, nice, system, idle, iowait, irq, softirq, steal] = values.map((v) => Number(v) / 100) as number[];

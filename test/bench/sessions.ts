@@ -167,8 +167,8 @@ function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string
 }
 
 /**
- * Session lane jobs the worker has finished so far (its queue_job_duration_seconds count of
- * sessions.deliver-batch), or undefined without its /metrics. Messages per job tell how much of the
+ * Session lane jobs the worker has run so far, completed or failed (its queue_job_duration_seconds
+ * count of sessions.deliver-batch), or undefined without its /metrics. Messages per job tell how much of the
  * queue's fixed cost per job (its Redis scripts, the worker's fetch and finish) each message bears.
  */
 async function laneJobsDone(workerMetricsUrl: string | undefined): Promise<number | undefined> {
