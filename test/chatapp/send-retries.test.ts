@@ -50,9 +50,10 @@ describe('a send whose answer was lost', () => {
     // The retry asked the provider, for this recipient from our number.
     const lookup = twilio.lookups.find((q) => q.get('To') === `whatsapp:${u.phone_number}`);
     expect(lookup?.get('From')).toBe(testFromNumber);
-    // Nothing more arrives later (the late answer of the first attempt changes nothing).
-    await new Promise((r) => setTimeout(r, 1600));
+    // The first attempt's late answer arrives and changes nothing: still one message, the same sid.
+    await eventually(() => twilio.lateAnswers() === 1, 5_000, 'the late answer of the first attempt');
     expect(sentTo(u.phone_number)).toHaveLength(1);
+    expect(await readMessage(queued.message_id)).toMatchObject({ status: 'sent', provider_message_id: atProvider[0]!.sid });
   });
 
   it('is sent again when the provider has no such message, and a copy already recorded on another message is not adopted', async () => {

@@ -24,6 +24,7 @@ export async function startLocalTwilio() {
   const contents: Array<{ auth: { user: string; password: string }; body: Record<string, unknown>; sid: string }> = [];
   const failures: Array<{ status: number; code: number; message: string }> = [];
   const delays: number[] = [];
+  let lateAnswers = 0;
   /** Query strings of the Messages list requests. */
   const lookups: URLSearchParams[] = [];
   const resource = (m: ReceivedMessage) => ({
@@ -68,7 +69,7 @@ export async function startLocalTwilio() {
         const message = { accountSid: m[1]!, auth, params, sid: sid('SM'), createdAt: new Date() };
         messages.push(message);
         const delay = delays.shift();
-        if (delay) return void setTimeout(() => json(201, resource(message)), delay);
+        if (delay) return void setTimeout(() => (json(201, resource(message)), lateAnswers++), delay);
         return json(201, resource(message));
       }
       if (req.method === 'POST' && req.url === '/v1/Content') {
@@ -90,6 +91,8 @@ export async function startLocalTwilio() {
     failNext: (...errors: Array<{ status: number; code: number; message: string }>) => failures.push(...errors),
     /** The next Messages calls create the message but answer only after these many milliseconds, in order. */
     delayNext: (...ms: number[]) => delays.push(...ms),
+    /** How many of those late answers have been written so far. */
+    lateAnswers: () => lateAnswers,
     lookups,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

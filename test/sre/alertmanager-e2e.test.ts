@@ -1,3 +1,4 @@
+// needs: prometheus-alertmanager
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

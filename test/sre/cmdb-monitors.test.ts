@@ -1,3 +1,4 @@
+// needs: prometheus
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { readFile, stat } from 'node:fs/promises';

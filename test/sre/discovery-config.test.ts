@@ -1,3 +1,4 @@
+// needs: prometheus
 import { afterAll, describe, expect, it } from 'vitest';
 import { readSource } from '../../shared/sre/discovery/run.js';
 import { readScrapeConfig } from '../../shared/sre/discovery/readers.js';

@@ -1,3 +1,4 @@
+// needs: prometheus
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+// needs: prometheus
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ContainerSummary } from '../../shared/clients/docker.js';
 import { useLocalLlm } from '../helpers/local-llm-server.js';

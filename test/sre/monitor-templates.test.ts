@@ -1,3 +1,4 @@
+// needs: prometheus
 import { describe, expect, it } from 'vitest';
 import { entityTypes, type EntityType } from '../../shared/sre/cmdb/model.js';
 import { templateCatalog, templateRecommendations } from '../../shared/sre/monitors/templates.js';

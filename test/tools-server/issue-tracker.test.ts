@@ -3,6 +3,7 @@
  * speaking GitLab's REST v4: every capability end to end, tracker errors as readable tool errors,
  * timeouts, TLS verification on and off, and who may call it.
  */
+// needs: openssl
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';

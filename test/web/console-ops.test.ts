@@ -3,6 +3,7 @@
  * entities and relationships, monitors, and deleting a discovery source. What the browser does is
  * checked in Postgres; each new screen and state is screenshotted into test-results/screens/.
  */
+// needs: chromium prometheus
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { firing } from '../sre/alerting-helpers.js';

@@ -3,6 +3,7 @@
  * through the five screens; what the browser does is checked in Postgres and at the local servers
  * standing in for the escalation webhook, the container runtime and the proxy.
  */
+// needs: chromium
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { firing, localServer } from '../sre/alerting-helpers.js';

@@ -5,6 +5,7 @@
  * history comes from the agent API (this platform, behind a local relay that can be cut) and
  * automations from a local server speaking n8n's API. Every screen is screenshotted.
  */
+// needs: chromium
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { json as reply, localServer } from '../sre/alerting-helpers.js';

@@ -3,6 +3,7 @@
  * keeps contacts, uploads documents and watches them get indexed on the page, searches them, and
  * edits the profile; another person reaching those rows by URL sees not-found (and the API 404).
  */
+// needs: chromium
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, screenshot, signInAt } from '../helpers/browser.js';
