@@ -38,7 +38,7 @@ export function declaredNeeds(dir: string): Map<string, string[]> {
     const file = path.join(entry.parentPath, entry.name);
     const match = NEEDS.exec(readFileSync(file, 'utf8').slice(0, 2000));
     if (!match) continue;
-    const names = match[1].trim().split(/\s+/);
+    const names = (match[1] ?? '').trim().split(/\s+/);
     const unknown = names.filter((n) => !(n in systemPackages));
     if (unknown.length) throw new Error(`${file}: needs ${unknown.join(', ')}, which test/helpers/system-packages.ts does not list`);
     needs.set(path.relative(process.cwd(), file), names);
