@@ -132,11 +132,12 @@ export const variables = {
   DISCOVERY_INTERVAL: [int(300, 1), 'seconds between scheduled discovery runs'],
   MONITORS_AUTO_APPLY: [bool(true), 'turn recommendations for new entities into entity monitors'],
   MONITORS_MODEL_AUTO: [bool(true), 'ask the language model (when configured) for rules for new entities, one call per entity type and template signature'],
-  RULES_DIR: [z.string().default('.data/rules'), 'directory of the Prometheus rule file written by deploy-all'],
+  RULES_DIR: [z.string().default('.data/rules'), 'directory of the Prometheus rule file written by deploy-all (by the workers of the rules queue, which must share it with Prometheus)'],
 
   // Running on many hosts (docs/operations.md). Every variable may also be given as <NAME>_FILE: the path of a file holding its value (container secrets).
   REDIS_URL: [z.string().regex(/^rediss?:\/\/[^\s]*$/, 'must be a redis:// or rediss:// URL').optional(), 'Redis as a URL, replacing BUS_HOST, BUS_PORT and BUS_PASSWORD when set: redis:// or rediss:// (TLS), optional ACL user and password, database index as the path (rediss://app:secret@redis.internal:6380/2)'],
   WORKER_METRICS_HOST: [z.string().min(1).default('127.0.0.1'), 'address on which a worker process serves /metrics and /healthz (the container image sets 0.0.0.0)'],
+  MONITORS_DEPLOY_WAIT_MS: [int(60000, 1000), 'how long deploy-all waits for a worker of the rules queue to write RULES_DIR and reload Prometheus before answering 503'],
   WORKER_QUEUES: [z.string().regex(/^[\w-]+(\s*,\s*[\w-]+)*$/, 'must be comma-separated queue names').optional(), 'queues this worker process runs, comma-separated (sessions also takes its lanes); unset = every queue. Give the rules queue to the pool that can write RULES_DIR'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
@@ -343,7 +344,7 @@ function nested(env: Env) {
         proxyApiUrl: env.PROXY_API_URL,
         allowedTargets: env.DISCOVERY_ALLOWED_TARGETS.split(',').map((t) => t.trim()).filter(Boolean),
       },
-      monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR },
+      monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR, deployWaitMs: env.MONITORS_DEPLOY_WAIT_MS },
     },
     toolServer: {
       port: env.MCP_SERVICE_PORT,
