@@ -20,6 +20,10 @@ export const intervalPattern =
 const interval = (fallback: string) =>
   z.string().regex(intervalPattern, 'must be an interval such as "30 minutes" or "24 hours"').default(fallback);
 
+/** A retention period: an interval, or "forever" (never pruned). */
+const retention = (fallback: string) =>
+  z.union([z.literal('forever'), z.string().regex(intervalPattern, 'must be an interval such as "30 days", or forever')]).default(fallback);
+
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
   NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite and benchmarks, which configure themselves)'],
@@ -138,6 +142,15 @@ export const variables = {
   REDIS_URL: [z.string().regex(/^rediss?:\/\/[^\s]*$/, 'must be a redis:// or rediss:// URL').optional(), 'Redis as a URL, replacing BUS_HOST, BUS_PORT and BUS_PASSWORD when set: redis:// or rediss:// (TLS), optional ACL user and password, database index as the path (rediss://app:secret@redis.internal:6380/2)'],
   WORKER_METRICS_HOST: [z.string().min(1).default('127.0.0.1'), 'address on which a worker process serves /metrics and /healthz (the container image sets 0.0.0.0)'],
   MONITORS_DEPLOY_WAIT_MS: [int(60000, 1000), 'how long deploy-all waits for a worker of the rules queue to write RULES_DIR and reload Prometheus before answering 503'],
+  RETENTION_PRUNE_CRON: [z.string().default('17 3 * * *'), 'cron expression of the tick that deletes rows past their retention (once per day by default; safe with many worker processes)'],
+  RETENTION_ALERT_PAYLOADS: [retention('30 days'), 'how long raw alert webhook payloads are kept (sre_alert_payloads), interval syntax or forever'],
+  RETENTION_ALERT_HISTORY: [retention('180 days'), 'how long alert state changes are kept (sre_alert_state_history)'],
+  RETENTION_TOOL_CALLS: [retention('90 days'), 'how long the tool-call audit is kept (tool_calls)'],
+  RETENTION_SESSION_EVENTS: [retention('90 days'), 'how long session stream events are kept for replay (session_events; messages and history are not pruned)'],
+  RETENTION_DISCOVERY_RUNS: [retention('30 days'), 'how long finished discovery runs and their per-source results are kept'],
+  RETENTION_RUNBOOK_EXECUTIONS: [retention('180 days'), 'how long finished runbook executions and their history are kept'],
+  RETENTION_WEBHOOK_DELIVERIES: [retention('30 days'), 'how long lead-webhook delivery outcomes are kept (a delivery id repeated later is processed again)'],
+  RETENTION_AGENT_STEPS: [retention('30 days'), 'how long recorded agent turn steps (replayed when a turn is retried) are kept'],
   WORKER_QUEUES: [z.string().regex(/^[\w-]+(\s*,\s*[\w-]+)*$/, 'must be comma-separated queue names').optional(), 'queues this worker process runs, comma-separated (sessions also takes its lanes); unset = every queue. Give the rules queue to the pool that can write RULES_DIR'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
@@ -287,6 +300,17 @@ function nested(env: Env) {
     },
     redis: { ...redisSettings(env), commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, allowVolatile: env.REDIS_ALLOW_VOLATILE },
     queues: { prefix: env.QUEUE_PREFIX },
+    retention: {
+      pruneCron: env.RETENTION_PRUNE_CRON,
+      alertPayloads: env.RETENTION_ALERT_PAYLOADS,
+      alertHistory: env.RETENTION_ALERT_HISTORY,
+      toolCalls: env.RETENTION_TOOL_CALLS,
+      sessionEvents: env.RETENTION_SESSION_EVENTS,
+      discoveryRuns: env.RETENTION_DISCOVERY_RUNS,
+      runbookExecutions: env.RETENTION_RUNBOOK_EXECUTIONS,
+      webhookDeliveries: env.RETENTION_WEBHOOK_DELIVERIES,
+      agentSteps: env.RETENTION_AGENT_STEPS,
+    },
     workers: {
       metricsPort: env.WORKER_METRICS_PORT,
       metricsHost: env.WORKER_METRICS_HOST,

@@ -122,6 +122,8 @@ export const queueDefinitions = {
   // (WORKER_QUEUES=rules there), so web processes on other hosts need no access to it. One at a time;
   // a failed deploy is answered to its caller, not retried behind their back.
   rules: { concurrency: 1, jobOptions: retrying(1, 1000) },
+  // Day-2 upkeep: deleting rows past their retention (RETENTION_*), one run at a time.
+  maintenance: { concurrency: 1, jobOptions: retrying(3, 60_000) },
 } satisfies Record<string, QueueDefinition>;
 
 /** Partitioned queues' lanes (see sessionLanes). */
@@ -277,6 +279,8 @@ export const jobDefinitions = {
     schema: z.object({ request_id: z.guid() }),
     jobId: (p) => `monitors-deploy-${p.request_id}`,
   }),
+  // Tick: delete rows past their retention (shared/retention.ts); one job per slot however many processes tick.
+  'platform.prune': define({ queue: 'maintenance', schema: z.object({ slot: z.iso.datetime() }), jobId: (p) => slotJobId('platform.prune', p.slot) }),
   // One discovery run: a manual trigger names the run it opened; a scheduled tick names its slot.
   'discovery.run': define({
     queue: 'discovery',
