@@ -41,6 +41,22 @@ describe('REDIS_URL', () => {
   });
 });
 
+describe('DATABASE_URL', () => {
+  it('carries PostgreSQL TLS to the client: sslmode=require refuses a server without TLS instead of talking in the clear', async () => {
+    const { default: knex } = await import('knex');
+    const { knexOptions } = await import('../../shared/db/index.js');
+    const url = new URL(process.env.DATABASE_URL!);
+    url.searchParams.set('sslmode', 'require');
+    const tls = knex(knexOptions(url.toString(), 1, { connectMs: 2000, acquireMs: 3000 }));
+    try {
+      // The test PostgreSQL runs without TLS; a client that dropped sslmode would answer 1.
+      await expect(tls.raw('select 1')).rejects.toThrow(/does not support SSL/i);
+    } finally {
+      await tls.destroy();
+    }
+  });
+});
+
 describe('<NAME>_FILE', () => {
   it('reads a variable from the file it names (one trailing newline dropped), as container secrets are mounted', () => {
     const dir = tmp();
