@@ -39,6 +39,7 @@ COPY --from=deps /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json ./
 COPY deploy/entrypoint.sh deploy/healthcheck.mjs deploy/
+COPY deploy/monitoring deploy/monitoring
 RUN mkdir -p /var/lib/switchboard/rules && chown -R node:node /var/lib/switchboard
 USER node
 EXPOSE 3000 9400 9464

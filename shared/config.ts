@@ -141,6 +141,7 @@ export const variables = {
   // Running on many hosts (docs/operations.md). Every variable may also be given as <NAME>_FILE: the path of a file holding its value (container secrets).
   REDIS_URL: [z.string().regex(/^rediss?:\/\/[^\s]*$/, 'must be a redis:// or rediss:// URL').optional(), 'Redis as a URL, replacing BUS_HOST, BUS_PORT and BUS_PASSWORD when set: redis:// or rediss:// (TLS), optional ACL user and password, database index as the path (rediss://app:secret@redis.internal:6380/2)'],
   WORKER_METRICS_HOST: [z.string().min(1).default('127.0.0.1'), 'address on which a worker process serves /metrics and /healthz (the container image sets 0.0.0.0)'],
+  MONITORS_PLATFORM_RULES: [bool(true), 'deploy-all also installs the platform\'s own alert rules (deploy/monitoring/switchboard-alerts.yml) as switchboard-platform.yml in RULES_DIR'],
   MONITORS_DEPLOY_WAIT_MS: [int(60000, 1000), 'how long deploy-all waits for a worker of the rules queue to write RULES_DIR and reload Prometheus before answering 503'],
   RETENTION_PRUNE_CRON: [z.string().default('17 3 * * *'), 'cron expression of the tick that deletes rows past their retention (once per day by default; safe with many worker processes)'],
   RETENTION_ALERT_PAYLOADS: [retention('30 days'), 'how long raw alert webhook payloads are kept (sre_alert_payloads), interval syntax or forever'],
@@ -368,7 +369,7 @@ function nested(env: Env) {
         proxyApiUrl: env.PROXY_API_URL,
         allowedTargets: env.DISCOVERY_ALLOWED_TARGETS.split(',').map((t) => t.trim()).filter(Boolean),
       },
-      monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR, deployWaitMs: env.MONITORS_DEPLOY_WAIT_MS },
+      monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR, deployWaitMs: env.MONITORS_DEPLOY_WAIT_MS, platformRules: env.MONITORS_PLATFORM_RULES },
     },
     toolServer: {
       port: env.MCP_SERVICE_PORT,

@@ -2,7 +2,8 @@
  * Monitoring-rule deploys when web and worker processes run on different hosts: the API process
  * (with the workers of every other queue) has a RULES_DIR of its own that Prometheus never reads; a
  * separate worker process runs only the rules queue, with the RULES_DIR that Prometheus reads. The
- * two share nothing but that place (and PostgreSQL and Redis): deploy-all still lands in Prometheus.
+ * two share nothing but that place (and PostgreSQL and Redis): deploy-all still lands in Prometheus,
+ * with the platform's own alert rules beside the monitors.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -94,5 +95,12 @@ describe('monitor deploys across hosts', () => {
       return groups.find((g) => g.name === 'switchboard-monitors')?.rules;
     }, 10_000, 'the deployed group in Prometheus');
     expect(rules).toHaveLength(body.total);
+    // The platform's own alert rules came with the deploy (MONITORS_PLATFORM_RULES, on by default).
+    const platform = await eventually(async () => {
+      const groups = ((await (await fetch(`${prometheus.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ name: string; file: string; rules: Array<{ name: string }> }> } }).data.groups;
+      return groups.find((g) => g.name === 'switchboard-platform');
+    }, 10_000, 'the platform rules in Prometheus');
+    expect(path.dirname(platform.file)).toBe(prometheus.rulesDir);
+    expect(platform.rules.map((r) => r.name)).toEqual(expect.arrayContaining(['SwitchboardQueueBacklog', 'SwitchboardDependencyOutage']));
   }, 60_000);
 });

@@ -8,14 +8,24 @@ import { config } from '../../config.js';
 import { AppError, ServiceUnavailableError, UpstreamError } from '../../errors.js';
 import { enqueue, jobEvents } from '../../queues.js';
 import { deployAllMonitors, type DeployOutcome } from './deploy.js';
+import { installPlatformRules } from './platform-rules.js';
+import { prometheusClient } from '../../clients/prometheus.js';
 
 /** What the rules worker hands back: the outcome, or the error the API answers with. */
 export type DeployJobResult = { ok: true; outcome: DeployOutcome } | { ok: false; unavailable: boolean; message: string };
 
-/** The job's work (workers/sre/monitors-deploy.job.ts): deploy, turning the API's error classes into data that crosses the queue. */
+/**
+ * The job's work (workers/sre/monitors-deploy.job.ts): the platform's own rules (MONITORS_PLATFORM_RULES),
+ * then the monitors, turning the API's error classes into data that crosses the queue.
+ */
 export async function runMonitorDeploy(): Promise<DeployJobResult> {
   try {
-    return { ok: true, outcome: await deployAllMonitors() };
+    const { monitors, discovery } = config().sre;
+    const platform = monitors.platformRules && discovery.metricsUrl ? await installPlatformRules(monitors.rulesDir) : undefined;
+    const outcome = await deployAllMonitors();
+    // deploy-all reloads only when its own file changed.
+    if (platform?.changed && outcome.checker === null) await prometheusClient(discovery.metricsUrl!).reload();
+    return { ok: true, outcome };
   } catch (err) {
     if (err instanceof ServiceUnavailableError || err instanceof UpstreamError) return { ok: false, unavailable: err instanceof ServiceUnavailableError, message: err.message };
     throw err;
