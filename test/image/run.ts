@@ -47,7 +47,7 @@ const env = {
 const envArgs = (vars: Record<string, string>) => Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
 const names = { web: `sb-image-web-${run}`, worker: `sb-image-worker-${run}` };
 const cleanup = () => {
-  for (const name of Object.values(names)) podman(['rm', '-f', '-t', '0', name], { allowFail: true });
+  for (const name of Object.values(names)) podman(['rm', '-f', '-v', '-t', '0', name], { allowFail: true });
 };
 
 try {
