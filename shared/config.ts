@@ -2,6 +2,7 @@
  * The platform's configuration: every environment variable, parsed once by one zod schema.
  * Each variable carries a one-line description (also the source of `.env.example`) and its default.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 const bool = (fallback: boolean) =>
@@ -18,6 +19,10 @@ export const intervalPattern =
   /^\s*(\d+(\.\d+)?\s*(microseconds?|milliseconds?|seconds?|secs?|minutes?|mins?|hours?|days?|weeks?|months?|years?)\s*)+$/i;
 const interval = (fallback: string) =>
   z.string().regex(intervalPattern, 'must be an interval such as "30 minutes" or "24 hours"').default(fallback);
+
+/** A retention period: an interval, or "forever" (never pruned). */
+const retention = (fallback: string) =>
+  z.union([z.literal('forever'), z.string().regex(intervalPattern, 'must be an interval such as "30 days", or forever')]).default(fallback);
 
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
@@ -131,7 +136,23 @@ export const variables = {
   DISCOVERY_INTERVAL: [int(300, 1), 'seconds between scheduled discovery runs'],
   MONITORS_AUTO_APPLY: [bool(true), 'turn recommendations for new entities into entity monitors'],
   MONITORS_MODEL_AUTO: [bool(true), 'ask the language model (when configured) for rules for new entities, one call per entity type and template signature'],
-  RULES_DIR: [z.string().default('.data/rules'), 'directory of the Prometheus rule file written by deploy-all'],
+  RULES_DIR: [z.string().default('.data/rules'), 'directory of the Prometheus rule file written by deploy-all (by the workers of the rules queue, which must share it with Prometheus)'],
+
+  // Running on many hosts (docs/operations.md). Every variable may also be given as <NAME>_FILE: the path of a file holding its value (container secrets).
+  REDIS_URL: [z.string().regex(/^rediss?:\/\/[^\s]*$/, 'must be a redis:// or rediss:// URL').optional(), 'Redis as a URL, replacing BUS_HOST, BUS_PORT and BUS_PASSWORD when set: redis:// or rediss:// (TLS), optional ACL user and password, database index as the path (rediss://app:secret@redis.internal:6380/2)'],
+  WORKER_METRICS_HOST: [z.string().min(1).default('127.0.0.1'), 'address on which a worker process serves /metrics and /healthz (the container image sets 0.0.0.0)'],
+  MONITORS_PLATFORM_RULES: [bool(true), 'deploy-all also installs the platform\'s own alert rules (deploy/monitoring/switchboard-alerts.yml) as switchboard-platform.yml in RULES_DIR'],
+  MONITORS_DEPLOY_WAIT_MS: [int(60000, 1000), 'how long deploy-all waits for a worker of the rules queue to write RULES_DIR and reload Prometheus before answering 503'],
+  RETENTION_PRUNE_CRON: [z.string().default('17 3 * * *'), 'cron expression of the tick that deletes rows past their retention (once per day by default; safe with many worker processes)'],
+  RETENTION_ALERT_PAYLOADS: [retention('30 days'), 'how long raw alert webhook payloads are kept (sre_alert_payloads), interval syntax or forever'],
+  RETENTION_ALERT_HISTORY: [retention('180 days'), 'how long alert state changes are kept (sre_alert_state_history)'],
+  RETENTION_TOOL_CALLS: [retention('90 days'), 'how long the tool-call audit is kept (tool_calls)'],
+  RETENTION_SESSION_EVENTS: [retention('90 days'), 'how long session stream events are kept for replay (session_events; messages and history are not pruned)'],
+  RETENTION_DISCOVERY_RUNS: [retention('30 days'), 'how long finished discovery runs and their per-source results are kept'],
+  RETENTION_RUNBOOK_EXECUTIONS: [retention('180 days'), 'how long finished runbook executions and their history are kept'],
+  RETENTION_WEBHOOK_DELIVERIES: [retention('30 days'), 'how long lead-webhook delivery outcomes are kept (a delivery id repeated later is processed again)'],
+  RETENTION_AGENT_STEPS: [retention('30 days'), 'how long recorded agent turn steps (replayed when a turn is retried) are kept'],
+  WORKER_QUEUES: [z.string().regex(/^[\w-]+(\s*,\s*[\w-]+)*$/, 'must be comma-separated queue names').optional(), 'queues this worker process runs, comma-separated (sessions also takes its lanes); unset = every queue. Give the rules queue to the pool that can write RULES_DIR'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Variables = typeof variables;
@@ -149,18 +170,57 @@ export class ConfigError extends Error {}
  * Parses an environment; throws one ConfigError naming every bad variable. `credentials: false` is for a
  * process that serves none of the API's routes (see configWithoutApiCredentials).
  */
-export function parseEnv(source: NodeJS.ProcessEnv, options: { credentials?: boolean } = {}): Env {
+export function parseEnv(source: NodeJS.ProcessEnv, options: { credentials?: boolean; migrateOnly?: boolean } = {}): Env {
   // Empty strings mean "unset", as in most .env tooling.
-  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const cleaned = withFileValues(Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>);
   const result = envSchema.safeParse(cleaned);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const env = result.data as Env;
-  const unsafe = startupSafetyProblems(env, options.credentials ?? true);
+  const unsafe = options.migrateOnly ? (env.NODE_ENV === 'production' && !env.DATABASE_URL ? ['DATABASE_URL: required when NODE_ENV=production'] : []) : startupSafetyProblems(env, options.credentials ?? true);
   if (unsafe.length) throw new ConfigError(`Invalid configuration:\n${unsafe.map((p) => `  ${p}`).join('\n')}`);
   return env;
+}
+
+/**
+ * `<NAME>_FILE` for every variable: the value is read from that file (one trailing newline dropped),
+ * as container secrets are mounted. Setting both NAME and NAME_FILE, or an unreadable file, is an error naming it.
+ */
+function withFileValues(source: Record<string, string>): Record<string, string> {
+  const out = { ...source };
+  const problems: string[] = [];
+  for (const name of Object.keys(variables)) {
+    const file = source[`${name}_FILE`];
+    if (file === undefined) continue;
+    if (source[name] !== undefined) {
+      problems.push(`${name}_FILE: set either ${name} or ${name}_FILE, not both`);
+      continue;
+    }
+    try {
+      out[name] = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      problems.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  return out;
+}
+
+/** Redis connection settings: REDIS_URL when set, else BUS_HOST, BUS_PORT and BUS_PASSWORD. */
+function redisSettings(env: Env) {
+  if (!env.REDIS_URL) return { host: env.BUS_HOST, port: env.BUS_PORT, username: undefined, password: env.BUS_PASSWORD || undefined, db: 0, tls: undefined };
+  const url = new URL(env.REDIS_URL);
+  const host = url.hostname.replace(/^\[|\]$/g, '') || 'localhost';
+  return {
+    host,
+    port: Number(url.port || 6379),
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    db: Number(url.pathname.replace(/^\//, '') || 0),
+    tls: url.protocol === 'rediss:' ? { servername: host } : undefined,
+  };
 }
 
 /** Whether development conveniences apply: `npm run dev` (SWITCHBOARD_DEV) or the test suite (NODE_ENV=test). */
@@ -239,9 +299,24 @@ function nested(env: Env) {
       statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
       apiQueryTimeoutMs: env.API_QUERY_TIMEOUT_MS,
     },
-    redis: { host: env.BUS_HOST, port: env.BUS_PORT, password: env.BUS_PASSWORD || undefined, commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, allowVolatile: env.REDIS_ALLOW_VOLATILE },
+    redis: { ...redisSettings(env), commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, allowVolatile: env.REDIS_ALLOW_VOLATILE },
     queues: { prefix: env.QUEUE_PREFIX },
-    workers: { metricsPort: env.WORKER_METRICS_PORT },
+    retention: {
+      pruneCron: env.RETENTION_PRUNE_CRON,
+      alertPayloads: env.RETENTION_ALERT_PAYLOADS,
+      alertHistory: env.RETENTION_ALERT_HISTORY,
+      toolCalls: env.RETENTION_TOOL_CALLS,
+      sessionEvents: env.RETENTION_SESSION_EVENTS,
+      discoveryRuns: env.RETENTION_DISCOVERY_RUNS,
+      runbookExecutions: env.RETENTION_RUNBOOK_EXECUTIONS,
+      webhookDeliveries: env.RETENTION_WEBHOOK_DELIVERIES,
+      agentSteps: env.RETENTION_AGENT_STEPS,
+    },
+    workers: {
+      metricsPort: env.WORKER_METRICS_PORT,
+      metricsHost: env.WORKER_METRICS_HOST,
+      queues: env.WORKER_QUEUES?.split(',').map((q) => q.trim()).filter(Boolean),
+    },
     sessions: {
       enabled: env.SERVICE_SESSION_SYSTEM,
       resumeWindow: env.SERVICE_SESSION_RESUME_WINDOW,
@@ -294,7 +369,7 @@ function nested(env: Env) {
         proxyApiUrl: env.PROXY_API_URL,
         allowedTargets: env.DISCOVERY_ALLOWED_TARGETS.split(',').map((t) => t.trim()).filter(Boolean),
       },
-      monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR },
+      monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR, deployWaitMs: env.MONITORS_DEPLOY_WAIT_MS, platformRules: env.MONITORS_PLATFORM_RULES },
     },
     toolServer: {
       port: env.MCP_SERVICE_PORT,
@@ -315,7 +390,7 @@ function nested(env: Env) {
 export type Config = ReturnType<typeof nested>;
 
 /** Builds the typed, nested configuration from an environment (`credentials: false`: see parseEnv). */
-export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: { credentials?: boolean } = {}): Config {
+export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: { credentials?: boolean; migrateOnly?: boolean } = {}): Config {
   return nested(parseEnv(source, options));
 }
 
@@ -327,6 +402,12 @@ let current: Config | undefined;
  */
 export function configWithoutApiCredentials(): Config {
   current ??= loadConfig(process.env, { credentials: false });
+  return current;
+}
+
+/** The configuration of the release step (migrate): only DATABASE_URL is required. Later config() calls return it. */
+export function configForMigrations(): Config {
+  current ??= loadConfig(process.env, { credentials: false, migrateOnly: true });
   return current;
 }
 

@@ -30,6 +30,12 @@ export function outageInProgress(now = Date.now()): boolean {
   return false;
 }
 
+/** Whether `dep` is in an outage as this process sees it (failed recently, not yet recovered). */
+export function dependencyInOutage(dep: Dependency, now = Date.now()): boolean {
+  const s = state.get(dep);
+  return s !== undefined && now - s.lastError < sameOutageMs;
+}
+
 /** Records that a dependency answers again; logs the end of an outage once. */
 export function dependencyRecovered(dep: Dependency): void {
   const current = state.get(dep);

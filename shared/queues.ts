@@ -118,6 +118,12 @@ export const queueDefinitions = {
   portal: { concurrency: 2, jobOptions: retrying(3, 2000) },
   // SRE discovery and monitor deployment (long runs kept apart from alert ingestion).
   discovery: { concurrency: 2, jobOptions: retrying(3, 5000) },
+  // Writing the Prometheus rule file: run by the worker pool that shares RULES_DIR with Prometheus
+  // (WORKER_QUEUES=rules there), so web processes on other hosts need no access to it. One at a time;
+  // a failed deploy is answered to its caller, not retried behind their back.
+  rules: { concurrency: 1, jobOptions: retrying(1, 1000) },
+  // Day-2 upkeep: deleting rows past their retention (RETENTION_*), one run at a time.
+  maintenance: { concurrency: 1, jobOptions: retrying(3, 60_000) },
 } satisfies Record<string, QueueDefinition>;
 
 /** Partitioned queues' lanes (see sessionLanes). */
@@ -267,6 +273,14 @@ export const jobDefinitions = {
   }),
 
   // --- discovery ------------------------------------------------------------
+  // Deploy every monitor to Prometheus (deploy-all), on the rules pool; the request waits for the outcome.
+  'sre.monitors-deploy': define({
+    queue: 'rules',
+    schema: z.object({ request_id: z.guid() }),
+    jobId: (p) => `monitors-deploy-${p.request_id}`,
+  }),
+  // Tick: delete rows past their retention (shared/retention.ts); one job per slot however many processes tick.
+  'platform.prune': define({ queue: 'maintenance', schema: z.object({ slot: z.iso.datetime() }), jobId: (p) => slotJobId('platform.prune', p.slot) }),
   // One discovery run: a manual trigger names the run it opened; a scheduled tick names its slot.
   'discovery.run': define({
     queue: 'discovery',

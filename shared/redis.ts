@@ -11,8 +11,8 @@ import { onShutdown } from './lifecycle.js';
  * grows to 20 s); a connection attempt gives up after 2 s.
  */
 export function redisOptions(extra: RedisOptions = {}): RedisOptions {
-  const { host, port, password } = config().redis;
-  return { host, port, password, lazyConnect: false, connectTimeout: 2_000, retryStrategy: (times) => Math.min(times * 100, 1_000), ...extra };
+  const { host, port, username, password, db, tls } = config().redis;
+  return { host, port, username, password, db, tls, lazyConnect: false, connectTimeout: 2_000, retryStrategy: (times) => Math.min(times * 100, 1_000), ...extra };
 }
 
 /**
@@ -128,7 +128,7 @@ export async function checkRedisDurability(
     await conn.connect();
     durability = await readRedisDurability(conn);
   } catch (err) {
-    throw new Error(`Redis at ${cfg.redis.host}:${cfg.redis.port} does not answer (${(err as Error).message}); start it or set BUS_HOST/BUS_PORT.`);
+    throw new Error(`Redis at ${cfg.redis.host}:${cfg.redis.port} does not answer (${(err as Error).message}); start it or set REDIS_URL (or BUS_HOST/BUS_PORT).`);
   } finally {
     conn.disconnect();
   }

@@ -1,4 +1,4 @@
-/** Worker role: one BullMQ Worker per queue of the registry, the scheduler, and this process's /metrics. */
+/** Worker role: one BullMQ Worker per queue of the registry (or of WORKER_QUEUES), the scheduler, and this process's /metrics and /healthz. */
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,7 @@ import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../shared/metrics.js';
 import { handlers } from './registry.js';
-import { startWorkers } from './runner.js';
+import { startWorkers, workerQueues } from './runner.js';
 import { startScheduler } from './scheduler.js';
 import { schedules } from './schedules.js';
 
@@ -22,7 +22,7 @@ try {
   onShutdown('postgres', closeDb);
   onShutdown('queues', closeQueues);
   onShutdown('young generation', returnYoungGenerationWhenQuiet());
-  const workers = startWorkers(registry, handlers);
+  const workers = startWorkers(registry, handlers, workerQueues(Object.keys(registry.queues), cfg.workers.queues));
   // Closing a worker waits for the jobs it is running; nothing new is taken meanwhile.
   onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
   onShutdown('scheduler', startScheduler(schedules()));
@@ -31,17 +31,23 @@ try {
   await Promise.all([...workers.map((w) => w.waitUntilReady()), ...Array.from({ length: cfg.db.poolMin }, () => db().raw('select 1'))]);
 
   const metrics = http.createServer(async (req, res) => {
+    // Liveness of this worker process for an orchestrator or the image's HEALTHCHECK: its workers are running.
+    if (req.url === '/healthz') {
+      const stopped = workers.filter((w) => !w.isRunning()).map((w) => w.name);
+      return void res.writeHead(stopped.length ? 503 : 200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: stopped.length ? 'stopping' : 'ok', queues: workers.length, stopped }));
+    }
     if (req.url !== '/metrics') return void res.writeHead(404).end();
     if (!metricsScrapeAllowed(req.headers.authorization)) return void res.writeHead(401, { 'WWW-Authenticate': 'Bearer realm="metrics"' }).end();
     res.writeHead(200, { 'Content-Type': metricsRegistry.contentType }).end(await metricsRegistry.metrics());
   });
-  metrics.listen(cfg.workers.metricsPort, '127.0.0.1');
+  metrics.listen(cfg.workers.metricsPort, cfg.workers.metricsHost);
   // A port that cannot be bound stops start-up with its reason, like any other start-up failure.
   await once(metrics, 'listening');
   onShutdown('metrics', () => new Promise((resolve) => metrics.close(resolve)));
   // The port bound, which WORKER_METRICS_PORT=0 leaves to the system: what a scraper (bench:sessions) reads.
   const { port } = metrics.address() as AddressInfo;
-  logger('worker').info({ queues: workers.map((w) => w.name), metrics: `http://127.0.0.1:${port}/metrics` }, 'workers running');
+  const shown = cfg.workers.metricsHost.includes(':') ? `[${cfg.workers.metricsHost}]` : cfg.workers.metricsHost;
+  logger('worker').info({ queues: workers.map((w) => w.name), metrics: `http://${shown}:${port}/metrics`, health: `http://${shown}:${port}/healthz` }, 'workers running');
 } catch (err) {
   // What stops start-up is said in one line (a configuration error lists each variable).
   console.error(err instanceof ConfigError ? err.message : `start-up failed: ${(err as Error).message}`);

@@ -20,6 +20,8 @@ import { alertsTick } from './sre/alerts-tick.job.js';
 import { incidentTicket } from './sre/incident-ticket.job.js';
 import { incidentTicketSync } from './sre/incident-ticket-sync.job.js';
 import { monitorsPropose } from './sre/monitors-propose.job.js';
+import { monitorsDeploy } from './sre/monitors-deploy.job.js';
+import { pruneJob } from './platform/prune.job.js';
 import { incidentEscalationNotify } from './sre/incident-escalation-notify.job.js';
 import { incidentsTick } from './sre/incidents-tick.job.js';
 import { runbookExecute } from './sre/runbook-execute.job.js';
@@ -50,6 +52,8 @@ export const handlers: { [N in JobName]: JobHandler<N> } = {
   'sre.incident-ticket': incidentTicket,
   'sre.incident-ticket-sync': incidentTicketSync,
   'sre.monitors-propose': monitorsPropose,
+  'sre.monitors-deploy': monitorsDeploy,
+  'platform.prune': pruneJob,
   'sre.incident-escalation-notify': incidentEscalationNotify,
   'sre.incidents-tick': incidentsTick,
   'sre.runbook-execute': runbookExecute,

@@ -5,7 +5,7 @@
  */
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { z } from 'zod';
-import { config } from '../shared/config.js';
+import { config, ConfigError } from '../shared/config.js';
 import { blockingConnection } from '../shared/redis.js';
 import { dependencyFailed, reportRedisError, unavailableDependency } from '../shared/outages.js';
 import { jobDuration } from '../shared/metrics.js';
@@ -42,6 +42,17 @@ export function assertEveryJobHandled(reg: Registry, handlers: Handlers): void {
 const defaultLocks = { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 5 };
 
 /** Starts one Worker per queue of the registry (or of `only`). */
+/**
+ * The queues a worker process runs: every queue, or those WORKER_QUEUES names (a queue also brings
+ * its lanes: sessions → sessions-lane-*). An unknown name stops start-up, naming it.
+ */
+export function workerQueues(all: string[], chosen: string[] | undefined): string[] {
+  if (!chosen?.length) return all;
+  const unknown = chosen.filter((name) => !all.some((q) => q === name || q.startsWith(`${name}-lane-`)));
+  if (unknown.length) throw new ConfigError(`Invalid configuration:\n  WORKER_QUEUES: unknown queue(s) ${unknown.join(', ')}; known: ${all.filter((q) => !q.includes('-lane-')).join(', ')}`);
+  return all.filter((q) => chosen.some((name) => q === name || q.startsWith(`${name}-lane-`)));
+}
+
 export function startWorkers(reg: Registry, handlers: Handlers, only?: string[]): Worker[] {
   assertEveryJobHandled(reg, handlers);
   const log = logger('worker');

@@ -19,6 +19,9 @@ export function schedules(): AnySchedule[] {
     { job: 'sre.runbooks-tick', cron: '*/15 * * * * *', slotSeconds: 15, payload: (slot) => ({ slot: slot.toISOString() }) },
     { job: 'sre.alerts-tick', cron: '*/30 * * * * *', slotSeconds: 30, payload: (slot) => ({ slot: slot.toISOString() }) },
 
+    // --- platform: rows past their retention (a day's slot: one prune per day however many processes tick)
+    { job: 'platform.prune', cron: config().retention.pruneCron, slotSeconds: 86_400, payload: (slot) => ({ slot: slot.toISOString() }) },
+
     // --- discovery
     {
       job: 'discovery.run',

@@ -14,7 +14,7 @@ import { logger } from '../../shared/logger.js';
 import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { closedSessionConflict, streamHead } from '../../shared/sessions/sessions.store.js';
 import { ValidationError } from '../../shared/errors.js';
-import { metricsRegistry } from '../../shared/metrics.js';
+import { metricsRegistry, metricPrefix } from '../../shared/metrics.js';
 import { SseLifetime, startSseResponse, streamCaller } from '../streams.js';
 import { isFinalEvent, primePublishable } from '../../shared/sessions/publish.js';
 
@@ -24,8 +24,8 @@ export const slowSubscriberBytes = 1024 * 1024;
 const maxHeldEvents = 10_000;
 const replayPage = 500;
 
-const openStreams = new client.Gauge({ name: 'session_sse_streams', help: 'Open session SSE streams in this process', registers: [metricsRegistry] });
-const slowDisconnects = new client.Counter({ name: 'session_sse_slow_disconnects_total', help: 'SSE subscribers cut off for not keeping up', registers: [metricsRegistry] });
+const openStreams = new client.Gauge({ name: `${metricPrefix}session_sse_streams`, help: 'Open session SSE streams in this process', registers: [metricsRegistry] });
+const slowDisconnects = new client.Counter({ name: `${metricPrefix}session_sse_slow_disconnects_total`, help: 'SSE subscribers cut off for not keeping up', registers: [metricsRegistry] });
 
 const frames = new WeakMap<BusEvent, string>();
 

@@ -4,6 +4,7 @@
  * Redis: BUS_HOST:BUS_PORT when it answers, else a redis-server from PATH started on that port.
  * Sign-in: OIDC_ISSUER_URL, else an embedded identity provider with two dev accounts (shared/identity/).
  * Then migrations, the web, worker and tools roles, and the URLs to open. Ctrl-C stops all it started.
+ * Settings: the environment, then `.env` of the working directory for what it leaves unset.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +16,7 @@ import { pingRedis } from '../redis.js';
 import knexFactory from 'knex';
 import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
+import { loadDotEnv } from '../env-file.js';
 import { canRun, embeddedNativeDir, postgresUser, relocatedDataDir, runnableCopy, startPostgresAs } from './dev-postgres.js';
 
 const dataDir = path.resolve('.data');
@@ -92,6 +94,8 @@ async function startLocalRedis(host: string, port: number): Promise<void> {
 }
 
 async function main() {
+  const dotEnv = loadDotEnv();
+  if (dotEnv) console.log(`settings from ${path.relative(process.cwd(), dotEnv)} (variables already set win)`);
   // SWITCHBOARD_DEV turns on the development conveniences (dev-key, admin/admin, unsigned webhooks), which no
   // other start accepts; with them on, the API listens on loopback only unless HOST says otherwise.
   const env: NodeJS.ProcessEnv = { NODE_ENV: 'development', SERVICE_SESSION_SYSTEM: 'true', HOST: '127.0.0.1', ...process.env, SWITCHBOARD_DEV: '1' };

@@ -2,7 +2,10 @@
 import { closeDb, migrateLatest } from '../db/index.js';
 import { config, ConfigError } from '../config.js';
 import { spawnRole, stopChildren } from './roles.js';
+import { loadDotEnv } from '../env-file.js';
 
+// `.env` of the working directory for what the environment leaves unset; the roles inherit the result.
+loadDotEnv();
 try {
   config();
   await migrateLatest();

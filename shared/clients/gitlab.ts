@@ -13,6 +13,7 @@ import { ExternalHttpError } from './http.js';
 // gitbeaker and undici together cost an API process ~8 MB of heap (~25 MB RSS): loaded when a GitLab client is first made.
 const gitbeaker = loadOnFirstUse<typeof import('@gitbeaker/rest')>('@gitbeaker/rest');
 const requesterUtils = loadOnFirstUse<typeof import('@gitbeaker/requester-utils')>('@gitbeaker/requester-utils');
+// undici stays on the major that Node's own fetch bundles (7 in Node 22 and 24): fetch refuses a dispatcher of another major.
 const undici = loadOnFirstUse<typeof import('undici')>('undici');
 
 export type GitLabApi = InstanceType<typeof Gitlab<false>>;

@@ -145,7 +145,7 @@ async function main() {
         metric('nodejs_heap_size_used_bytes'),
         metric('nodejs_heap_size_total_bytes'),
         metric('nodejs_external_memory_bytes'),
-        metric('session_sse_streams'),
+        metric('switchboard_session_sse_streams'),
       ]);
       const settled = await rssAfterGc();
       const heapAfter = await metric('nodejs_heap_size_used_bytes');

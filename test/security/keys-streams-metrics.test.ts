@@ -43,10 +43,10 @@ async function openStream(sessionId: string, key: string): Promise<Response> {
   return res;
 }
 
-/** The server's count of open session streams (the session_sse_streams gauge, which moves with the caps' count). */
+/** The server's count of open session streams (the switchboard_session_sse_streams gauge, which moves with the caps' count). */
 async function openStreamGauge(): Promise<number> {
   const text = await (await fetch(`${api.url}/metrics`, { headers: { Authorization: 'Bearer scrape-token' } })).text();
-  return Number(/^session_sse_streams (\d+)$/m.exec(text)?.[1]);
+  return Number(/^switchboard_session_sse_streams (\d+)$/m.exec(text)?.[1]);
 }
 
 describe('API key checks', () => {

@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 import client from 'prom-client';
 import { ApiRouter } from '../../routing.js';
 import { z } from '../../../shared/zod.js';
-import { metricsRegistry } from '../../../shared/metrics.js';
+import { metricsRegistry, metricPrefix } from '../../../shared/metrics.js';
 import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../../shared/sre/events.js';
 import { SseLifetime, startSseResponse, streamCaller } from '../../streams.js';
 import { csv } from '../common.schemas.js';
@@ -15,7 +15,7 @@ import { csv } from '../common.schemas.js';
 /** Bytes a subscriber may have unsent before it is cut off (it reconnects and refetches). */
 const slowSubscriberBytes = 1024 * 1024;
 
-const openStreams = new client.Gauge({ name: 'sre_sse_streams', help: 'Open SRE event SSE streams in this process', registers: [metricsRegistry] });
+const openStreams = new client.Gauge({ name: `${metricPrefix}sre_sse_streams`, help: 'Open SRE event SSE streams in this process', registers: [metricsRegistry] });
 
 /** Streams SRE events (of `types`, or all) to the response until either side ends. */
 export async function streamSreEvents(ctx: Context, types: SreEventType[] | undefined): Promise<void> {

@@ -4,7 +4,7 @@ import { z } from '../../../shared/zod.js';
 import { applyRecommendation, deleteMonitor, dismissRecommendation, listMonitors, listRecommendations, setMonitorEnabled } from '../../../shared/sre/monitors/recommendations.store.js';
 import { templateCatalog } from '../../../shared/sre/monitors/templates.js';
 import { proposeWithModel } from '../../../shared/sre/monitors/recommend.js';
-import { deployAllMonitors } from '../../../shared/sre/monitors/deploy.js';
+import { requestMonitorDeploy } from '../../../shared/sre/monitors/deploy-request.js';
 import * as s from './monitors.schemas.js';
 import { idParams } from '../cmdb/common.schemas.js';
 
@@ -78,15 +78,17 @@ export function monitorRoutes(): ApiRouter {
       description:
         'Writes every monitor (pending and already deployed) as one rule group into `RULES_DIR/switchboard-monitors.yml` (temporary file, ' +
         '`promtool check rules`, atomic rename), POSTs METRICS_URL/-/reload and waits until /api/v1/rules lists every rule ' +
-        '(matched by its `sre_monitor_id` label), then marks the pending ones deployed. Runs synchronously, one deployment at a time. ' +
+        '(matched by its `sre_monitor_id` label), then marks the pending ones deployed. The deployment runs on a worker of the `rules` queue ' +
+        '(the pool that shares RULES_DIR with Prometheus; WORKER_QUEUES) while the request waits for it, one deployment at a time; ' +
+        'no such worker finishing within MONITORS_DEPLOY_WAIT_MS is a 503. ' +
         'On any failure the previous rule file is restored (and reloaded), the monitors stay pending with `last_error`, and the answer is 502. ' +
         'Disabled monitors are left out. Monitors of entities gone stale are deleted first and counted in `removed_stale`; `removed` counts the ' +
         'rules the previous file had and the new one has not. With nothing pending and the file already as it should be it answers 200 with ' +
         '`deployed: 0` and touches nothing.',
       auth: 'apiKey',
       responses: { 200: { description: 'Deployment done', schema: s.deployResponse } },
-      errors: { 502: 'promtool or Prometheus rejected or did not load the rules; nothing changed', 503: 'METRICS_URL is not configured' },
-      handler: () => deployAllMonitors(),
+      errors: { 502: 'promtool or Prometheus rejected or did not load the rules; nothing changed', 503: 'METRICS_URL is not configured, or no worker of the rules queue answered in time' },
+      handler: () => requestMonitorDeploy(),
     })
     .route({
       method: 'patch',
