@@ -23,13 +23,6 @@ export interface BusEvent {
   data: Record<string, unknown>;
 }
 
-/**
- * The event_type of a notice (not a stream event: sequence 0, which every stream has passed) that
- * the worker refused a message because its session is closed or gone (data.reason 'closed' or
- * 'gone'); the request waiting for it answers 409 or 404 (shared/sessions/publish.ts).
- */
-export const messageRefused = 'MESSAGE_REFUSED';
-
 export type BusListener = (event: BusEvent) => void;
 /**
  * A listener that is an object with a method rather than a closure: an SSE stream is one already,

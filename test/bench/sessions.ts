@@ -168,13 +168,13 @@ function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string
 
 /**
  * Session lane jobs the worker has run so far, completed or failed (its queue_job_duration_seconds
- * count of sessions.deliver-batch), or undefined without its /metrics. Messages per job tell how much of the
+ * count of stream.deliver), or undefined without its /metrics. Messages per job tell how much of the
  * queue's fixed cost per job (its Redis scripts, the worker's fetch and finish) each message bears.
  */
 async function laneJobsDone(workerMetricsUrl: string | undefined): Promise<number | undefined> {
   if (!workerMetricsUrl) return undefined;
   const text = await fetch(workerMetricsUrl).then((r) => r.text(), () => '');
-  const counts = [...text.matchAll(/^queue_job_duration_seconds_count\{[^}]*job="sessions\.deliver-batch"[^}]*\} (\d+)/gm)];
+  const counts = [...text.matchAll(/^queue_job_duration_seconds_count\{[^}]*job="stream\.deliver"[^}]*\} (\d+)/gm)];
   return counts.length ? counts.reduce((sum, m) => sum + Number(m[1]), 0) : undefined;
 }
 
