@@ -62,20 +62,20 @@ export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) =>
 
 const isEvent = (id: string) => (e: BusEvent) => e.id === id;
 
-/** Per session, the last acceptance of this process still checking or enqueueing. */
-const accepting = new Map<string, Promise<unknown>>();
+/** Per session, the last enqueue of this process still under way. */
+const enqueueing = new Map<string, Promise<unknown>>();
 
 /**
- * Runs a session's acceptance step (checks, then enqueue) after the ones this process started
- * before it: the session's requests reach its lane in the order they arrived here, whatever order
- * their checks finish in. Only the steps up to the enqueue wait; waits for publication do not.
+ * Runs a session's enqueue after those this process started before it: the session's requests
+ * reach its lane in the order they arrived here, whatever order their checks (which run side by
+ * side, started before the wait) finish in. Waits for publication are not part of it.
  */
-function inArrivalOrder<T>(sessionId: string, step: () => Promise<T>): Promise<T> {
-  const run = (accepting.get(sessionId) ?? Promise.resolve()).then(step, step);
+function inArrivalOrder<T>(sessionId: string, enqueueStep: () => Promise<T>): Promise<T> {
+  const run = (enqueueing.get(sessionId) ?? Promise.resolve()).then(enqueueStep, enqueueStep);
   const tail = run.then(() => undefined, () => undefined);
-  accepting.set(sessionId, tail);
+  enqueueing.set(sessionId, tail);
   void tail.then(() => {
-    if (accepting.get(sessionId) === tail) accepting.delete(sessionId);
+    if (enqueueing.get(sessionId) === tail) enqueueing.delete(sessionId);
   });
   return run;
 }
@@ -88,14 +88,17 @@ function inArrivalOrder<T>(sessionId: string, step: () => Promise<T>): Promise<T
  */
 async function deliverAndAwait(events: StreamEvent[], waitMs: number, check: () => Promise<unknown> = async () => true): Promise<BusEvent | undefined> {
   const last = events[events.length - 1]!;
-  return enqueueAndAwait(last.session_id, isEvent(eventIdOf(last)), waitMs, () =>
-    inArrivalOrder(last.session_id, async () => {
-      if ((await check()) === false) return false;
+  return enqueueAndAwait(last.session_id, isEvent(eventIdOf(last)), waitMs, () => {
+    const checked = check();
+    // Settled here too, so a refusal while an earlier enqueue runs is not reported as unhandled.
+    checked.catch(() => undefined);
+    return inArrivalOrder(last.session_id, async () => {
+      if ((await checked) === false) return false;
       // The one place an accepted body goes into the stream: what the lane may not refuse is checked before this.
       await enqueue('stream.deliver', { events });
       return true;
-    }),
-  );
+    });
+  });
 }
 
 /**

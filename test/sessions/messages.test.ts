@@ -95,7 +95,7 @@ describe('publishing messages', () => {
     expect((await res.json()).title).toBe('Conflict');
   });
 
-  it('a session closed or deleted behind the back of an API process (whose cache knows it live) refuses the next message: 409 / 404, nothing persisted, the key freed', async () => {
+  it('a session closed or deleted by another request refuses the next message: 409 / 404, nothing persisted, its Idempotency-Key not taken', async () => {
     const { sessionId } = await newSession(api);
     const chat = await newInteraction(api, sessionId, 'chat');
     await json(await publish(api, sessionId, message(chat, 'first')), 200);
