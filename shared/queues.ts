@@ -60,7 +60,7 @@ const laneNames = <const P extends string>(prefix: P, count: number) => Array.fr
  * id hashes to, one job at a time across every worker process, so its order is the order of
  * acceptance; lanes run side by side in any process (shared/stream/index.ts).
  */
-export const streamLanes = () => laneNames('stream-lane', config().stream.lanes);
+export const streamLanes = (count = config().stream.lanes) => laneNames('stream-lane', count);
 const streamLane: QueueDefinition = {
   concurrency: 1,
   globalConcurrency: 1,
