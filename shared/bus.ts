@@ -53,7 +53,7 @@ const firstConnectWaitMs = 1_500;
 
 function publisherConnection(): Redis {
   if (!publisher) {
-    // Auto-pipelining: the events a worker's lanes publish after one group commit leave in one write.
+    // Auto-pipelining: events the lanes of a worker publish in the same tick leave in one write.
     const conn = createRedis(`bus-pub:${process.pid}`, { enableAutoPipelining: true });
     publisher = conn;
     onShutdown('bus publisher', () => {
