@@ -3,11 +3,9 @@ import { config, ConfigError } from '../shared/config.js';
 import { boundQueriesForRequests, closeDb } from '../shared/db/index.js';
 import { checkRedisDurability } from '../shared/redis.js';
 import { closeQueues } from '../shared/queues.js';
-import { returnYoungGenerationWhenQuiet } from '../shared/idle-memory.js';
 import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
 import { startServer } from './server.js';
-import { warmUp } from './platform/warm-up.js';
 
 try {
   const cfg = config();
@@ -16,11 +14,8 @@ try {
   await checkRedisDurability((message) => logger('web').warn(message));
   onShutdown('postgres', closeDb);
   onShutdown('queues', closeQueues);
-  onShutdown('young generation', returnYoungGenerationWhenQuiet());
   const { url } = await startServer(cfg.http.port, cfg.http.host);
   logger('web').info({ url }, 'API listening');
-  // /readyz answers 503 (warm_up pending) until this is done, end to end through a worker: traffic arrives at a warm platform.
-  await warmUp(url);
 } catch (err) {
   // What stops start-up is said in one line (a configuration error lists each variable).
   console.error(err instanceof ConfigError ? err.message : `start-up failed: ${(err as Error).message}`);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp, type AppOptions } from './app.js';
 import type { ApiRouter } from './routing.js';
 import { onShutdown } from '../shared/lifecycle.js';
-import { endAllStreams } from './streams.js';
+import { endAllStreams } from './stream/sse.js';
 
 /** Listens on port/host; on shutdown stops accepting, ends SSE streams, then waits for requests in flight. */
 export async function startServer(port: number, host: string, extra: ApiRouter[] = [], options: Omit<AppOptions, 'server'> = {}): Promise<{ server: http.Server; url: string }> {

@@ -23,13 +23,6 @@ export interface BusEvent {
   data: Record<string, unknown>;
 }
 
-/**
- * The event_type of a notice (not a stream event: sequence 0, which every stream has passed) that
- * the worker refused a message because its session is closed or gone (data.reason 'closed' or
- * 'gone'); the request waiting for it answers 409 or 404 (shared/sessions/publish.ts).
- */
-export const messageRefused = 'MESSAGE_REFUSED';
-
 export type BusListener = (event: BusEvent) => void;
 /**
  * A listener that is an object with a method rather than a closure: an SSE stream is one already,
@@ -60,7 +53,7 @@ const firstConnectWaitMs = 1_500;
 
 function publisherConnection(): Redis {
   if (!publisher) {
-    // Auto-pipelining: the events a worker's lanes publish after one group commit leave in one write.
+    // Auto-pipelining: events the lanes of a worker publish in the same tick leave in one write.
     const conn = createRedis(`bus-pub:${process.pid}`, { enableAutoPipelining: true });
     publisher = conn;
     onShutdown('bus publisher', () => {

@@ -57,8 +57,6 @@ export const variables = {
   DATABASE_CONNECT_TIMEOUT_MS: [int(1000, 1), 'longest wait for a new PostgreSQL connection'],
   DATABASE_ACQUIRE_TIMEOUT_MS: [int(1500, 1), 'longest wait for a connection of the pool before the request is answered 503'],
   API_OUTAGE_DEADLINE_MS: [int(1700, 100), 'web role: while Redis or PostgreSQL is failing, a request not answered by then gets 503 with Retry-After (its work may still finish)'],
-  API_WARMUP_ROUNDS: [int(200, 0), 'web role: rounds of the start-up warm-up before /readyz answers 200: each posts one message to each of 16 internal sessions (deleted after) over loopback and waits for a worker to persist and publish it to their SSE streams; a sustained phase of 4,000 such messages follows; 0 = no warm-up'],
-  API_WARMUP_TIMEOUT_MS: [int(20000, 0), 'web role: longest the start-up warm-up runs; when no worker published its messages by then, /readyz answers 200 with warm_up partial'],
   API_QUERY_TIMEOUT_MS: [int(1500, 0), 'web role: longest wait for the answer to one query, so a frozen PostgreSQL gives 503 within 2 s (0 = none)'],
   DEV_POSTGRES_PORT: [int(54329, 1), 'port of the embedded PostgreSQL that npm run dev starts when DATABASE_URL is unset'],
   BUS_HOST: [z.string().default('localhost'), 'Redis host (message bus and queues)'],
@@ -78,6 +76,9 @@ export const variables = {
   SESSION_PUBLISH_WAIT_MS: [int(2000, 0), 'how long POST messages waits for persist+publish before answering 202'],
   SESSION_EXPIRY_CRON: [z.string().default('* * * * *'), 'cron expression of the tick that closes expired sessions'],
   WEBCHAT_IDLE_SECONDS: [int(1800, 60), 'seconds without a message after which a web-chat interaction ends (checked by the expiry tick)'],
+
+  STREAM_LANES: [int(16, 1), 'lanes of the session stream (hash of the session id mod this): each runs one job at a time across all worker processes, lanes run in parallel; every process of a deployment must agree, change it only with the lanes drained (README)'],
+  STREAM_LOCK_TIMEOUT_MS: [int(500, 1), 'longest a lane waits for a session row held by someone else before it parks that session (its events then wait, in order, on their own) and moves on'],
 
   CHATAPP_ACCOUNT_SID: [z.string().default(''), 'messaging-app provider account SID (Twilio)'],
   CHATAPP_AUTH_TOKEN: [z.string().default(''), 'messaging-app provider auth token; keys the X-Twilio-Signature check'],
@@ -265,7 +266,7 @@ function nested(env: Env) {
   return {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
-    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS, warmUpRounds: env.API_WARMUP_ROUNDS, warmUpTimeoutMs: env.API_WARMUP_TIMEOUT_MS },
+    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS },
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     // Tests are silent unless a test asks for logs (LOG_LEVEL set).
     log: { level: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info') },
@@ -326,6 +327,7 @@ function nested(env: Env) {
       expiryCron: env.SESSION_EXPIRY_CRON,
       webchatIdleSeconds: env.WEBCHAT_IDLE_SECONDS,
     },
+    stream: { lanes: env.STREAM_LANES, lockTimeoutMs: env.STREAM_LOCK_TIMEOUT_MS },
     chatapp: {
       accountSid: env.CHATAPP_ACCOUNT_SID,
       authToken: env.CHATAPP_AUTH_TOKEN,

@@ -5,7 +5,7 @@
  */
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import { deliverBatchSchema, deliverJobSchema } from './sessions/schemas.js';
+import { deliverSchema, eventIdOf } from './stream/schemas.js';
 import { config } from './config.js';
 import { normalizedAlerts } from './sre/alerts/payloads.js';
 import { blockingConnection, bullConnection } from './redis.js';
@@ -31,7 +31,7 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
    * Partitioned jobs: each payload goes to one lane queue picked by hashing its key, so jobs with
    * one key run one at a time in enqueue order (lanes have concurrency 1) while lanes run in parallel.
    */
-  partition?: { lanes: readonly string[]; key(payload: z.output<S>): string };
+  partition?: { lanes(): readonly string[]; key(payload: z.output<S>): string };
   /** Per-job overrides of the queue's options. */
   options?: JobsOptions;
   /**
@@ -56,38 +56,21 @@ const retrying = (attempts: number, delay: number): JobsOptions => ({ attempts, 
 const laneNames = <const P extends string>(prefix: P, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}` as `${P}-${number}`);
 
 /**
- * Session event lanes: every event of one session goes through one lane, one job at a time across
- * all worker processes, so the stream keeps the order in which the API accepted the events. The API
- * holds a lane's next group until the one on its way is published (under load, until one of two
- * is: shared/sessions/lanes.ts), so a group holds what the lane received during a round trip: the
- * fewer the lanes, the larger the groups, and the fewer the jobs, statements and socket writes per
- * message. A job costs the worker three Redis round trips (the marker's BZPOPMIN, moveToActive,
- * moveToFinished) and Redis three scripts, whatever it carries; with 16 lanes at 750 msg/s a job
- * carried about one event.
- * One lane takes new events. Same-sitting bench:sessions (no restart, 12 s steps, one run each, load
- * 1.9-2.7), lanes 16 / 4 / 2 / 1: at 750 msg/s CPU 1.92 / 1.79 / 1.60 / 1.51 ms per message, p50
- * 5.9 / 4.6 / 2.9 / 2.9 ms, p99 27.9 / 16.5 / 10.0 / 8.4 ms; at 2,000 msg/s p99 95.5 / 75.4 / 409
- * (failed) / 38.0 ms, CPU 0.78 / 0.72 / 0.66 / 0.61. A second sitting, 16 / 1 at 750 msg/s: CPU 1.84
- * / 1.50. What one lane gives up: jobs of several worker processes no longer run side by side (each
- * job carries the whole round trip's events instead, written by one statement), and a group that
- * fails holds every session's events, not a sixteenth of them, while it is retried. Completed jobs
- * are dropped at once: every event has a fresh id and its handler is idempotent, and the hot path
- * saves the retention bookkeeping.
+ * The lanes of the session stream (STREAM_LANES): a session's events all go through the lane its
+ * id hashes to, one job at a time across every worker process, so its order is the order of
+ * acceptance; lanes run side by side in any process (shared/stream/index.ts).
  */
-export const sessionLanes = laneNames('sessions-lane', 1);
-/**
- * Every lane queue a release has sent jobs to (releases before this one used 16): workers run them all, so
- * jobs left waiting there by an older API are run. Only the first sessionLanes.length get new jobs.
- */
-export const sessionLaneQueues = laneNames('sessions-lane', 16);
-const sessionLane: QueueDefinition = {
+export const streamLanes = (count = config().stream.lanes) => laneNames('stream-lane', count);
+const streamLane: QueueDefinition = {
   concurrency: 1,
   globalConcurrency: 1,
   // A lane is blocked while its job is active: when a worker dies holding it, the job must return
   // to the lane within seconds, not BullMQ's 30-60 s. The lock is renewed every 1.5 s; another worker
   // takes the job back within 3 s + 1.5 s. A job stalled more than once is not failed (that would
-  // lose the message): its handler is idempotent, so running it again is safe.
+  // lose its events): its handler is idempotent, so running it again is safe.
   locks: { lockDuration: 3_000, stalledInterval: 1_500, maxStalledCount: 50 },
+  // A lane job parks what it cannot write instead of failing (a retry would let later jobs of the
+  // lane overtake it); these attempts cover Redis failing under the job itself.
   jobOptions: { attempts: 8, backoff: { type: 'exponential', delay: 50 }, removeOnComplete: true, removeOnFail: retention.removeOnFail },
 };
 
@@ -100,8 +83,12 @@ export function laneOf(key: string, lanes: number): number {
 
 /** Every queue of the platform. */
 export const queueDefinitions = {
-  // Session memory: persisting and broadcasting session events; expiry of idle sessions.
+  // Session memory: expiry of idle sessions.
   sessions: { concurrency: 32, jobOptions: retrying(8, 100) },
+  // The session stream's parked sessions: one job per session whose writes failed in its lane, writing
+  // its held events in order (shared/stream/parked.ts). Attempts count writes that failed for the
+  // payload; a wait for a lock or an outage is waited out inside the job.
+  'stream-parked': { concurrency: 16, jobOptions: retrying(4, 250) },
   // Messaging-app channel: outbound sends to the provider.
   chatapp: { concurrency: 8, jobOptions: retrying(6, 1000) },
   // Agent runs (messaging-app inbound messages, web chat turns, delegated tasks): model calls kept apart from sends.
@@ -126,10 +113,7 @@ export const queueDefinitions = {
   maintenance: { concurrency: 1, jobOptions: retrying(3, 60_000) },
 } satisfies Record<string, QueueDefinition>;
 
-/** Partitioned queues' lanes (see sessionLanes). */
-const laneQueueDefinitions: Record<string, QueueDefinition> = Object.fromEntries(sessionLaneQueues.map((name) => [name, sessionLane]));
-
-export type QueueName = keyof typeof queueDefinitions | (typeof sessionLaneQueues)[number];
+export type QueueName = keyof typeof queueDefinitions | `stream-lane-${number}`;
 
 const define = <S extends z.ZodType>(def: JobDefinition<S> & { queue: QueueName }) => def;
 
@@ -141,29 +125,24 @@ const slotJobId = (job: string, slot: string) => `${job}-${Date.parse(slot) / 10
 
 /** Every job of the platform, by name ("<domain>.<action>"). */
 export const jobDefinitions = {
+  // --- the session stream (shared/stream/) ----------------------------------
+  // Persist then broadcast the events one request accepted into a session's stream, in order. The
+  // lane is the hash of the session; the id is the first event's, so a repeated add is one job.
+  'stream.deliver': define({
+    queue: 'stream-lane-0',
+    schema: deliverSchema,
+    partition: { lanes: streamLanes, key: (p) => p.events[0]!.session_id },
+    jobId: (p) => `deliver-${eventIdOf(p.events[0]!)}`,
+  }),
+  // Write the events a session's lane set aside for it (a failed write), in order, then unpark it.
+  // One job per parking, named by the event that parked the session.
+  'stream.drain-parked': define({
+    queue: 'stream-parked',
+    schema: z.object({ session_id: z.guid(), parked_by: z.guid() }),
+    jobId: (p) => `parked-${p.parked_by}`,
+  }),
+
   // --- sessions -------------------------------------------------------------
-  // Persist one accepted event of a session's stream, then broadcast it (lane = hash of the session).
-  // Kept for jobs enqueued before sessions.deliver-batch; nothing enqueues it any more.
-  'sessions.deliver': define({
-    queue: 'sessions-lane-0',
-    schema: deliverJobSchema,
-    partition: { lanes: sessionLaneQueues, key: (p) => p.session_id },
-    jobId: (p) => (p.kind === 'message' ? p.message_id : p.event_id),
-  }),
-  // Persist then broadcast a group of accepted events of one lane, in order (shared/sessions/lanes.ts):
-  // one job per group instead of one per event, so the queue's Redis work is paid once per group.
-  // Every event of a group hashes to the same lane; the id is the first event's.
-  'sessions.deliver-batch': define({
-    queue: 'sessions-lane-0',
-    schema: deliverBatchSchema,
-    partition: { lanes: sessionLanes, key: (p) => p.events[0]!.session_id },
-    // Lanes of earlier releases (sessionLaneQueues): their waiting jobs still run.
-    formerQueues: sessionLaneQueues,
-    jobId: (p) => {
-      const first = p.events[0]!;
-      return `batch-${first.kind === 'message' ? first.message_id : first.event_id}`;
-    },
-  }),
   // The model's one-line summary of a session that went idle or closed (portal history). One job per
   // session and request moment: a session idle again later gets a fresh summary.
   'sessions.summarize': define({
@@ -303,7 +282,13 @@ export interface Registry {
   queues: Record<string, QueueDefinition>;
   jobs: Record<string, JobDefinition>;
 }
-export const registry: Registry = { queues: { ...queueDefinitions, ...laneQueueDefinitions }, jobs: jobDefinitions };
+export const registry: Registry = {
+  // The lanes' count is configuration: read when the registry is first used, not at import.
+  get queues() {
+    return { ...queueDefinitions, ...Object.fromEntries(streamLanes().map((name) => [name, streamLane])) };
+  },
+  jobs: jobDefinitions,
+};
 
 const open = new Map<string, Queue>();
 
@@ -352,8 +337,8 @@ export function jobOptions(def: JobDefinition, payload: unknown, extra: JobsOpti
 /** The queue a payload of a job goes to: its lane for a partitioned job, else the job's queue. */
 export function queueOf(def: JobDefinition, payload: unknown): string {
   if (!def.partition) return def.queue;
-  const { lanes, key } = def.partition;
-  return lanes[laneOf(key(payload), lanes.length)]!;
+  const lanes = def.partition.lanes();
+  return lanes[laneOf(def.partition.key(payload), lanes.length)]!;
 }
 
 /** Validates a payload against its job's schema and adds the job to its queue. */

@@ -6,7 +6,6 @@ import { config, ConfigError } from '../shared/config.js';
 import { closeDb, db } from '../shared/db/index.js';
 import { checkRedisDurability } from '../shared/redis.js';
 import { closeQueues, registry } from '../shared/queues.js';
-import { returnYoungGenerationWhenQuiet } from '../shared/idle-memory.js';
 import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../shared/metrics.js';
@@ -21,13 +20,11 @@ try {
   await checkRedisDurability((message) => logger('worker').warn(message));
   onShutdown('postgres', closeDb);
   onShutdown('queues', closeQueues);
-  onShutdown('young generation', returnYoungGenerationWhenQuiet());
   const workers = startWorkers(registry, handlers, workerQueues(Object.keys(registry.queues), cfg.workers.queues));
   // Closing a worker waits for the jobs it is running; nothing new is taken meanwhile.
   onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
   onShutdown('scheduler', startScheduler(schedules()));
-  // Warm before saying so (issue 18 point 4): every queue's connections made and the pool opened to
-  // DATABASE_POOL_MIN, so the first jobs (the API's start-up warm-up sends some) wait for neither.
+  // Connections made and the pool opened to DATABASE_POOL_MIN before saying so: the first jobs wait for neither.
   await Promise.all([...workers.map((w) => w.waitUntilReady()), ...Array.from({ length: cfg.db.poolMin }, () => db().raw('select 1'))]);
 
   const metrics = http.createServer(async (req, res) => {

@@ -6,8 +6,8 @@
 import type { JobName } from '../shared/queues.js';
 import type { JobHandler } from './runner.js';
 import { ingestLeadBatchJob } from './crm/ingest-lead-batch.job.js';
-import { deliverJob } from './sessions/deliver.job.js';
-import { deliverBatchJob } from './sessions/deliver-batch.job.js';
+import { deliverJob } from './stream/deliver.job.js';
+import { drainParkedJob } from './stream/drain-parked.job.js';
 import { expireJob } from './sessions/expire.job.js';
 import { summarizeJob } from './sessions/summarize.job.js';
 import { sendMessage } from './chatapp/send.job.js';
@@ -29,9 +29,11 @@ import { runbooksTick } from './sre/runbooks-tick.job.js';
 import { indexDocumentJob } from './portal/index-document.job.js';
 
 export const handlers: { [N in JobName]: JobHandler<N> } = {
+  // --- the session stream
+  'stream.deliver': deliverJob,
+  'stream.drain-parked': drainParkedJob,
+
   // --- sessions
-  'sessions.deliver': deliverJob,
-  'sessions.deliver-batch': deliverBatchJob,
   'sessions.expire': expireJob,
   'sessions.summarize': summarizeJob,
 

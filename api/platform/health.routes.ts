@@ -5,7 +5,6 @@ import { db, pendingMigrations } from '../../shared/db/index.js';
 import { pingRedis } from '../../shared/redis.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../../shared/metrics.js';
 import { NotReadyError, UnauthorizedError } from '../../shared/errors.js';
-import { warmUpState } from './warm-up.js';
 
 const checkState = z.enum(['up', 'down']);
 const readiness = z
@@ -15,10 +14,6 @@ const readiness = z
       postgres: checkState,
       redis: checkState,
       migrations: z.enum(['current', 'pending', 'unknown']),
-      warm_up: z.enum(['done', 'pending', 'partial']).openapi({
-        description:
-          "The process's start-up warm-up (pools, connections, then messages of internal warm-up sessions through the whole path: API, lane queue, worker, PostgreSQL, bus, SSE stream; the sessions are deleted after): pending until done. It waits for a worker to publish its messages; partial (ready) when none did within API_WARMUP_TIMEOUT_MS, so only the API's side is warm",
-      }),
     }),
     pending_migrations: z.array(z.string()).optional(),
   })
@@ -34,9 +29,8 @@ async function probe() {
   let pending: string[] | undefined;
   if (pg === 'up') pending = await withTimeout(pendingMigrations(), 2000).catch(() => undefined);
   const migrations = pending === undefined ? ('unknown' as const) : pending.length ? ('pending' as const) : ('current' as const);
-  const warm = warmUpState();
-  const ready = pg === 'up' && redis === 'up' && migrations === 'current' && warm !== 'pending';
-  return { status: ready ? ('ready' as const) : ('not_ready' as const), checks: { postgres: pg, redis, migrations, warm_up: warm }, ...(pending?.length ? { pending_migrations: pending } : {}) };
+  const ready = pg === 'up' && redis === 'up' && migrations === 'current';
+  return { status: ready ? ('ready' as const) : ('not_ready' as const), checks: { postgres: pg, redis, migrations }, ...(pending?.length ? { pending_migrations: pending } : {}) };
 }
 
 const started = Date.now();
@@ -56,7 +50,7 @@ export function healthRoutes(): ApiRouter {
       method: 'get',
       path: '/readyz',
       tags: ['platform'],
-      summary: 'Readiness: PostgreSQL and Redis reachable, migrations current, the start-up warm-up done (end to end through a worker)',
+      summary: 'Readiness: PostgreSQL and Redis reachable, migrations current',
       description: 'Answers 503 problem+json naming each dependency that is down (and the body lists the checks).',
       auth: 'public',
       responses: { 200: { description: 'Ready', schema: readiness } },
@@ -64,7 +58,7 @@ export function healthRoutes(): ApiRouter {
       handler: async () => {
         const result = await probe();
         if (result.status === 'ready') return result;
-        const down = Object.entries(result.checks).filter(([, v]) => v !== 'up' && v !== 'current' && v !== 'done' && v !== 'partial').map(([k, v]) => `${k} ${v}`);
+        const down = Object.entries(result.checks).filter(([, v]) => v !== 'up' && v !== 'current').map(([k, v]) => `${k} ${v}`);
         throw new NotReadyError(`Not ready: ${down.join(', ')}.`, [], { checks: result.checks });
       },
     })

@@ -10,7 +10,7 @@ import { config } from '../../shared/config.js';
 import { lastMessages, toHistory } from '../../shared/sessions/messages.store.js';
 import { eventTypes, historyMessageSchema } from '../../shared/sessions/schemas.js';
 import { WEB_CHANNEL, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
-import { serveSessionStream } from '../sessions/stream.js';
+import { serveSessionStream } from '../stream/session-stream.js';
 import { sessionSystemRouter } from '../sessions/gate.js';
 import { actingUserNote, portalCaller, userHeader } from './caller.js';
 

@@ -8,10 +8,10 @@ import { getSession, listSessions, sessionHistoryRows } from '../../shared/sessi
 import { getUser } from '../../shared/sessions/users.store.js';
 import { closeInteraction, startInteraction } from '../../shared/sessions/interactions.js';
 import { listInteractions } from '../../shared/sessions/interactions.store.js';
-import { acceptEvent, acceptMessage } from '../../shared/sessions/publish.js';
+import { acceptEvent, acceptMessage } from '../../shared/stream/index.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { sessionSystemRouter } from './gate.js';
-import { serveSessionStream } from './stream.js';
+import { serveSessionStream } from '../stream/session-stream.js';
 import {
   closeInteractionBody, closedInteractionSchema, contextSchema, eventAcceptedSchema, interactionSchema, publishResponse,
   resolveBody, resolveResponse, sessionDetail, sessionIdParams, sessionSchema, startInteractionBody, auditQuery, auditRowSchema,

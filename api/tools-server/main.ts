@@ -1,6 +1,5 @@
 /** Tools role: the issue-tracker MCP server (MCP_SERVICE_PORT, 9400) for coding assistants. */
 import { configWithoutApiCredentials, ConfigError } from '../../shared/config.js';
-import { returnYoungGenerationWhenQuiet } from '../../shared/idle-memory.js';
 import { handleSignals, onShutdown } from '../../shared/lifecycle.js';
 import { logger } from '../../shared/logger.js';
 import { createTracker, trackerSettingsFromConfig } from '../../shared/issue-tracker/tracker.js';
@@ -29,7 +28,6 @@ try {
     tracker: 'missing' in settings ? undefined : createTracker(settings),
   });
   onShutdown('tools-http', tools.close);
-  onShutdown('young generation', returnYoungGenerationWhenQuiet());
   const log = logger('tools');
   if ('missing' in settings) log.warn({ missing: settings.missing }, 'issue tracker not configured: its tools will say so when called');
   log.info({ url: `${tools.url}/mcp`, auth: toolServer.identityBaseUrl ? 'identity provider' : 'service tokens' }, 'issue-tracker MCP server listening');

@@ -12,7 +12,7 @@ import { logger } from '../logger.js';
 import { createUser, findUserByPhone, getUser, type User } from '../sessions/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
-import { acceptMessage } from '../sessions/publish.js';
+import { acceptMessage } from '../stream/index.js';
 import { getContext } from '../sessions/context.js';
 import { AGENT_FAILED_REPLY, sessionEvents } from '../chatapp/inbound.js';
 import { historyBefore, WEB_CHANNEL } from '../chatapp/webchat.js';

@@ -25,6 +25,8 @@ export interface DbTimeouts {
   statementMs?: number;
   /** Client-side wait for a query's answer: the only bound that holds when the server is frozen. */
   queryMs?: number;
+  /** Longest a statement waits for a row or table lock held by another transaction. */
+  lockMs?: number;
 }
 
 /**
@@ -42,6 +44,7 @@ export function knexOptions(url: string, poolMax = 10, limits: DbTimeouts | numb
       ...(timeouts.connectMs ? { connectionTimeoutMillis: timeouts.connectMs } : {}),
       ...(timeouts.statementMs ? { statement_timeout: timeouts.statementMs } : {}),
       ...(timeouts.queryMs ? { query_timeout: timeouts.queryMs } : {}),
+      ...(timeouts.lockMs ? { lock_timeout: timeouts.lockMs } : {}),
     },
     ...(timeouts.acquireMs ? { acquireConnectionTimeout: timeouts.acquireMs } : {}),
     // knex prints pool errors to the console with a stack each; an outage is reported once instead.

@@ -12,7 +12,7 @@ import { logger } from '../logger.js';
 import { insertErasure, type Erasure } from './erasures.store.js';
 import { deleteUserData } from './users.store.js';
 import { sessionHeadsOfUser } from './sessions.store.js';
-import { forgetIdempotencyKeys } from './idempotency.js';
+import { forgetIdempotencyKeys } from '../stream/idempotency.js';
 
 /** The reason of the final event of an erased user's sessions. */
 export const ERASED_REASON = 'user_erased';

@@ -106,9 +106,9 @@ export interface StreamEventRecord {
  * the context). Returns the sequence, or undefined when nothing was written: the event was written
  * before (see eventSequence) or the session is gone.
  */
-export async function appendStreamEvent(e: StreamEventRecord): Promise<number | undefined> {
+export async function appendStreamEvent(e: StreamEventRecord, k: Knex = db()): Promise<number | undefined> {
   const append = e.event_type === 'CONTEXT_UPDATE' ? appendContextUpdate : appendEvent;
-  const rows = await append([e.session_id, e.event_id, e.interaction_id, auditTypeOf(e.event_type), JSON.stringify(e.envelope)]);
+  const rows = await append([e.session_id, e.event_id, e.interaction_id, auditTypeOf(e.event_type), JSON.stringify(e.envelope)], k);
   return rows[0]?.sequence as number | undefined;
 }
 

@@ -13,7 +13,7 @@ import {
   countActiveInteractions, endActiveInteractions, endInteraction, insertInteraction, interactionSessionId, lockInteraction, timedOutInteractions, type NewInteraction,
 } from './interactions.store.js';
 import { interactionMessages } from './messages.store.js';
-import { acceptEvent, appendHistory } from './publish.js';
+import { acceptEvent, appendHistory } from '../stream/index.js';
 import type { Channel, ClosedInteraction, HistoryMessage, Interaction } from './schemas.js';
 
 /** Audit rows of interactions that ended with their session. */

@@ -3,7 +3,7 @@
  * position bookkeeping on `sessions`. Appending a message is one SQL statement: the session's
  * sequence and message count advance, last_activity and last_channel are refreshed, the message row
  * and its audit row are written, and rows beyond SERVICE_SESSION_MAX_HISTORY are trimmed; one
- * statement also appends a batch of messages, several of a session in batch order (group commit). The unique index
+ * statement also appends several messages of a session in order. The unique index
  * on (session_id, idempotency_key) is handled in idempotency.ts.
  */
 import type { Knex } from 'knex';
@@ -41,7 +41,7 @@ export interface AppendMessage {
 export type AppendOutcome =
   | { kind: 'appended'; sequence: number }
   | { kind: 'already'; sequence: number }
-  /** The session is closed or gone: nothing was written (the API accepts messages from a cache, see publish.ts). */
+  /** The session is closed or gone: nothing was written (it closed between acceptance and the write). */
   | { kind: 'no-session' };
 
 const appendMessagesStatement = preparedStatement<{ message_id: string; sequence: number }>(
@@ -80,9 +80,9 @@ const appendMessagesStatement = preparedStatement<{ message_id: string; sequence
 /**
  * Appends a batch of messages in one statement and one commit, each at most once (a retry of a
  * message_id appends nothing and reports the first sequence); a closed or unknown session takes
- * none. Messages of one session take its next sequences in batch order. Used for group commit by
- * the stream writer (group-append.ts); a unique violation of an idempotency key fails the whole
- * statement, so the caller retries such a batch one message at a time (idempotency.ts). The
+ * none. Messages of one session take its next sequences in batch order. Used by the stream
+ * writer (shared/stream/persist.ts); a unique violation of an idempotency key fails the whole
+ * statement, so the caller retries such a batch one message at a time (shared/stream/idempotency.ts). The
  * history is trimmed to `maxHistory` by the rows that existed before the statement: a session
  * given more than `maxHistory` messages at once is trimmed by its next append.
  */

@@ -16,7 +16,7 @@ import type { EndedInteraction } from './sessions.store.js';
 import { endActiveInteractions } from './interactions.store.js';
 import { announceLeft, endedAudit } from './interactions.js';
 import { lockUser } from './users.store.js';
-import { publishSessionClosed } from './publish.js';
+import { publishSessionClosed } from '../stream/index.js';
 import { channelSchema, type Channel } from './schemas.js';
 import { queueSummaries } from './summary.js';
 

@@ -138,34 +138,3 @@ export const clientEventSchema = z.discriminatedUnion('event_type', [
   }),
 ]);
 export type ClientEvent = z.infer<typeof clientEventSchema>;
-
-/** Payload of the job that persists and broadcasts one event of a session's stream. */
-export const deliverJobSchema = z.discriminatedUnion('kind', [
-  z.object({
-    kind: z.literal('message'),
-    session_id: uuid(),
-    message_id: uuid(),
-    channel: channelSchema,
-    role: roleSchema,
-    content: z.string(),
-    interaction_id: uuid().nullable(),
-    metadata: jsonObject,
-    idempotency_key: z.string().nullable(),
-  }),
-  z.object({
-    kind: z.literal('event'),
-    session_id: uuid(),
-    event_id: uuid(),
-    event_type: z.enum(eventTypes),
-    channel: channelSchema,
-    interaction_id: uuid().nullable(),
-    data: jsonObject,
-  }),
-]);
-export type DeliverJob = z.infer<typeof deliverJobSchema>;
-
-/** Most events one sessions.deliver-batch job holds (see lanes.ts). */
-export const maxLaneBatch = 256;
-/** A group of accepted events of one lane, in acceptance order (sessions.deliver-batch). */
-export const deliverBatchSchema = z.object({ events: z.array(deliverJobSchema).min(1).max(maxLaneBatch) });
-export type DeliverBatch = z.infer<typeof deliverBatchSchema>;

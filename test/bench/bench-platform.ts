@@ -10,7 +10,6 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { deleteKeysWithPrefix, redisAddress } from '../helpers/redis-keys.js';
-import { roleNodeFlags } from '../../shared/cli/roles.js';
 
 export const now = () => performance.timeOrigin + performance.now();
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -59,7 +58,7 @@ export function startRole(entry: string, env: NodeJS.ProcessEnv, ready: RegExp, 
   const extra = [...nodeFlags, ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])];
   // Source runs under tsx as in development and tests; a compiled entry (dist/…/*.js) as npm start runs it.
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...profile, ...roleNodeFlags, ...extra, ...loader, entry], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, ...extra, ...loader, entry], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${entry} did not start`)), 60_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {

@@ -13,11 +13,7 @@
  *
  *   BENCH_STREAMS=10000        streams at the last step (steps 0, 1k, 5k, then this)
  *   BENCH_CLIENTS=2            client processes holding them
- *   BENCH_SETTLE_SECONDS=55    wait after each step before reading memory: a role shrinks its young
- *                              generation once quiet for 30 s (shared/idle-memory.ts: quietForMs counted
- *                              from the end of the sample the step's burst ended in, then up to three
- *                              scavenges one sample apart, and 5 s over); 3 s read it grown, and so did
- *                              45 s in one run of three
+ *   BENCH_SETTLE_SECONDS=10    wait after each step before reading memory
  *   BENCH_BUILT=1              the compiled API (dist/, npm run build first) instead of the source under tsx
  *
  * Memory is read twice per step: as found, and after a full garbage collection (the API runs with
@@ -29,14 +25,13 @@ import { fork, execFileSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { quietDefaults } from '../../shared/idle-memory.js';
 import { benchStorage, fmt, httpCaller, inPool, roleEnv, rssMb, sleep, startRole, stopProcesses } from './bench-platform.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000);
 /** BENCH_BUILT=1: the compiled API (npm run build first), as npm start runs it; else the source under tsx. */
 const ENTRY = process.env.BENCH_BUILT === '1' ? 'dist/api/main.js' : 'api/main.ts';
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 2);
-const SETTLE = Number(process.env.BENCH_SETTLE_SECONDS ?? (quietDefaults.quietForMs + 4 * quietDefaults.everyMs) / 1000 + 5);
+const SETTLE = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
 const CHANNELS = ['voice', 'chat', 'sms', 'slack'] as const;
 const KEYS = ['idle-key-1', 'idle-key-2', 'idle-key-3', 'idle-key-4', 'idle-key-5'];
 const perKeyCap = Math.ceil(STREAMS / KEYS.length);

@@ -34,11 +34,15 @@
  *                                      `npm start` (compiled: run `npm run build` first) or `npm run dev`
  *   BENCH_TARGET=http://host:port      an already running platform instead (BENCH_API_KEY, default dev-key);
  *                                      its data stays; no restart, so "cold" is only what is left of it
+ *   BENCH_REDIS=appendonly             a Redis of the run's own with production persistence (appendonly yes,
+ *                                      appendfsync everysec) on a free port, instead of the one at BUS_PORT
  *   BENCH_PROF=<dir>                   V8 CPU profiles of the roles (BENCH_START=roles)
  *   BENCH_NODE_FLAGS="…"              extra Node flags for the roles (BENCH_START=roles)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import knexFactory from 'knex';
 import { serverUrl } from '../helpers/databases.js';
@@ -168,13 +172,13 @@ function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string
 
 /**
  * Session lane jobs the worker has run so far, completed or failed (its queue_job_duration_seconds
- * count of sessions.deliver-batch), or undefined without its /metrics. Messages per job tell how much of the
+ * count of stream.deliver), or undefined without its /metrics. Messages per job tell how much of the
  * queue's fixed cost per job (its Redis scripts, the worker's fetch and finish) each message bears.
  */
 async function laneJobsDone(workerMetricsUrl: string | undefined): Promise<number | undefined> {
   if (!workerMetricsUrl) return undefined;
   const text = await fetch(workerMetricsUrl).then((r) => r.text(), () => '');
-  const counts = [...text.matchAll(/^switchboard_queue_job_duration_seconds_count\{[^}]*job="sessions\.deliver-batch"[^}]*\} (\d+)/gm)];
+  const counts = [...text.matchAll(/^switchboard_queue_job_duration_seconds_count\{[^}]*job="stream\.deliver"[^}]*\} (\d+)/gm)];
   return counts.length ? counts.reduce((sum, m) => sum + Number(m[1]), 0) : undefined;
 }
 
@@ -259,7 +263,28 @@ async function setupSessions(call: ReturnType<typeof httpCaller>['call']): Promi
   return sessions;
 }
 
+/** BENCH_REDIS=appendonly: starts redis-server with production persistence on a free port and points this run at it. */
+async function ownRedis(): Promise<ChildProcess | undefined> {
+  if (process.env.BENCH_REDIS !== 'appendonly') return undefined;
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-redis-'));
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--dir', dir, '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => null });
+    probe.on('error', () => undefined);
+    const ok = await probe.connect().then(() => probe.ping(), () => undefined);
+    probe.disconnect();
+    if (ok === 'PONG') break;
+    await sleep(100);
+  }
+  process.env.BUS_HOST = '127.0.0.1';
+  process.env.BUS_PORT = String(port);
+  console.log(`Redis of this run: 127.0.0.1:${port}, appendonly yes, appendfsync everysec`);
+  return child;
+}
+
 async function main() {
+  const redisServer = await ownRedis();
   const storage = TARGET ? undefined : await benchStorage();
   const prefix = storage?.prefix ?? `sbbench-target-${Math.floor(Math.random() * 1e9).toString(36)}`;
   const env = storage ? roleEnv(storage.database, storage.prefix, { API_KEYS: API_KEY }) : process.env;
@@ -553,6 +578,7 @@ async function main() {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => console.error(err));
     await platform?.stop();
     await storage?.drop();
+    redisServer?.kill('SIGTERM');
   }
 }
 

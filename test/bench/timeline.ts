@@ -10,7 +10,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { sessionLaneQueues } from '../../shared/queues.js';
+import { streamLanes } from '../../shared/queues.js';
+import { configWithoutApiCredentials } from '../../shared/config.js';
 import { redisAddress } from '../helpers/redis-keys.js';
 import { processCpuSeconds } from './machine-cpu.js';
 import { fmt, now } from './bench-platform.js';
@@ -71,7 +72,7 @@ export function startTimeline(groups: () => Record<string, number[]>, database: 
   const redis = new Redis(redisAddress());
   let stopped = false;
   // The run's session lane queues, read through BullMQ on this connection; none without the run's prefix.
-  const lanes = queuePrefix ? sessionLaneQueues.map((name) => new Queue(name, { connection: redis, prefix: queuePrefix })) : [];
+  const lanes = queuePrefix ? streamLanes(configWithoutApiCredentials().stream.lanes).map((name) => new Queue(name, { connection: redis, prefix: queuePrefix })) : [];
   /** Jobs waiting and active over every session lane queue; NaN without the run's prefix. */
   const laneJobs = async (): Promise<[number, number]> => {
     if (!lanes.length) return [NaN, NaN];

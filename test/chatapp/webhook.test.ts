@@ -125,7 +125,7 @@ describe('inbound processing', () => {
   it('messages from other channels reach the model as real-time updates', async () => {
     const u = await createUser({ phone_number: freshPhone() });
     const { session } = await resolveSession(u.user_id);
-    const { acceptMessage } = await import('../../shared/sessions/publish.js');
+    const { acceptMessage } = await import('../../shared/stream/index.js');
     const { startInteraction } = await import('../../shared/sessions/interactions.js');
     const call = await startInteraction(session.session_id, { channel: 'voice' });
     await acceptMessage(session.session_id, { channel: 'voice', role: 'user', content: 'I am on the phone', interaction_id: call.interaction_id }, { waitMs: 5000 });

@@ -132,10 +132,10 @@ describe('health and metrics', () => {
     expect(await (await api.request('/healthz', { auth: false })).json()).toEqual({ status: 'ok' });
   });
 
-  it('/readyz reports Postgres, Redis, migrations and the warm-up', async () => {
+  it('/readyz reports Postgres, Redis, migrations ', async () => {
     const res = await api.request('/readyz', { auth: false });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ready', checks: { postgres: 'up', redis: 'up', migrations: 'current', warm_up: 'done' } });
+    expect(await res.json()).toEqual({ status: 'ready', checks: { postgres: 'up', redis: 'up', migrations: 'current' } });
   });
 
   it('/api/health needs the API key', async () => {

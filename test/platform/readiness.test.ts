@@ -41,7 +41,7 @@ describe('readiness', () => {
     expect(down.status).toBe(503);
     const body = await down.json();
     expect(body.detail).toBe('Not ready: redis down.');
-    expect(body.checks).toEqual({ postgres: 'up', redis: 'down', migrations: 'current', warm_up: 'done' });
+    expect(body.checks).toEqual({ postgres: 'up', redis: 'down', migrations: 'current' });
     expect((await api.request('/healthz', { auth: false })).status).toBe(200);
   });
 });

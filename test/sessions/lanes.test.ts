@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '../../shared/db/index.js';
-import { acceptMessage } from '../../shared/sessions/publish.js';
+import { acceptMessage } from '../../shared/stream/index.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { newInteraction, newSession } from './helpers.js';
 

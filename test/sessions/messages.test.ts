@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '../../shared/db/index.js';
-import { acceptMessage } from '../../shared/sessions/publish.js';
+import { acceptMessage } from '../../shared/stream/index.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
@@ -69,14 +69,19 @@ describe('publishing messages', () => {
     expect((await getContext(sessionId)).conversation_history.map((m) => m.content)).toEqual(['dup', 'marker']);
   });
 
-  it('a delivery job run twice persists and audits the message once', async () => {
+  it('a delivery job run twice persists and audits the message once, and publishes it again with the same sequence', async () => {
     const { sessionId } = await newSession(api);
     const chat = await newInteraction(api, sessionId, 'chat');
-    const { deliver } = await import('../../shared/sessions/deliver.js');
+    const { deliverLaneJob } = await import('../../shared/stream/persist.js');
+    const { subscribeSession } = await import('../../shared/bus.js');
     const job = { kind: 'message' as const, session_id: sessionId, message_id: crypto.randomUUID(), channel: 'chat' as const, role: 'user' as const, content: 'retry me', interaction_id: chat, metadata: {}, idempotency_key: null };
-    const a = await deliver(job);
-    const b = await deliver(job);
-    expect(a?.sequence).toBe(b?.sequence);
+    const seen: number[] = [];
+    const leave = await subscribeSession(sessionId, (e) => { if (e.id === job.message_id) seen.push(e.sequence); });
+    expect(await deliverLaneJob([job])).toEqual({ published: 1, parked: 0 });
+    expect(await deliverLaneJob([job])).toEqual({ published: 1, parked: 0 });
+    await eventually(() => seen.length === 2);
+    leave();
+    expect(seen[0]).toBe(seen[1]);
     expect(await db()('session_messages').where({ session_id: sessionId })).toHaveLength(1);
     expect(await db()('session_events').where({ session_id: sessionId, event_type: 'message_published' })).toHaveLength(1);
   });
@@ -90,7 +95,7 @@ describe('publishing messages', () => {
     expect((await res.json()).title).toBe('Conflict');
   });
 
-  it('a session closed or deleted behind the back of an API process (whose cache knows it live) refuses the next message: 409 / 404, nothing persisted, the key freed', async () => {
+  it('a session closed or deleted by another request refuses the next message: 409 / 404, nothing persisted, its Idempotency-Key not taken', async () => {
     const { sessionId } = await newSession(api);
     const chat = await newInteraction(api, sessionId, 'chat');
     await json(await publish(api, sessionId, message(chat, 'first')), 200);

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { waitForPublished } from '../../shared/sessions/publish.js';
+import { waitForPublished } from '../../shared/stream/index.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
 import { json, newInteraction, newSession, publish } from './helpers.js';

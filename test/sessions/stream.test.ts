@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { db } from '../../shared/db/index.js';
-import { endAllStreams } from '../../api/streams.js';
-import { slowSubscriberBytes } from '../../api/sessions/stream.js';
+import { endAllStreams } from '../../api/stream/sse.js';
+import { slowSubscriberBytes } from '../../api/stream/session-stream.js';
 import { metricsRegistry } from '../../shared/metrics.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';

@@ -9,7 +9,7 @@ import { ApiRouter } from '../../routing.js';
 import { z } from '../../../shared/zod.js';
 import { metricsRegistry, metricPrefix } from '../../../shared/metrics.js';
 import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../../shared/sre/events.js';
-import { SseLifetime, startSseResponse, streamCaller } from '../../streams.js';
+import { SseLifetime, startSseResponse, streamCaller } from '../../stream/sse.js';
 import { csv } from '../common.schemas.js';
 
 /** Bytes a subscriber may have unsent before it is cut off (it reconnects and refetches). */

@@ -1,18 +1,18 @@
 /**
- * Accepting events into a session's stream (the API and workers both publish through here):
- * validate against the database, give the event its id, enqueue it into the session's lane, and
- * optionally wait a bounded time until a worker has persisted and broadcast it.
+ * Accepting events into a session's stream (the API and workers both publish through here): check
+ * the session in Postgres, give each event its id, enqueue the request's events as one job on the
+ * session's lane, and optionally wait a bounded time until a worker has persisted and broadcast them.
  */
 import { randomUUID } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { NotFoundError } from '../errors.js';
-import { messageRefused, subscribeSession, type BusEvent } from '../bus.js';
-import { closedSessionConflict, liveSessionInteractions, publishableState } from './sessions.store.js';
-import { persistedSequence } from './messages.store.js';
-import { firstForKey, releaseKey } from './idempotency.js';
-import { deliverSettled, enqueueDeliver } from './lanes.js';
-import type { ClientEvent, DeliverJob, EventType, HistoryMessage, MessageInput, Channel, eventAcceptedSchema, publishResponse } from './schemas.js';
+import { subscribeSession, type BusEvent } from '../bus.js';
+import { enqueue } from '../queues.js';
+import { closedSessionConflict, publishableState } from '../sessions/sessions.store.js';
+import { persistedSequence } from '../sessions/messages.store.js';
+import type { Channel, ClientEvent, EventType, HistoryMessage, MessageInput, eventAcceptedSchema, publishResponse } from '../sessions/schemas.js';
 import type { z } from '../zod.js';
+import { firstForKey } from './idempotency.js';
+import { eventIdOf, type StreamEvent } from './schemas.js';
 
 /** What accepting a message reports: the PublishResult fields, and whether an Idempotency-Key repeated an earlier request (the first message is reported). */
 export type Publication = Omit<z.output<typeof publishResponse>, 'success'> & { replayed: boolean };
@@ -33,48 +33,9 @@ async function assertPublishable(sessionId: string, interactionId: string | null
 }
 
 /**
- * Sessions a message was recently accepted into, with the interactions found to belong to them, so
- * the next message of a session is accepted without asking Postgres. An interaction never moves to
- * another session; a session may close meanwhile (elsewhere, or by expiry): the worker refuses a
- * message of a closed or deleted session and says so on the bus (deliver.ts), and the waiting
- * request answers 409/404 as the database check would have and forgets the session here. A close
- * in this process forgets it at once (publishSessionClosed).
- */
-const publishable = new LRUCache<string, Set<string>>({ max: 10_000, ttl: 60_000 });
-
-/** assertPublishable, answered from `publishable` when the session (and interaction) are known there. */
-async function assertMessagePublishable(sessionId: string, interactionId: string | null): Promise<void> {
-  const known = publishable.get(sessionId);
-  if (known && (interactionId === null || known.has(interactionId))) return;
-  await assertPublishable(sessionId, interactionId);
-  const interactions = known ?? new Set<string>();
-  if (interactionId) interactions.add(interactionId);
-  publishable.set(sessionId, interactions);
-}
-
-/**
- * Fills `publishable` for a session a channel has just subscribed to, with its interactions: a
- * channel streams a session before it publishes into it, so its first message is then accepted
- * without asking Postgres too. Measured: after a restart, the first message of each of 250 sessions
- * asked Postgres within the same second, most of the first 10 s tail of bench:sessions.
- */
-export async function primePublishable(sessionId: string): Promise<void> {
-  const interactions = await liveSessionInteractions(sessionId);
-  if (!interactions) return;
-  const known = publishable.get(sessionId) ?? new Set<string>();
-  for (const id of interactions) known.add(id);
-  publishable.set(sessionId, known);
-}
-
-/** The error the database check would have given for a message the worker refused (see messageRefused). */
-function refusal(sessionId: string, event: BusEvent): Error {
-  publishable.delete(sessionId);
-  return event.data.reason === 'closed' ? closedSessionConflict(sessionId) : new NotFoundError(`No session ${sessionId}.`);
-}
-
-/**
  * Runs `enqueueIt` while listening on the session's bus channel, and resolves with the first event
- * matching `match` (or undefined after `waitMs`). Subscribing first means the event cannot slip by.
+ * matching `match` (or undefined after `waitMs`, or at once when `enqueueIt` resolves to false:
+ * nothing was enqueued). Subscribing first means the event cannot slip by.
  */
 export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) => boolean, waitMs: number, enqueueIt: () => Promise<unknown>): Promise<BusEvent | undefined> {
   // The wait counts from here: subscribing and enqueueing use it up too, so a slow Redis does not add to it.
@@ -90,7 +51,7 @@ export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) =>
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    await enqueueIt();
+    if ((await enqueueIt()) === false) return undefined;
     const left = Math.max(0, waitMs - (Date.now() - started));
     return await Promise.race([arrived, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), left)))]);
   } finally {
@@ -101,20 +62,43 @@ export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) =>
 
 const isEvent = (id: string) => (e: BusEvent) => e.id === id;
 
+/** Per session, the last enqueue of this process still under way. */
+const enqueueing = new Map<string, Promise<unknown>>();
+
 /**
- * Enqueues events of one session into its lane (lanes.ts), in order, and waits up to `waitMs` for
- * the last one to be published; resolves with it, or undefined (not waited for, or not in time).
+ * Runs a session's enqueue after those this process started before it: the session's requests
+ * reach its lane in the order they arrived here, whatever order their checks (which run side by
+ * side, started before the wait) finish in. Waits for publication are not part of it.
  */
-async function deliverAndAwait(events: DeliverJob[], waitMs: number): Promise<BusEvent | undefined> {
+function inArrivalOrder<T>(sessionId: string, enqueueStep: () => Promise<T>): Promise<T> {
+  const run = (enqueueing.get(sessionId) ?? Promise.resolve()).then(enqueueStep, enqueueStep);
+  const tail = run.then(() => undefined, () => undefined);
+  enqueueing.set(sessionId, tail);
+  void tail.then(() => {
+    if (enqueueing.get(sessionId) === tail) enqueueing.delete(sessionId);
+  });
+  return run;
+}
+
+/**
+ * Accepts events of one session: after `check` (which may refuse, or answer false to enqueue
+ * nothing), enqueues them as one job of the session's lane, in arrival order, and waits up to
+ * `waitMs` for the last one to be published; resolves with it, or undefined (not waited for, not
+ * in time, or nothing enqueued).
+ */
+async function deliverAndAwait(events: StreamEvent[], waitMs: number, check: () => Promise<unknown> = async () => true): Promise<BusEvent | undefined> {
   const last = events[events.length - 1]!;
-  const id = last.kind === 'message' ? last.message_id : last.event_id;
-  const awaited = waitMs > 0;
-  try {
-    return await enqueueAndAwait(last.session_id, isEvent(id), waitMs, () => Promise.all(events.map((e) => enqueueDeliver(e, awaited && e === last))));
-  } finally {
-    // The lane holds its next group until this wait is over (lanes.ts).
-    if (awaited) deliverSettled(id);
-  }
+  return enqueueAndAwait(last.session_id, isEvent(eventIdOf(last)), waitMs, () => {
+    const checked = check();
+    // Settled here too, so a refusal while an earlier enqueue runs is not reported as unhandled.
+    checked.catch(() => undefined);
+    return inArrivalOrder(last.session_id, async () => {
+      if ((await checked) === false) return false;
+      // The one place an accepted body goes into the stream: what the lane may not refuse is checked before this.
+      await enqueue('stream.deliver', { events });
+      return true;
+    });
+  });
 }
 
 /**
@@ -125,7 +109,7 @@ export async function waitForPublished(sessionId: string, messageId: string, wai
   let resolveSeq: (n: number) => void = () => undefined;
   const arrived = new Promise<number>((resolve) => (resolveSeq = resolve));
   const unsubscribe = await subscribeSession(sessionId, (e) => {
-    if (isEvent(messageId)(e) && e.event_type !== messageRefused) resolveSeq(e.sequence);
+    if (isEvent(messageId)(e)) resolveSeq(e.sequence);
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -146,18 +130,9 @@ export async function waitForPublished(sessionId: string, messageId: string, wai
  */
 export async function acceptMessage(sessionId: string, input: MessageInput, options: AcceptOptions = {}): Promise<Publication> {
   const { idempotencyKey, waitMs: wait = 0 } = options;
-  const started = Date.now();
-  await assertMessagePublishable(sessionId, input.interaction_id);
   const messageId = randomUUID();
-  if (idempotencyKey) {
-    const first = await firstForKey(sessionId, idempotencyKey, messageId);
-    if (first) {
-      const sequence = first.sequence ?? (wait > 0 ? await waitForPublished(sessionId, first.message_id, wait) : await persistedSequence(sessionId, first.message_id) ?? null);
-      return { session_id: sessionId, message_id: first.message_id, sequence, message_published: sequence !== null, replayed: true };
-    }
-  }
-  const payload = {
-    kind: 'message' as const,
+  const message: StreamEvent = {
+    kind: 'message',
     session_id: sessionId,
     message_id: messageId,
     channel: input.channel,
@@ -167,11 +142,16 @@ export async function acceptMessage(sessionId: string, input: MessageInput, opti
     metadata: input.metadata ?? {},
     idempotency_key: idempotencyKey ?? null,
   };
+  let first: { message_id: string; sequence: number | null } | undefined;
   // SESSION_PUBLISH_WAIT_MS counts from the request's acceptance, checks included: a slow database does not add to it.
-  const event = await deliverAndAwait([payload], wait > 0 ? Math.max(1, wait - (Date.now() - started)) : 0);
-  if (event?.event_type === messageRefused) {
-    if (idempotencyKey) await releaseKey(sessionId, idempotencyKey);
-    throw refusal(sessionId, event);
+  const event = await deliverAndAwait([message], wait, async () => {
+    await assertPublishable(sessionId, input.interaction_id);
+    if (idempotencyKey) first = await firstForKey(sessionId, idempotencyKey, messageId);
+    return !first;
+  });
+  if (first) {
+    const sequence = first.sequence ?? (wait > 0 ? await waitForPublished(sessionId, first.message_id, wait) : await persistedSequence(sessionId, first.message_id) ?? null);
+    return { session_id: sessionId, message_id: first.message_id, sequence, message_published: sequence !== null, replayed: true };
   }
   return { session_id: sessionId, message_id: messageId, sequence: event?.sequence ?? null, message_published: !!event, replayed: false };
 }
@@ -188,10 +168,9 @@ export async function acceptEvent(
   event: ClientEvent | { event_type: 'CHANNEL_JOINED' | 'CHANNEL_LEFT'; channel: Channel; data: Record<string, unknown> },
   options: { interactionId?: string | null; waitMs?: number; allowClosed?: boolean } = {},
 ): Promise<EventAcceptance> {
-  if (!options.allowClosed) await assertPublishable(sessionId, null);
   const eventId = randomUUID();
-  const payload = {
-    kind: 'event' as const,
+  const accepted: StreamEvent = {
+    kind: 'event',
     session_id: sessionId,
     event_id: eventId,
     event_type: event.event_type,
@@ -199,7 +178,7 @@ export async function acceptEvent(
     interaction_id: options.interactionId ?? null,
     data: event.data as Record<string, unknown>,
   };
-  const published = await deliverAndAwait([payload], options.waitMs ?? 0);
+  const published = await deliverAndAwait([accepted], options.waitMs ?? 0, async () => options.allowClosed || assertPublishable(sessionId, null));
   return { session_id: sessionId, event_id: eventId, event_type: event.event_type, sequence: published?.sequence ?? null, published: !!published };
 }
 
@@ -214,8 +193,8 @@ export async function appendHistory(
   waitMs: number,
 ): Promise<void> {
   if (!entries.length) return;
-  const payloads = entries.map((entry, i) => ({
-    kind: 'message' as const,
+  const messages = entries.map((entry, i): StreamEvent => ({
+    kind: 'message',
     session_id: interaction.session_id,
     message_id: randomUUID(),
     channel: interaction.channel,
@@ -225,7 +204,7 @@ export async function appendHistory(
     metadata: { source: 'final_history' },
     idempotency_key: `final_history:${interaction.interaction_id}:${i}`,
   }));
-  await deliverAndAwait(payloads, waitMs);
+  await deliverAndAwait(messages, waitMs);
 }
 
 /** Whether an event is a session's final one: the CONTEXT_UPDATE that reports it closed (streams end after it). */
@@ -239,6 +218,5 @@ export const isFinalEvent = (event: { event_type: string; data: Record<string, u
  * receives its own channel's events) but its stream ends too.
  */
 export async function publishSessionClosed(sessionId: string, channel: Channel, reason: string): Promise<void> {
-  publishable.delete(sessionId);
   await acceptEvent(sessionId, { event_type: 'CONTEXT_UPDATE', channel, data: { session_status: 'closed', reason } } as ClientEvent, { allowClosed: true });
 }

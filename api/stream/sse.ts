@@ -1,9 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { Gauge } from 'prom-client';
-import { config } from '../shared/config.js';
-import { TooManyRequestsError } from '../shared/errors.js';
-import { shedRequestState } from './sse-footprint.js';
+/**
+ * What every SSE response of the API shares (session streams, the SRE event stream): admission under
+ * the stream caps, the response taken over from Koa, one keep-alive timer, and one cleanup.
+ */
+import { config } from '../../shared/config.js';
+import { TooManyRequestsError } from '../../shared/errors.js';
 
 /** The stream caps' counts of this process. */
 const admitted = { total: 0, perCaller: new Map<string, number>() };
@@ -62,7 +65,6 @@ export function startSseResponse(ctx: Context): void {
     'Content-Encoding': 'identity',
     'X-Request-Id': String(ctx.state.requestId ?? ''),
   });
-  shedRequestState(ctx);
 }
 
 /** Open SSE lifetimes of this process: for the one keep-alive timer that serves them all, and so shutdown can end them before the server closes. */

@@ -7,10 +7,11 @@
  * 3. on append, the unique index on (session_id, idempotency_key): two appends of one key that got
  *    past both (the claim expired) end as a 'duplicate-key' outcome, not as an error.
  */
+import type { Knex } from 'knex';
 import { config } from '../config.js';
 import { isUniqueViolation } from '../db/index.js';
 import { commandRedis } from '../redis.js';
-import { appendMessages, messageByIdempotencyKey, type AppendMessage, type AppendOutcome } from './messages.store.js';
+import { appendMessages, messageByIdempotencyKey, type AppendMessage, type AppendOutcome } from '../sessions/messages.store.js';
 
 const redis = () => commandRedis('sessions');
 
@@ -55,17 +56,12 @@ export async function firstForKey(sessionId: string, key: string, messageId: str
   return first ? { message_id: first, sequence: null } : undefined;
 }
 
-/** Frees a key claimed for a message that was refused after all (its session closed meanwhile). */
-export async function releaseKey(sessionId: string, key: string): Promise<void> {
-  await redis().del(idempotencyRedisKey(sessionId, key));
-}
-
 export type KeyedAppendOutcome = AppendOutcome | { kind: 'duplicate-key' };
 
 /** Appends one message (see appendMessages); a second message of a key is reported, not thrown (guard 3). */
-export async function appendMessageOnce(m: AppendMessage, maxHistory: number): Promise<KeyedAppendOutcome> {
+export async function appendMessageOnce(m: AppendMessage, maxHistory: number, k?: Knex): Promise<KeyedAppendOutcome> {
   try {
-    const [outcome] = await appendMessages([m], maxHistory);
+    const [outcome] = await appendMessages([m], maxHistory, k);
     return outcome!;
   } catch (err) {
     if (isUniqueViolation(err, keyIndex)) return { kind: 'duplicate-key' };

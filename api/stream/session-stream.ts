@@ -15,8 +15,8 @@ import { streamEventsAfter } from '../../shared/sessions/events.store.js';
 import { closedSessionConflict, streamHead } from '../../shared/sessions/sessions.store.js';
 import { ValidationError } from '../../shared/errors.js';
 import { metricsRegistry, metricPrefix } from '../../shared/metrics.js';
-import { SseLifetime, startSseResponse, streamCaller } from '../streams.js';
-import { isFinalEvent, primePublishable } from '../../shared/sessions/publish.js';
+import { SseLifetime, startSseResponse, streamCaller } from './sse.js';
+import { isFinalEvent } from '../../shared/stream/index.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -57,8 +57,6 @@ export async function serveSessionStream(
   const closed = session.status === 'closed';
   if (closed && (lastEventId === undefined || !(await streamEventsAfter(session.session_id, lastEventId, 1)).length)) throw closedSessionConflict(session.session_id);
   if (lastEventId !== undefined && !Number.isSafeInteger(lastEventId)) throw new ValidationError('Last-Event-ID is out of range.', [{ path: 'headers.last-event-id', message: 'must be a sequence number' }]);
-  // Not awaited: the cache only spares the session's first message a database check; failing to fill it changes nothing.
-  if (!closed) primePublishable(session.session_id).catch(() => undefined);
   await streamSession(ctx, session.session_id, channel, lastEventId, closed);
 }
 

@@ -1,0 +1,43 @@
+/** What travels through the session stream's lanes: accepted events, as the API enqueues them and the worker parses them. */
+import { z, uuid } from '../zod.js';
+import { channelSchema, eventTypes, jsonObject, roleSchema } from '../sessions/schemas.js';
+
+/** One accepted event of a session's stream: a message, or another event kind of the spec. */
+export const streamEventSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('message'),
+    session_id: uuid(),
+    message_id: uuid(),
+    channel: channelSchema,
+    role: roleSchema,
+    content: z.string(),
+    interaction_id: uuid().nullable(),
+    metadata: jsonObject,
+    idempotency_key: z.string().nullable(),
+  }),
+  z.object({
+    kind: z.literal('event'),
+    session_id: uuid(),
+    event_id: uuid(),
+    event_type: z.enum(eventTypes),
+    channel: channelSchema,
+    interaction_id: uuid().nullable(),
+    data: jsonObject,
+  }),
+]);
+export type StreamEvent = z.infer<typeof streamEventSchema>;
+
+/** Most events one request puts into a session's stream at once (a final_history sync). */
+export const maxEventsPerJob = 1_000;
+
+/** stream.deliver: the events one request accepted into one session's stream, in acceptance order. */
+export const deliverSchema = z.object({
+  events: z
+    .array(streamEventSchema)
+    .min(1)
+    .max(maxEventsPerJob)
+    .refine((events) => events.every((e) => e.session_id === events[0]!.session_id), 'every event of a job belongs to one session'),
+});
+
+/** The id an event is known by: a message's message_id, else its event_id. */
+export const eventIdOf = (e: StreamEvent) => (e.kind === 'message' ? e.message_id : e.event_id);
