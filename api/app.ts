@@ -7,6 +7,7 @@ import { httpDuration, registerQueueGauges } from '../shared/metrics.js';
 import { allQueues } from '../shared/queues.js';
 import { requestId } from './middleware/request-id.js';
 import { outageDeadline, problems } from './middleware/problem.js';
+import { refuseDeepBodies } from './middleware/body-depth.js';
 import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
 import { defaultWebMode, mountWebApp, type WebMode } from './platform/web-app.js';
@@ -81,6 +82,7 @@ export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Ko
       encoding: 'utf-8',
     }),
   );
+  app.use(refuseDeepBodies(cfg.input.maxJsonDepth));
 
   mountQueueDashboard(app);
   mountWebApp(app, options.web ?? defaultWebMode(), options.server, options.webDir);

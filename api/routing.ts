@@ -8,6 +8,8 @@ import type { Context, Middleware } from 'koa';
 import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from '../shared/zod.js';
 import { ValidationError, fieldErrors, type FieldError } from '../shared/errors.js';
+import { config } from '../shared/config.js';
+import { rawTextStorable, unstorableFields } from '../shared/storable.js';
 import { requireAdmin, requireCaller } from './middleware/auth.js';
 import { csrfHeader, sessionCookie } from './auth/browser-session.js';
 
@@ -88,8 +90,12 @@ export const problemSchema = z
   })
   .openapi('Problem', { description: 'RFC 9457 problem details' });
 
+/** Said of every route that takes input: what shared/storable.ts refuses before any schema or handler runs. */
+const unstorableMeaning =
+  'Always refused, whatever the route, because PostgreSQL cannot store it (nothing is queued or stored): a string or key holding a NUL character (U+0000) or a lone UTF-16 surrogate (e.g. `\\ud800` without its pair), and objects or arrays nested deeper than MAX_JSON_DEPTH (default 64) levels; `errors` names the field';
+
 const defaultErrorMeaning: Record<number, string> = {
-  400: 'Invalid input; `errors` names each bad field (a string holding a NUL character, U+0000, is always refused)',
+  400: 'Invalid input; `errors` names each bad field',
   401: 'Missing or invalid credentials',
   403: 'The signed-in person lacks the role, or a browser request failed the CSRF check',
   404: 'Unknown resource',
@@ -128,50 +134,20 @@ const authMiddleware: Record<Auth, Middleware | undefined> = {
 };
 
 /**
- * Field paths of strings holding a NUL character. PostgreSQL stores no U+0000 in text or jsonb
- * (22021 / 22P05), so such input is refused here, for every route at once, instead of failing later.
+ * Parses one part of the request; collects its field errors instead of throwing. What PostgreSQL
+ * could not store is refused first, for every route at once (shared/storable.ts); the body's raw
+ * text, when it shows nothing of the kind, spares walking every field. `fast` may accept the value
+ * as it is (see RouteSpec.request.acceptsBody).
  */
-function nulPaths(value: unknown, path: string[], found: string[], depth = 0): string[] {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) found.push(path.join('.'));
-  } else if (value && typeof value === 'object' && depth < 64) {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) found.push([...path, k].join('.'));
-      nulPaths(v, [...path, k], found, depth + 1);
-    }
-  }
-  return found;
-}
-
-/** Whether any string or key holds a NUL; allocates nothing (nulPaths builds the paths, only when needed). */
-function hasNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (!value || typeof value !== 'object' || depth >= 64) return false;
-  for (const k in value) {
-    if (!Object.hasOwn(value, k)) continue;
-    if (k.includes('\u0000') || hasNul((value as Record<string, unknown>)[k], depth + 1)) return true;
-  }
-  return false;
-}
-
-/**
- * Whether a body's raw text cannot hold a NUL once parsed: no NUL itself, no JSON escape and no
- * percent-encoding of one (so it holds for JSON, form and text bodies alike). Three substring scans
- * of the text cost far less than walking every field of a large parsed body.
- */
-const rawFreeOfNul = (raw: unknown) => typeof raw === 'string' && !raw.includes('\u0000') && !raw.includes('\\u0000') && !raw.includes('%00');
-
-/** Parses one part of the request; collects its field errors instead of throwing. `fast` may accept the value as it is (see RouteSpec.request.acceptsBody). */
 function parsePart(schema: z.ZodType | undefined, value: unknown, location: string, errors: FieldError[], raw?: unknown, fast?: (value: unknown) => boolean) {
   if (!schema) return undefined;
-  const nulFree = rawFreeOfNul(raw) || !hasNul(value);
-  if (nulFree && fast?.(value)) return value;
-  // The walk that names the paths allocates one array per field: only when there is a NUL to name.
-  const withNul = nulFree ? [] : nulPaths(value, [location], []);
-  if (withNul.length) {
-    errors.push(...withNul.map((path) => ({ path, message: 'must not contain a NUL character (U+0000)' })));
+  // Nesting of a raw body was checked by the body middleware (refuseDeepBodies) before anything walked it.
+  const unstorable = rawTextStorable(raw) ? [] : unstorableFields(value, location, config().input.maxJsonDepth);
+  if (unstorable.length) {
+    errors.push(...unstorable);
     return undefined;
   }
+  if (fast?.(value)) return value;
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   errors.push(...fieldErrors(location, result.error.issues));
@@ -188,7 +164,7 @@ function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
   }
   const errors: Record<number, string> = { ...spec.errors };
   const hasInput = spec.request && Object.values(spec.request).some((v) => v && typeof v === 'object');
-  if (hasInput) errors[400] ??= defaultErrorMeaning[400]!;
+  if (hasInput) errors[400] = `${errors[400] ?? defaultErrorMeaning[400]!}. ${unstorableMeaning}.`;
   if (spec.auth !== 'public') errors[401] ??= defaultErrorMeaning[401]!;
   if (spec.auth !== 'public' && spec.auth !== 'admin') errors[403] ??= defaultErrorMeaning[403]!;
   if (spec.request?.params) errors[404] ??= defaultErrorMeaning[404]!;

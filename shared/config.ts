@@ -37,6 +37,7 @@ export const variables = {
   METRICS_TOKEN: [z.string().default(''), 'bearer token that /metrics (web and worker roles) requires; empty leaves /metrics open to whoever reaches it'],
   PUBLIC_URL: [optionalUrl, 'address people open in the browser (scheme, host, port); the OIDC redirect is PUBLIC_URL/api/global/auth/oidc/callback; default http://localhost:PORT, https required in production'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
+  MAX_JSON_DEPTH: [int(64, 2), 'deepest nesting of objects and arrays a request body may have; deeper bodies get 400 naming the field'],
 
   OIDC_ISSUER_URL: [optionalUrl, 'OpenID Connect provider (discovery at /.well-known/openid-configuration below it); unset in dev starts an embedded provider with dev accounts'],
   OIDC_CLIENT_ID: [optionalText, 'client id registered at the provider'],
@@ -111,6 +112,8 @@ export const variables = {
   AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
 
   DOCUMENT_MAX_BYTES: [int(20 * 1024 * 1024, 1), 'largest portal document upload in bytes (larger → 413, nothing stored)'],
+  DOCUMENT_EXTRACT_TIMEOUT_MS: [int(30000, 100), 'time limit of extracting one document\'s text (its own thread); over it the document is failed with the reason'],
+  DOCUMENT_EXTRACT_MAX_MEMORY_MB: [int(256, 16), 'heap limit in MB of the thread extracting one document\'s text; over it the document is failed with the reason'],
   AGENT_API_URL: [optionalUrl, 'agent API the portal reads conversation history from (GET /sessions…); default this platform (PUBLIC_URL)'],
   AGENT_API_KEY: [z.string().default(''), 'X-API-Key the portal sends to AGENT_API_URL; default the first of API_KEYS'],
   TOOL_CALL_TIMEOUT_MS: [int(30000, 100), 'time limit of one tool-gateway call (gateway routes, /mcp, agent); over it the call is a tool error'],
@@ -268,6 +271,7 @@ function nested(env: Env) {
     isProduction: env.NODE_ENV === 'production',
     http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS },
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+    input: { maxJsonDepth: env.MAX_JSON_DEPTH },
     // Tests are silent unless a test asks for logs (LOG_LEVEL set).
     log: { level: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info') },
     metrics: { token: env.METRICS_TOKEN },
@@ -351,6 +355,8 @@ function nested(env: Env) {
     crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, replayWindowSeconds: env.CRM_WEBHOOK_REPLAY_WINDOW, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
     portal: {
       documentMaxBytes: env.DOCUMENT_MAX_BYTES,
+      extractTimeoutMs: env.DOCUMENT_EXTRACT_TIMEOUT_MS,
+      extractMaxMemoryMb: env.DOCUMENT_EXTRACT_MAX_MEMORY_MB,
       agentApiUrl: env.AGENT_API_URL,
       agentApiKey: env.AGENT_API_KEY,
     },

@@ -144,7 +144,7 @@ function documentRoutes(r: ApiRouter): ApiRouter {
       path: '/api/portal/documents',
       tags,
       summary: 'Upload a document',
-      description: `multipart/form-data with a \`file\` part (PDF, DOCX, HTML, plain text, Markdown or CSV) and optional fields \`category\` and \`tags\` (comma-separated). The body is read as it streams: past DOCUMENT_MAX_BYTES (default 20 MB) the upload stops with 413 and nothing is stored. The document starts \`pending\`; the portal.index-document job moves it to processing, then indexed, or failed with \`failure_reason\`. ${actingUserNote}`,
+      description: `multipart/form-data with a \`file\` part (PDF, DOCX, HTML, plain text, Markdown or CSV) and optional fields \`category\` and \`tags\` (comma-separated). The body is read as it streams: past DOCUMENT_MAX_BYTES (default 20 MB) the upload stops with 413 and nothing is stored. The document starts \`pending\`; the portal.index-document job moves it to processing, then indexed, or failed with \`failure_reason\` (a file that cannot be read, or whose reading passes DOCUMENT_EXTRACT_TIMEOUT_MS or DOCUMENT_EXTRACT_MAX_MEMORY_MB, each named in the reason). ${actingUserNote}`,
       auth: 'user',
       request: { headers: userHeader },
       responses: { 201: { description: 'The stored document (rag_status pending)', schema: docOut } },

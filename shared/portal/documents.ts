@@ -13,7 +13,7 @@ import { NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError, Validat
 import { documentStorage } from './document-storage.js';
 import { findDocument, insertDocument, setRagStatus, type StoredDocument } from './documents.store.js';
 import { replaceChunks, searchChunks } from './document-chunks.store.js';
-import { ExtractionError, chunkText, documentKind, extractText, supportedKinds } from './extract.js';
+import { ExtractionError, documentKind, extractChunks, supportedKinds } from './extract.js';
 import type { SearchHit } from './schemas.js';
 
 interface Upload {
@@ -120,8 +120,10 @@ export async function reindexDocument(ownerId: string, documentId: string): Prom
 }
 
 /**
- * The indexing job: processing, then the text extracted, chunked and stored (replacing earlier
- * chunks) with indexed in one transaction, or failed with the reason when the file cannot be read.
+ * The indexing job: processing, then the text extracted and chunked in a thread of its own (within
+ * DOCUMENT_EXTRACT_TIMEOUT_MS and DOCUMENT_EXTRACT_MAX_MEMORY_MB) and stored (replacing earlier
+ * chunks) with indexed in one transaction, or failed with the reason when the file cannot be read
+ * within those limits.
  * A deleted document is skipped. Database errors propagate so the job retries.
  */
 export async function indexDocument(documentId: string): Promise<{ outcome: 'indexed' | 'failed' | 'skipped'; chunks?: number; reason?: string }> {
@@ -132,7 +134,8 @@ export async function indexDocument(documentId: string): Promise<{ outcome: 'ind
   if (!content) return { outcome: 'skipped' };
   let chunks: string[];
   try {
-    chunks = chunkText(await extractText(content, doc.content_type, doc.filename));
+    const { extractTimeoutMs, extractMaxMemoryMb } = config().portal;
+    chunks = await extractChunks(content, doc.content_type, doc.filename, { timeoutMs: extractTimeoutMs, maxMemoryMb: extractMaxMemoryMb });
     if (!chunks.length) throw new ExtractionError('No text was found in the document (a scanned PDF needs text recognition first).');
   } catch (err) {
     if (!(err instanceof ExtractionError)) throw err;

@@ -1,9 +1,12 @@
 /**
  * Text of an uploaded document by kind: PDF (unpdf), DOCX (mammoth), HTML (tags stripped), and plain
  * text, Markdown and CSV as they are. A file that cannot be read is an ExtractionError whose message
- * is the failure reason the person sees.
+ * is the failure reason the person sees. The parsers run in a thread of their own per document
+ * (extractChunks), bounded in time and heap.
  */
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 export class ExtractionError extends Error {}
 
@@ -30,18 +33,46 @@ export const supportedKinds = 'PDF, DOCX, HTML, plain text, Markdown and CSV';
 
 const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 
-/** Visible text of an HTML page: scripts, styles and comments dropped, block ends kept as line breaks. */
+/** Openers of what a page does not show: a comment, or an element whose content is not text. */
+const hiddenOpener = /<!--|<(script|style|noscript|template)\b/gi;
+
+/**
+ * Visible text of an HTML page: scripts, styles and comments dropped, block ends kept as line breaks.
+ * One pass, linear in the page: each search starts where the last ended, and an element or comment
+ * left open runs to the end of the page (as browsers read it), so nothing is scanned twice.
+ */
 export function htmlToText(html: string): string {
-  return html
-    .replace(/<!--[\s\S]*?-->/g, ' ')
-    .replace(/<(script|style|noscript|template)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+  const visible: string[] = [];
+  let from = 0;
+  hiddenOpener.lastIndex = 0;
+  for (let m = hiddenOpener.exec(html); m; m = hiddenOpener.exec(html)) {
+    visible.push(html.slice(from, m.index), ' ');
+    let end = html.length;
+    if (m[1] === undefined) {
+      const close = html.indexOf('-->', m.index + 4);
+      if (close >= 0) end = close + 3;
+    } else {
+      const closer = new RegExp(`</${m[1]}\\s*>`, 'gi');
+      closer.lastIndex = hiddenOpener.lastIndex;
+      if (closer.exec(html)) end = closer.lastIndex;
+    }
+    from = hiddenOpener.lastIndex = end;
+  }
+  visible.push(html.slice(from));
+  return visible
+    .join('')
     .replace(/<\/(p|div|li|h[1-6]|tr|br|section|article)\s*>|<br\s*\/?>/gi, '\n')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (m, e: string) => {
-      if (e[0] === '#') return String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10));
-      return entities[e.toLowerCase()] ?? m;
+    // A tag ends at the next '>' and never spans a '<': an unclosed '<' costs one short scan, not one to the end.
+    .replace(/<[^<>]+>/g, ' ')
+    .replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{1,32});/gi, (m, e: string) => {
+      if (e[0] !== '#') return entities[e.toLowerCase()] ?? m;
+      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+      return code <= 0x10ffff ? String.fromCodePoint(code) : m;
     });
 }
+
+/** Text PostgreSQL can store: NUL dropped, a lone surrogate (an unpaired half of a character) replaced. */
+export const storableText = (text: string) => text.replace(/\u0000/g, '').replace(/[\ud800-\udfff]/gu, '\ufffd');
 
 export async function extractText(content: Buffer, contentType: string, filename: string): Promise<string> {
   const kind = documentKind(contentType, filename);
@@ -81,4 +112,70 @@ export function chunkText(text: string, size = 1500): string[] {
   }
   if (rest.trim()) chunks.push(rest.trim());
   return chunks;
+}
+
+/** What the extraction thread (./extract.thread.ts) is given and answers. */
+export interface ThreadInput {
+  content: Uint8Array;
+  contentType: string;
+  filename: string;
+}
+export type ThreadOutput = { chunks: string[] } | { unreadable: string } | { error: string };
+
+export interface ExtractionLimits {
+  /** Wall time of the whole extraction, the thread's start included. */
+  timeoutMs: number;
+  /** Heap of the thread (V8's old generation), in MB. */
+  maxMemoryMb: number;
+}
+
+const threadEntry = new URL(`./extract.thread${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+
+/** The extraction thread: compiled, its .js file; from source (tsx, vitest), the .ts one loaded through tsx's loader. */
+function startThread(input: ThreadInput, limits: ExtractionLimits): Worker {
+  const options = { workerData: input, resourceLimits: { maxOldGenerationSizeMb: limits.maxMemoryMb } };
+  if (threadEntry.pathname.endsWith('.js')) return new Worker(threadEntry, options);
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(threadEntry.href)}); })`;
+  return new Worker(bootstrap, { ...options, eval: true });
+}
+
+/**
+ * The chunks of a document's text, extracted in a thread of its own within `limits`: a file that
+ * cannot be read, takes longer than the time limit or needs more heap than the memory limit is an
+ * ExtractionError naming why (the thread is stopped, the calling thread carries on). Any other
+ * failure of the thread is a plain Error (the job retries).
+ */
+export function extractChunks(content: Buffer, contentType: string, filename: string, limits: ExtractionLimits): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const thread = startThread({ content: new Uint8Array(content), contentType, filename }, limits);
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+      void thread.terminate();
+    };
+    const timer = setTimeout(
+      () => settle(() => reject(new ExtractionError(`Reading the file took longer than the limit of ${limits.timeoutMs} ms (DOCUMENT_EXTRACT_TIMEOUT_MS); it was stopped.`))),
+      limits.timeoutMs,
+    );
+    thread.on('message', (output: ThreadOutput) =>
+      settle(() => {
+        if ('chunks' in output) resolve(output.chunks);
+        else if ('unreadable' in output) reject(new ExtractionError(output.unreadable));
+        else reject(new Error(`document extraction failed: ${output.error}`));
+      }),
+    );
+    thread.on('error', (err: Error & { code?: string }) =>
+      settle(() =>
+        reject(
+          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new ExtractionError(`Reading the file needed more memory than the limit of ${limits.maxMemoryMb} MB (DOCUMENT_EXTRACT_MAX_MEMORY_MB); it was stopped.`)
+            : new Error(`document extraction thread failed: ${err.message}`),
+        ),
+      ),
+    );
+    thread.on('exit', (code) => settle(() => reject(new Error(`document extraction thread exited (code ${code}) without an answer`))));
+  });
 }

@@ -7,11 +7,19 @@
  * 2. top the chunks up to BENCH_CHUNKS (default 10,000), then BENCH_QUERIES (default 1,000) searches
  *    through GET /api/portal/documents/search: p50/p95, against a baseline of the same ts_rank query
  *    sent straight to PostgreSQL over the same chunks, with the ratio.
+ * 3. session delivery while hostile documents are parsed: BENCH_MSG_RATE (default 100) messages/s to
+ *    one session, each timed from its POST until a subscriber of the session's SSE stream has it,
+ *    first BENCH_QUIET_S (default 5) seconds with no document, then while a DOCX that inflates to
+ *    BENCH_BOMB_MB (default 100) MB and an HTML page of BENCH_HTML_OPENERS (default 8,000) unclosed
+ *    openers of each kind (quadratic for a backtracking tag stripper) are extracted, until both have
+ *    settled: p50/p99/max of each window and each document's outcome. BENCH_ONLY_HOSTILE=1 runs
+ *    only this step.
  * Smoke run: BENCH_DOCS=10 BENCH_TEXT_MB=0.2 BENCH_CHUNKS=200 BENCH_QUERIES=50.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { deleteKeysWithPrefix } from '../helpers/redis-keys.js';
-import { makeDocx, makePdf } from '../helpers/documents.js';
+import { makeDocx, makeDocxBomb, makePdf, quadraticHtml } from '../helpers/documents.js';
+import { subscribeSse } from './sse-subscriber.js';
 import { percentile } from './percentile.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 200);
@@ -19,6 +27,11 @@ const TEXT_MB = Number(process.env.BENCH_TEXT_MB ?? 6);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 10_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 1_000);
 const CONCURRENCY = Number(process.env.BENCH_UPLOAD_CONCURRENCY ?? 8);
+const MSG_RATE = Number(process.env.BENCH_MSG_RATE ?? 100);
+const QUIET_S = Number(process.env.BENCH_QUIET_S ?? 5);
+const BOMB_MB = Number(process.env.BENCH_BOMB_MB ?? 100);
+const HTML_OPENERS = Number(process.env.BENCH_HTML_OPENERS ?? 8000);
+const ONLY_HOSTILE = process.env.BENCH_ONLY_HOSTILE === '1';
 
 const { ensureTemplate, cloneTemplate, dropDatabase, serverUrl } = await import('../helpers/databases.js');
 const template = await ensureTemplate();
@@ -31,6 +44,7 @@ Object.assign(process.env, {
   NODE_ENV: 'test',
   API_KEYS: apiKey,
   WORKER_METRICS_PORT: '0',
+  SERVICE_SESSION_SYSTEM: 'true',
   DOCUMENT_MAX_BYTES: String(50 * 1024 * 1024),
 });
 
@@ -89,6 +103,18 @@ try {
   const [user] = (await db()('users').insert({ display_name: 'Bench', email: 'bench@example.test' }).returning(['user_id'])) as Array<{ user_id: string }>;
   const headers = { 'X-API-Key': apiKey, 'X-User-Id': user!.user_id };
 
+  if (!ONLY_HOSTILE) await indexAndSearch(url, user!.user_id, headers);
+  await deliveryDuringHostileDocuments(url, headers);
+} finally {
+  await shutdown();
+  await closeQueues();
+  await closeDb();
+  await dropDatabase(scratch);
+  await deleteKeysWithPrefix(prefix);
+}
+
+async function indexAndSearch(url: string, userId: string, headers: Record<string, string>) {
+  const user = { user_id: userId };
   // --- 1. upload and index -------------------------------------------------------------
   const perDoc = Math.ceil((TEXT_MB * 1024 * 1024) / DOCS);
   const docs = Array.from({ length: DOCS }, (_, i) => makeDocument(i, perDoc));
@@ -153,10 +179,74 @@ try {
   const [a50, a95, b50, b95] = [percentile(api, 50), percentile(api, 95), percentile(baseline, 50), percentile(baseline, 95)];
   console.log(`search over ${fmt(total, 0)} chunks, ${QUERIES} queries: API p50 ${fmt(a50, 2)} ms, p95 ${fmt(a95, 2)} ms (target p95 ≤ 50 ms)`);
   console.log(`baseline ts_rank straight in PostgreSQL: p50 ${fmt(b50, 2)} ms, p95 ${fmt(b95, 2)} ms; ratio API/baseline p50 ${fmt(a50 / b50, 2)}×, p95 ${fmt(a95 / b95, 2)}×`);
-} finally {
-  await shutdown();
-  await closeQueues();
-  await closeDb();
-  await dropDatabase(scratch);
-  await deleteKeysWithPrefix(prefix);
+}
+
+// --- 3. session delivery while hostile documents are parsed ---------------------------------
+async function deliveryDuringHostileDocuments(url: string, headers: Record<string, string>) {
+  const json = async (path: string, body: unknown) => {
+    const res = await fetch(url + path, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return res.json() as Promise<Record<string, string>>;
+  };
+  const { user_id } = await json('/api/users', { phone_number: `+1555${String(Date.now() % 1e7).padStart(7, '0')}` });
+  const { session_id } = await json('/api/sessions/resolve', { user_id });
+  const { interaction_id } = await json(`/api/sessions/${session_id}/interactions`, { channel: 'web' });
+
+  const sentAt = new Map<string, number>();
+  let window: number[] = [];
+  let errors = 0;
+  const stream = subscribeSse(`${url}/api/sessions/${session_id}/events?channel=bench`, { 'X-API-Key': apiKey }, (e) => {
+    const data = JSON.parse(e.data) as { data?: { content?: string } };
+    const t = sentAt.get(data.data?.content ?? '');
+    if (t !== undefined) window.push(performance.now() - t);
+  });
+  await stream.opened;
+  let n = 0;
+  const timer = setInterval(() => {
+    const content = `m${n++}`;
+    sentAt.set(content, performance.now());
+    json(`/api/sessions/${session_id}/messages`, { channel: 'web', role: 'user', content, interaction_id }).catch(() => errors++);
+  }, 1000 / MSG_RATE);
+  const report = (label: string, seconds: number) => {
+    const sorted = [...window].sort((a, b) => a - b);
+    const expected = Math.round(seconds * MSG_RATE);
+    console.log(
+      `delivery ${label}: ${sorted.length} messages in ${fmt(seconds, 1)} s at ${MSG_RATE}/s (POST to SSE): p50 ${fmt(percentile(sorted, 50), 1)} ms, p99 ${fmt(percentile(sorted, 99), 1)} ms, max ${fmt(sorted.at(-1) ?? NaN, 1)} ms; not yet delivered ~${Math.max(0, expected - sorted.length)}, failed POSTs ${errors}`,
+    );
+    window = [];
+  };
+
+  const bomb = makeDocxBomb(BOMB_MB);
+  const html = Buffer.from(`<p>Harbour lantern notes.</p>${quadraticHtml(HTML_OPENERS)}`);
+  await new Promise((r) => setTimeout(r, QUIET_S * 1000));
+  report('with no document', QUIET_S);
+
+  const started = performance.now();
+  const uploads = [
+    { filename: 'bomb.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', content: bomb },
+    { filename: 'openers.html', type: 'text/html', content: html },
+  ];
+  const ids: string[] = [];
+  for (const d of uploads) {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(d.content)], { type: d.type }), d.filename);
+    const res = await fetch(`${url}/api/portal/documents`, { method: 'POST', headers, body: form });
+    if (res.status !== 201) throw new Error(`upload ${d.filename}: ${res.status} ${await res.text()}`);
+    ids.push(((await res.json()) as { document_id: string }).document_id);
+  }
+  const settledAt = new Map<string, number>();
+  while (settledAt.size < ids.length) {
+    for (const row of (await db()('documents').whereIn('document_id', ids).whereIn('rag_status', ['indexed', 'failed']).select('document_id')) as Array<{ document_id: string }>) {
+      if (!settledAt.has(row.document_id)) settledAt.set(row.document_id, performance.now() - started);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const hostileSeconds = (performance.now() - started) / 1000;
+  report('while the hostile documents were extracted', hostileSeconds);
+  clearInterval(timer);
+  stream.close();
+  const rows = (await db()('documents').whereIn('document_id', ids).select('document_id', 'filename', 'size', 'rag_status', 'failure_reason')) as Array<Record<string, string>>;
+  for (const r of rows) {
+    console.log(`  ${r.filename} (${fmt(Number(r.size) / 1024, 0)} KB): ${r.rag_status} after ${fmt(settledAt.get(r.document_id!)! / 1000, 1)} s${r.failure_reason ? ` — ${r.failure_reason}` : ''}`);
+  }
 }

@@ -1,0 +1,95 @@
+/**
+ * Document text extraction runs in a thread of its own per document, within a time limit and a heap
+ * limit: a hostile file ends `failed` with its reason (its job failed for good, not retried), the
+ * worker's main thread (which also delivers session messages and ingests alerts) is never held, and
+ * the next document indexes as usual.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { startPlatform, type Platform } from '../helpers/platform.js';
+import { eventually } from '../helpers/eventually.js';
+import { makeDocx, makeDocxBomb, quadraticHtml } from '../helpers/documents.js';
+import { newUser } from '../sessions/helpers.js';
+import { storeUpload } from '../../shared/portal/documents.js';
+import { findDocument } from '../../shared/portal/documents.store.js';
+import { ExtractionError, extractChunks } from '../../shared/portal/extract.js';
+import { queue } from '../../shared/queues.js';
+import { db } from '../../shared/db/index.js';
+
+process.env.DOCUMENT_EXTRACT_TIMEOUT_MS = '8000';
+process.env.DOCUMENT_EXTRACT_MAX_MEMORY_MB = '64';
+
+const docxType = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+let api: Platform;
+let owner: string;
+beforeAll(async () => {
+  api = await startPlatform();
+  owner = await newUser(api);
+});
+
+const upload = (filename: string, contentType: string, content: Buffer) => storeUpload(owner, { filename, contentType, content, fields: {} });
+const settled = (documentId: string, ms = 20_000) =>
+  eventually(async () => {
+    const doc = await findDocument(documentId);
+    return doc && ['indexed', 'failed'].includes(doc.rag_status) ? doc : undefined;
+  }, ms, `document ${documentId} indexed or failed`);
+const chunkText = async (documentId: string) => (await db()('document_chunks').where({ document_id: documentId }).select('content')).map((r) => r.content as string).join(' ');
+
+describe('a hostile document', () => {
+  it('a DOCX that inflates past the heap limit ends failed with the reason; its job fails for good; the worker never stalls', async () => {
+    const bomb = makeDocxBomb(10);
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const started = Date.now();
+    const doc = await upload('bomb.docx', docxType, bomb);
+    const done = await settled(doc.document_id);
+    loop.disable();
+    expect(done.rag_status).toBe('failed');
+    expect(done.failure_reason).toMatch(/more memory than the limit of 64 MB \(DOCUMENT_EXTRACT_MAX_MEMORY_MB\)/);
+    expect(Date.now() - started).toBeLessThan(8000 + 3000);
+    // The process that ran the job kept serving: its event loop was never held for long.
+    expect(loop.max / 1e6).toBeLessThan(1000);
+
+    const failed = await eventually(async () => (await queue('portal').getFailed()).find((j) => j.data.document_id === doc.document_id));
+    expect(failed.failedReason).toBe(done.failure_reason);
+    expect(failed.attemptsMade).toBe(1);
+  });
+
+  it('a file that takes longer than the time limit is stopped at the limit', async () => {
+    const started = Date.now();
+    const err = await extractChunks(makeDocxBomb(10), docxType, 'slow.docx', { timeoutMs: 300, maxMemoryMb: 2048 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ExtractionError);
+    expect((err as Error).message).toMatch(/longer than the limit of 300 ms \(DOCUMENT_EXTRACT_TIMEOUT_MS\)/);
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('HTML on which a backtracking tag stripper is quadratic is read in one pass', async () => {
+    const page = '<p>The llama census of the north orchard.</p>' + quadraticHtml(20_000);
+    expect(page.length).toBeGreaterThan(400_000);
+    const started = Date.now();
+    const doc = await upload('openers.html', 'text/html', Buffer.from(page));
+    expect((await settled(doc.document_id)).rag_status).toBe('indexed');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await chunkText(doc.document_id)).toContain('llama census');
+  });
+
+  it('text PostgreSQL cannot store (NUL bytes, a lone surrogate) is cleaned, so the document indexes instead of retrying', async () => {
+    const text = await upload('nul.txt', 'text/plain', Buffer.from('before\u0000after llama'));
+    const html = await upload('entities.html', 'text/html', Buffer.from('<p>kiln&#0;orchard &#xD800; meadow</p>'));
+    expect((await settled(text.document_id)).rag_status).toBe('indexed');
+    expect((await settled(html.document_id)).rag_status).toBe('indexed');
+    expect(await chunkText(text.document_id)).toBe('beforeafter llama');
+    expect(await chunkText(html.document_id)).toBe('kilnorchard \ufffd meadow');
+  });
+
+  it('after the hostile ones, ordinary documents index as before', async () => {
+    const docx = await upload('notes.docx', docxType, makeDocx(['Turbine gasket schedule', 'Second paragraph']));
+    const html = await upload('page.html', 'text/html', Buffer.from('<html><head><style>p{}</style><script>x<1</script></head><body><p>Harbour lantern</p><!-- hidden --></body></html>'));
+    expect((await settled(docx.document_id)).rag_status).toBe('indexed');
+    expect((await settled(html.document_id)).rag_status).toBe('indexed');
+    expect(await chunkText(docx.document_id)).toContain('Turbine gasket schedule');
+    expect((await chunkText(html.document_id)).trim()).toBe('Harbour lantern');
+  });
+});
