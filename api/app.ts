@@ -13,6 +13,7 @@ import { defaultWebMode, mountWebApp, type WebMode } from './platform/web-app.js
 import type http from 'node:http';
 import { healthRoutes } from './platform/health.routes.js';
 import { toolRoutes } from './platform/tools.routes.js';
+import { keyRoutes } from './platform/keys.routes.js';
 import { crmRouters } from './crm/index.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { userRoutes } from './sessions/users.routes.js';
@@ -30,6 +31,7 @@ export function domainRouters(): ApiRouter[] {
     healthRoutes(),
     authRoutes(),
     toolRoutes(),
+    keyRoutes(),
     ...crmRouters(),
     sessionRoutes(),
     userRoutes(),

@@ -132,6 +132,9 @@ export const variables = {
   MONITORS_AUTO_APPLY: [bool(true), 'turn recommendations for new entities into entity monitors'],
   MONITORS_MODEL_AUTO: [bool(true), 'ask the language model (when configured) for rules for new entities, one call per entity type and template signature'],
   RULES_DIR: [z.string().default('.data/rules'), 'directory of the Prometheus rule file written by deploy-all'],
+
+  // Least authority: scoped keys and per-person limits.
+  API_KEY_CACHE_MS: [int(5000, 0), 'how long an API process trusts what it read of a named key (POST /api/v1/keys); a revoked key stops working within this time, no restart needed'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Variables = typeof variables;
@@ -296,6 +299,7 @@ function nested(env: Env) {
       },
       monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR },
     },
+    authority: { keyCacheMs: env.API_KEY_CACHE_MS },
     toolServer: {
       port: env.MCP_SERVICE_PORT,
       publicUrl: (env.MCP_SERVICE_URL ?? `http://localhost:${env.MCP_SERVICE_PORT}`).replace(/\/+$/, ''),
