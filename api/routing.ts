@@ -194,6 +194,10 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, location: stri
   return undefined;
 }
 
+const noQuery = z.object({}).strict();
+/** The object schema refusing unknown keys (a schema that is not a plain object is left as it is). */
+const strictObject = (schema: z.ZodType): z.ZodType => (schema instanceof z.ZodObject ? schema.strict() : schema);
+
 function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
   const responses: RouteConfig['responses'] = {};
   for (const [status, r] of Object.entries(spec.responses as Responses)) {
@@ -267,6 +271,9 @@ export class ApiRouter {
     documentRoute({ ...spec, errors: { ...this.options.errors, ...spec.errors } });
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const successStatus = Number(Object.keys(spec.responses)[0] ?? 200);
+    // Query parameters a route does not know are refused (400 naming each), never ignored: a mistyped
+    // filter must not turn into "everything". A GET route without query parameters accepts none.
+    const querySchema = spec.request?.query ? strictObject(spec.request.query) : spec.method === 'get' ? noQuery : undefined;
     const middleware: Middleware[] = [];
     const auth = authMiddleware(spec.auth, spec.scope ?? scopeForPath(spec.path));
     if (auth) middleware.push(auth);
@@ -274,7 +281,7 @@ export class ApiRouter {
       const errors: FieldError[] = [];
       const input = {
         params: parsePart(spec.request?.params, ctx.params, 'params', errors),
-        query: parsePart(spec.request?.query, ctx.query, 'query', errors),
+        query: parsePart(querySchema, ctx.query, 'query', errors),
         headers: parsePart(spec.request?.headers, ctx.headers, 'headers', errors),
         body: parsePart(
           spec.request?.body,
