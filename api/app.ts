@@ -6,6 +6,7 @@ import { logger } from '../shared/logger.js';
 import { httpDuration, registerQueueGauges } from '../shared/metrics.js';
 import { allQueues } from '../shared/queues.js';
 import { requestId } from './middleware/request-id.js';
+import { canonicalPath } from './middleware/canonical-path.js';
 import { outageDeadline, problems } from './middleware/problem.js';
 import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
@@ -73,6 +74,7 @@ export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Ko
     }
   });
   app.use(problems());
+  app.use(canonicalPath());
   app.use(outageDeadline(cfg.http.outageDeadlineMs));
   app.use(
     bodyParser({
