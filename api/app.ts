@@ -7,6 +7,7 @@ import { httpDuration, registerQueueGauges } from '../shared/metrics.js';
 import { allQueues } from '../shared/queues.js';
 import { requestId } from './middleware/request-id.js';
 import { canonicalPath } from './middleware/canonical-path.js';
+import { securityHeaders } from './middleware/security-headers.js';
 import { outageDeadline, problems } from './middleware/problem.js';
 import { docsRouter } from './openapi.js';
 import { mountQueueDashboard } from './platform/queue-dashboard.js';
@@ -74,6 +75,7 @@ export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Ko
     }
   });
   app.use(problems());
+  app.use(securityHeaders());
   app.use(canonicalPath());
   app.use(outageDeadline(cfg.http.outageDeadlineMs));
   app.use(

@@ -25,6 +25,8 @@ export async function up(knex: Knex): Promise<void> {
     // The person the call acted for (their own call, or the agent serving them); no foreign key: the audit outlives the user.
     t.uuid('user_id');
   });
+  // Abandoned sign-ins are deleted by age at each sign-in start.
+  await knex.raw('create index auth_logins_created_at on auth_logins (created_at)');
   await knex.schema.alterTable('agent_delegation_runs', (t) => {
     // With whose rights the delegated agent works (see shared/auth/scopes.ts Authority).
     t.jsonb('authority').notNullable().defaultTo(JSON.stringify({ kind: 'none' }));
@@ -32,6 +34,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw('drop index if exists auth_logins_created_at');
   await knex.schema.alterTable('agent_delegation_runs', (t) => t.dropColumn('authority'));
   await knex.schema.alterTable('tool_calls', (t) => t.dropColumn('user_id'));
   await knex.raw("delete from tool_calls where caller_kind = 'person' or outcome = 'forbidden'");
