@@ -6,6 +6,8 @@ import { logger } from '../shared/logger.js';
 import { httpDuration, registerQueueGauges } from '../shared/metrics.js';
 import { allQueues } from '../shared/queues.js';
 import { requestId } from './middleware/request-id.js';
+import { canonicalPath } from './middleware/canonical-path.js';
+import { securityHeaders } from './middleware/security-headers.js';
 import { outageDeadline, problems } from './middleware/problem.js';
 import { refuseDeepBodies } from './middleware/body-depth.js';
 import { docsRouter } from './openapi.js';
@@ -14,6 +16,7 @@ import { defaultWebMode, mountWebApp, type WebMode } from './platform/web-app.js
 import type http from 'node:http';
 import { healthRoutes } from './platform/health.routes.js';
 import { toolRoutes } from './platform/tools.routes.js';
+import { keyRoutes } from './platform/keys.routes.js';
 import { crmRouters } from './crm/index.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { userRoutes } from './sessions/users.routes.js';
@@ -31,6 +34,7 @@ export function domainRouters(): ApiRouter[] {
     healthRoutes(),
     authRoutes(),
     toolRoutes(),
+    keyRoutes(),
     ...crmRouters(),
     sessionRoutes(),
     userRoutes(),
@@ -72,6 +76,8 @@ export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Ko
     }
   });
   app.use(problems());
+  app.use(securityHeaders());
+  app.use(canonicalPath());
   app.use(outageDeadline(cfg.http.outageDeadlineMs));
   app.use(
     bodyParser({

@@ -12,6 +12,7 @@ import { config } from '../shared/config.js';
 import { rawTextStorable, unstorableFields } from '../shared/storable.js';
 import { requireAdmin, requireCaller } from './middleware/auth.js';
 import { csrfHeader, sessionCookie } from './auth/browser-session.js';
+import { scopeDescriptions, scopeForPath, type Scope } from '../shared/auth/scopes.js';
 
 /**
  * Who may call a route.
@@ -58,6 +59,8 @@ export interface RouteSpec<
   /** Markdown; record the decisions the spec leaves open ("not shown") here. */
   description?: string;
   auth: Auth;
+  /** Scope an API key needs (shared/auth/scopes.ts); default: the scope of the route's path prefix. */
+  scope?: Scope | 'any';
   request?: {
     params?: P;
     query?: Q;
@@ -105,8 +108,13 @@ const defaultErrorMeaning: Record<number, string> = {
 /** The OpenAPI registry every route writes into. */
 export const openapi = new OpenAPIRegistry();
 openapi.register('Problem', problemSchema);
-openapi.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
-openapi.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' });
+const scopesNote = [
+  'A key of API_KEYS has full access; a named key (POST /api/v1/keys) only its scopes, listed on each route as the scopes of this requirement:',
+  ...Object.entries(scopeDescriptions).map(([scope, meaning]) => `\`${scope}\`: ${meaning}`),
+  'A key without the scope a route needs gets 403 naming it (`required_scope`).',
+].join('\n- ');
+openapi.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key', description: scopesNote });
+openapi.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token (same scopes)' });
 openapi.registerComponent('securitySchemes', 'Admin', { type: 'http', scheme: 'basic' });
 openapi.registerComponent('securitySchemes', 'Session', {
   type: 'apiKey',
@@ -115,23 +123,31 @@ openapi.registerComponent('securitySchemes', 'Session', {
   description: `Browser session after OpenID Connect sign-in (GET /api/global/auth/login). Routes need a role: the SRE API and service routes \`sre\`. POST, PUT, PATCH and DELETE also need the header ${csrfHeader} with the csrf_token of GET /api/global/auth/me; cross-site requests are refused (403).`,
 });
 
-const keyOrSession: RouteConfig['security'] = [{ ApiKey: [] }, { Bearer: [] }, { Session: [] }];
-const security: Record<Auth, RouteConfig['security']> = {
-  apiKey: keyOrSession,
-  staff: keyOrSession,
-  user: keyOrSession,
-  session: [{ Session: [] }],
-  admin: [{ Admin: [] }],
-  public: [],
-};
-const authMiddleware: Record<Auth, Middleware | undefined> = {
-  apiKey: requireCaller({ apiKey: true, role: 'sre' }),
-  staff: requireCaller({ apiKey: true, role: 'staff' }),
-  user: requireCaller({ apiKey: true }),
-  session: requireCaller({ apiKey: false }),
-  admin: requireAdmin(),
-  public: undefined,
-};
+/** The security requirement of a route: keys with the scope it needs (OpenAPI lists it), or a session. */
+function securityOf(auth: Auth, scope: Scope | 'any'): RouteConfig['security'] {
+  const scopes = scope === 'any' ? [] : [scope];
+  if (auth === 'apiKey' || auth === 'staff' || auth === 'user') return [{ ApiKey: scopes }, { Bearer: scopes }, { Session: [] }];
+  if (auth === 'session') return [{ Session: [] }];
+  if (auth === 'admin') return [{ Admin: [] }];
+  return [];
+}
+
+function authMiddleware(auth: Auth, scope: Scope | 'any'): Middleware | undefined {
+  switch (auth) {
+    case 'apiKey':
+      return requireCaller({ apiKey: true, role: 'sre', scope });
+    case 'staff':
+      return requireCaller({ apiKey: true, role: 'staff', scope });
+    case 'user':
+      return requireCaller({ apiKey: true, scope });
+    case 'session':
+      return requireCaller({ apiKey: false });
+    case 'admin':
+      return requireAdmin();
+    case 'public':
+      return undefined;
+  }
+}
 
 /**
  * Parses one part of the request; collects its field errors instead of throwing. What PostgreSQL
@@ -153,6 +169,10 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, location: stri
   errors.push(...fieldErrors(location, result.error.issues));
   return undefined;
 }
+
+const noQuery = z.object({}).strict();
+/** The object schema refusing unknown keys (a schema that is not a plain object is left as it is). */
+const strictObject = (schema: z.ZodType): z.ZodType => (schema instanceof z.ZodObject ? schema.strict() : schema);
 
 function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
   const responses: RouteConfig['responses'] = {};
@@ -178,7 +198,7 @@ function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
     tags: spec.tags,
     summary: spec.summary,
     description: spec.description,
-    security: security[spec.auth],
+    security: securityOf(spec.auth, spec.scope ?? scopeForPath(spec.path)),
     request: {
       params: spec.request?.params,
       query: spec.request?.query,
@@ -227,14 +247,17 @@ export class ApiRouter {
     documentRoute({ ...spec, errors: { ...this.options.errors, ...spec.errors } });
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const successStatus = Number(Object.keys(spec.responses)[0] ?? 200);
+    // Query parameters a route does not know are refused (400 naming each), never ignored: a mistyped
+    // filter must not turn into "everything". A GET route without query parameters accepts none.
+    const querySchema = spec.request?.query ? strictObject(spec.request.query) : spec.method === 'get' ? noQuery : undefined;
     const middleware: Middleware[] = [];
-    const auth = authMiddleware[spec.auth];
+    const auth = authMiddleware(spec.auth, spec.scope ?? scopeForPath(spec.path));
     if (auth) middleware.push(auth);
     middleware.push(async (ctx) => {
       const errors: FieldError[] = [];
       const input = {
         params: parsePart(spec.request?.params, ctx.params, 'params', errors),
-        query: parsePart(spec.request?.query, ctx.query, 'query', errors),
+        query: parsePart(querySchema, ctx.query, 'query', errors),
         headers: parsePart(spec.request?.headers, ctx.headers, 'headers', errors),
         body: parsePart(
           spec.request?.body,

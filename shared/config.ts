@@ -31,10 +31,10 @@ export const variables = {
   PORT: [int(3000, 0), 'HTTP port of the API (web role)'],
   HOST: [z.string().default('0.0.0.0'), 'address the API binds to'],
   LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(), 'pino log level; default info, silent when NODE_ENV=test'],
-  API_KEYS: [z.string().default(''), 'comma-separated API keys for service routes (X-API-Key or Authorization: Bearer); required outside npm run dev, which accepts dev-key when empty'],
+  API_KEYS: [z.string().default(''), 'comma-separated full-access API keys for service routes (X-API-Key or Authorization: Bearer), each at least 16 characters; required outside npm run dev, which accepts dev-key when empty; scoped keys: POST /api/v1/keys'],
   ADMIN_USER: [z.string().default(''), 'basic-auth user of operator pages (/admin/queues); required outside npm run dev (default admin there)'],
   ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; required outside npm run dev (default admin there)'],
-  METRICS_TOKEN: [z.string().default(''), 'bearer token that /metrics (web and worker roles) requires; empty leaves /metrics open to whoever reaches it'],
+  METRICS_TOKEN: [z.string().default(''), 'bearer token that /metrics (web and worker roles) requires; required in production (at least 16 characters); empty leaves /metrics open (development and tests only)'],
   PUBLIC_URL: [optionalUrl, 'address people open in the browser (scheme, host, port); the OIDC redirect is PUBLIC_URL/api/global/auth/oidc/callback; default http://localhost:PORT, https required in production'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
   MAX_JSON_DEPTH: [int(64, 2), 'deepest nesting of objects and arrays a request body may have; deeper bodies get 400 naming the field'],
@@ -157,6 +157,9 @@ export const variables = {
   RETENTION_WEBHOOK_DELIVERIES: [retention('30 days'), 'how long lead-webhook delivery outcomes are kept (a delivery id repeated later is processed again)'],
   RETENTION_AGENT_STEPS: [retention('30 days'), 'how long recorded agent turn steps (replayed when a turn is retried) are kept'],
   WORKER_QUEUES: [z.string().regex(/^[\w-]+(\s*,\s*[\w-]+)*$/, 'must be comma-separated queue names').optional(), 'queues this worker process runs, comma-separated (sessions also takes its lanes); unset = every queue. Give the rules queue to the pool that can write RULES_DIR'],
+
+  // Least authority: scoped keys and per-person limits.
+  API_KEY_CACHE_MS: [int(5000, 0), 'how long an API process trusts what it read of a named key (POST /api/v1/keys); a revoked key stops working within this time, no restart needed'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Variables = typeof variables;
@@ -229,7 +232,19 @@ function redisSettings(env: Env) {
 
 /** Whether development conveniences apply: `npm run dev` (SWITCHBOARD_DEV) or the test suite (NODE_ENV=test). */
 export function conveniencesAllowed(env: Pick<Env, 'SWITCHBOARD_DEV' | 'NODE_ENV'>): boolean {
-  return env.SWITCHBOARD_DEV || env.NODE_ENV === 'test';
+  return (env.SWITCHBOARD_DEV && env.NODE_ENV !== 'production') || env.NODE_ENV === 'test';
+}
+
+/** Shortest secret (API key, password, token) a start outside npm run dev and the tests accepts. */
+export const MIN_SECRET_LENGTH = 16;
+/** Whether this is the compiled platform (npm start, the Procfile roles under dist/), not the source that npm run dev and the tests run. */
+const builtPlatform = import.meta.url.endsWith('.js');
+
+/** Why a secret is too short (ADMIN_USER is a name, not a secret), or undefined. */
+function tooShort(name: string, value: string): string | undefined {
+  if (name === 'ADMIN_USER') return undefined;
+  const values = name === 'API_KEYS' ? value.split(',').map((k) => k.trim()).filter(Boolean) : [value];
+  return values.some((v) => v.length < MIN_SECRET_LENGTH) ? `must be at least ${MIN_SECRET_LENGTH} characters${name === 'API_KEYS' ? ' (each key)' : ''}` : undefined;
 }
 
 /** Credentials every start needs unless development conveniences apply, with the well-known values they must not have. */
@@ -254,12 +269,17 @@ export function startupSafetyProblems(env: Env, credentials = true): string[] {
     // Sign-in cookies are Secure and the provider redirects back here: plain http would leak both.
     if (env.PUBLIC_URL && !env.PUBLIC_URL.startsWith('https://')) problems.push('PUBLIC_URL: must be https when NODE_ENV=production');
   }
+  // Development conveniences (dev-key, admin/admin, unsigned webhooks) never reach production or the built platform.
+  if (env.SWITCHBOARD_DEV && env.NODE_ENV === 'production') problems.push('SWITCHBOARD_DEV: must not be set when NODE_ENV=production');
+  else if (env.SWITCHBOARD_DEV && credentials && builtPlatform) problems.push('SWITCHBOARD_DEV: is for npm run dev only; the built platform (npm start, the Procfile roles) refuses it');
+  if (env.NODE_ENV === 'production' && credentials && !env.METRICS_TOKEN) problems.push(`METRICS_TOKEN: ${why} (/metrics is not left open)`);
   if (credentials && !conveniencesAllowed(env)) {
     for (const [name, check] of Object.entries(realCredentials) as Array<[keyof typeof realCredentials, (v: string) => string | undefined]>) {
       const value = env[name];
-      const problem = value ? check(value) : why;
+      const problem = value ? check(value) ?? tooShort(name, value) : why;
       if (problem) problems.push(`${name}: ${problem}`);
     }
+    if (env.METRICS_TOKEN && env.METRICS_TOKEN.length < MIN_SECRET_LENGTH) problems.push(`METRICS_TOKEN: ${tooShort('METRICS_TOKEN', env.METRICS_TOKEN)}`);
   }
   return problems;
 }
@@ -379,6 +399,7 @@ function nested(env: Env) {
       },
       monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR, deployWaitMs: env.MONITORS_DEPLOY_WAIT_MS, platformRules: env.MONITORS_PLATFORM_RULES },
     },
+    authority: { keyCacheMs: env.API_KEY_CACHE_MS },
     toolServer: {
       port: env.MCP_SERVICE_PORT,
       publicUrl: (env.MCP_SERVICE_URL ?? `http://localhost:${env.MCP_SERVICE_PORT}`).replace(/\/+$/, ''),

@@ -97,9 +97,12 @@ export function problemKindOfStatus(status: number): ProblemKind {
 export const problemTypeBase = 'https://switchboard.dev/problems/';
 
 /** Turns a zod error into field errors located in part of a request ("body", "query", ...). */
-export function fieldErrors(location: string, issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): FieldError[] {
-  return issues.map((issue) => ({
-    path: [location, ...issue.path.map(String)].filter(Boolean).join('.'),
-    message: issue.message,
-  }));
+export function fieldErrors(location: string, issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string; keys?: string[] }>): FieldError[] {
+  const at = (path: PropertyKey[]) => [location, ...path.map(String)].filter(Boolean).join('.');
+  // An unknown key is named by its own path (query.search), one error each, rather than the object's.
+  return issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys' && issue.keys?.length
+      ? issue.keys.map((key) => ({ path: at([...issue.path, key]), message: location === 'query' ? 'unknown query parameter' : 'unknown field' }))
+      : [{ path: at(issue.path), message: issue.message }],
+  );
 }

@@ -10,7 +10,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { AppError } from './errors.js';
 import { loadToolCatalog } from './tool-catalog.js';
 import { availableTools, executeTool, findTool, toolJsonSchema, type ToolCaller } from './tools.js';
-import { callTool } from './tool-gateway/gateway.js';
+import { callTool, toolsFor } from './tool-gateway/gateway.js';
 
 /**
  * A new MCP server over the registry (optionally only one executor type's tools). With a `caller`,
@@ -22,7 +22,8 @@ export function createMcpServer(executor?: string, caller?: ToolCaller): Server 
   const server = new Server({ name: executor ? `switchboard-${executor}` : 'switchboard', version: '1.0.0' }, { capabilities: { tools: {} } });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: (await availableTools(executor)).map((t) => ({ name: t.name, description: t.description, inputSchema: toolJsonSchema(t) as { type: 'object' } })),
+    // With a caller, only the tools it may use (the gateway checks again at each call).
+    tools: (caller ? await toolsFor(caller, executor) : await availableTools(executor)).map((t) => ({ name: t.name, description: t.description, inputSchema: toolJsonSchema(t) as { type: 'object' } })),
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {

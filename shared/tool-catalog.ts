@@ -1,5 +1,5 @@
 /** Puts every domain's tools into the one registry (shared/tools.ts). Idempotent; call before listing tools. */
-import { registerToolSource, registerTools } from './tools.js';
+import { registerToolSource, registerTools, setExecutorAccess } from './tools.js';
 import { workflowToolSource } from './tool-gateway/workflow.tools.js';
 import { crmTools } from './crm/crm.tools.js';
 import { portalTools } from './portal/portal.tools.js';
@@ -25,6 +25,12 @@ export function loadToolCatalog(): void {
   ]);
   // workflow: tagged automation workflows, listed on demand
   registerToolSource(workflowToolSource);
+  // Who may use each domain's tools: the people who may use its API (roles), keys with its scope.
+  setExecutorAccess('crm', { roles: ['sre'], scope: 'crm' });
+  setExecutorAccess('sre', { roles: ['sre'], scope: 'sre' });
+  setExecutorAccess('workflow', { roles: ['sre'], scope: 'sre' });
+  setExecutorAccess('agent', { roles: ['sre'], scope: 'sessions' });
+  setExecutorAccess('portal', { own: true });
 }
 
 let trackerLoaded = false;

@@ -5,14 +5,56 @@
 import { createHash } from 'node:crypto';
 import { z } from './zod.js';
 import { ValidationError, fieldErrors, type FieldError } from './errors.js';
+import type { Role } from './auth/roles.js';
+import { hasScope, type Authority, type Scope } from './auth/scopes.js';
 
-/** Who is calling a tool: an API key (gateway routes, /mcp) or the platform's agent in a session. */
+/** Who is calling a tool: an API key or a signed-in person (gateway routes, /mcp), or the platform's agent in a session. */
 export interface ToolCaller {
-  kind: 'api_key' | 'agent' | 'stdio';
-  /** The API key's id (a digest prefix, never the key), the agent's session id, or "stdio" (local MCP server). */
+  kind: 'api_key' | 'agent' | 'stdio' | 'person';
+  /** The API key's id (`key:<name>` or a digest prefix, never the key), `user:<user_id>`, the agent's session id, or "stdio" (local MCP server). */
   id: string;
-  /** The user an agent call acts for (its session's user): tools over a person's own data need it (search_documents). */
+  /** The person the call acts for (the agent's session user, or the signed-in person): tools over a person's own data use it. */
   user_id?: string;
+  /**
+   * With whose rights the call runs, as the caller knew it; the gateway re-reads it when the call runs
+   * (roles of the person, scopes of the key). Unset for the agent: the rights of the person it serves (user_id).
+   */
+  authority?: Authority;
+}
+
+/**
+ * Who may use a tool. `own`: it works only on the acting person's own rows, so any person may (a key
+ * only while acting as a user, with portal:impersonate). Otherwise a person needs one of `roles`,
+ * a key the scope `tools` and `scope`.
+ */
+export type ToolAccess = { own: true } | { roles: readonly Role[]; scope: Scope };
+
+/** Tools that declare no access of their own and whose executor is not listed: operators only. */
+const closedAccess: ToolAccess = { roles: ['sre'], scope: '*' };
+const executorAccess: Record<string, ToolAccess> = {};
+
+/** Sets the access of every tool of an executor that declares none itself (one line per domain, in tool-catalog.ts). */
+export function setExecutorAccess(executor: string, access: ToolAccess): void {
+  executorAccess[executor] = access;
+}
+
+/** The access rule of a tool. */
+export const accessOf = (tool: ToolDefinition): ToolAccess => tool.access ?? executorAccess[tool.executor] ?? closedAccess;
+
+/** Whether an authority may use a tool; `userId` is the person the call acts for (own tools need one). */
+export function mayUse(authority: Authority, tool: ToolDefinition, userId: string | undefined): boolean {
+  const access = accessOf(tool);
+  switch (authority.kind) {
+    case 'local':
+      return true;
+    case 'none':
+      return false;
+    case 'person':
+      return 'own' in access ? userId === authority.user_id : access.roles.some((r) => authority.roles.includes(r));
+    case 'key':
+      if ('own' in access) return !!userId && hasScope(authority.scopes, 'portal:impersonate');
+      return hasScope(authority.scopes, 'tools') && hasScope(authority.scopes, access.scope);
+  }
 }
 
 /** What a tool handler knows about its call besides the input. */
@@ -32,6 +74,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   handler: (input: z.output<S>, ctx: ToolContext) => Promise<unknown>;
   /** JSON Schema shown instead of the zod schema's (tools whose schema comes from outside, e.g. workflows). */
   jsonSchema?: Record<string, unknown>;
+  /** Who may use it; default the access of its executor (setExecutorAccess), else operators only. */
+  access?: ToolAccess;
 }
 
 /**

@@ -3,7 +3,9 @@ import { config } from '../../shared/config.js';
 import { ForbiddenError, UnauthorizedError } from '../../shared/errors.js';
 import type { Role } from '../../shared/auth/roles.js';
 import { browserSession, csrfHeader } from '../auth/browser-session.js';
-import { matchDigest, secretDigest, secretsEqual } from '../../shared/secrets.js';
+import { secretDigest, secretsEqual } from '../../shared/secrets.js';
+import { identifyKey } from '../../shared/auth/api-keys.js';
+import { hasScope, type Authority, type Scope } from '../../shared/auth/scopes.js';
 
 /** The API key a request carries: X-API-Key, or Authorization: Bearer. */
 export function presentedApiKey(ctx: Context): string | undefined {
@@ -13,9 +15,8 @@ export function presentedApiKey(ctx: Context): string | undefined {
   return m?.[1]?.trim();
 }
 
-/** A stable, non-secret id of an API key (for audit rows): the first 16 hex digits of its SHA-256. */
-const idOfDigest = (digest: Buffer) => `key:${digest.toString('hex').slice(0, 16)}`;
-export const apiKeyId = (key: string) => idOfDigest(secretDigest(key));
+/** A stable, non-secret id of an API_KEYS key (for audit rows): `key:` + the first 16 hex digits of its SHA-256. */
+export const apiKeyId = (key: string) => `key:${secretDigest(key).toString('hex').slice(0, 16)}`;
 
 /** Basic-auth user and password of a request, if any. */
 export function basicCredentials(ctx: Context): { user: string; password: string } | undefined {
@@ -26,36 +27,33 @@ export function basicCredentials(ctx: Context): { user: string; password: string
   return at < 0 ? undefined : { user: decoded.slice(0, at), password: decoded.slice(at + 1) };
 }
 
-let keyDigests: { keys: readonly string[]; digests: Buffer[]; ids: string[] } | undefined;
-
-/** Digests of the configured keys (computed once per configuration) and the non-secret id of each (apiKeyId). */
-function configuredKeys() {
-  const keys = config().auth.apiKeys;
-  if (keyDigests?.keys !== keys) {
-    const digests = keys.map(secretDigest);
-    keyDigests = { keys, digests, ids: digests.map(idOfDigest) };
-  }
-  return keyDigests;
-}
-
 /**
- * Checks an API key against API_KEYS as SHA-256 digests in constant time, so neither a key's content nor
- * its length shows in the timing. The matched key's id (start of its digest, never the key) is left in
- * ctx.state.apiKeyId for per-key limits.
+ * Checks an API key: a key of API_KEYS (full access) or a live named key with the scope the route
+ * needs (403 naming it otherwise). The key's id (never the key) is left in ctx.state.apiKeyId for
+ * per-key limits and audit rows, its rights in ctx.state.authority.
  */
-function checkApiKey(ctx: Context, key: string): void {
-  const { digests, ids } = configuredKeys();
-  const index = matchDigest(key, digests);
-  if (index < 0) throw new UnauthorizedError('The API key is not valid.');
-  ctx.state.apiKeyId = ids[index];
+async function checkApiKey(ctx: Context, key: string, scope: Scope | 'any'): Promise<void> {
+  const identity = await identifyKey(key);
+  if (!identity) throw new UnauthorizedError('The API key is not valid.');
+  if (!hasScope(identity.scopes, scope)) {
+    throw new ForbiddenError(`This API key lacks the scope ${scope} (it has ${identity.scopes.join(', ') || 'none'}).`, [], { required_scope: scope });
+  }
+  ctx.state.apiKeyId = identity.id;
+  ctx.state.authority = { kind: 'key', key_id: identity.id, scopes: identity.scopes } satisfies Authority;
 }
 
-/** Service routes: a key from API_KEYS (dev accepts dev-key when none is configured). */
-export function requireApiKey(): Middleware {
+/** Whether the request's key holds a scope (false for browser sessions). */
+export function keyHasScope(ctx: Context, scope: Scope): boolean {
+  const authority = ctx.state.authority as Authority | undefined;
+  return authority?.kind === 'key' && hasScope(authority.scopes, scope);
+}
+
+/** Service routes: a key from API_KEYS or a named key with `scope` (dev accepts dev-key when none is configured). */
+export function requireApiKey(scope: Scope | 'any' = 'any'): Middleware {
   return async (ctx, next) => {
     const key = presentedApiKey(ctx);
     if (!key) throw new UnauthorizedError('An API key is required: send it in X-API-Key or Authorization: Bearer.');
-    checkApiKey(ctx, key);
+    await checkApiKey(ctx, key, scope);
     await next();
   };
 }
@@ -83,6 +81,8 @@ export interface CallerRule {
   apiKey: boolean;
   /** Role a browser session needs; undefined: any signed-in person. */
   role?: Role;
+  /** Scope an API key needs (see shared/auth/scopes.ts); default: a full-access key. */
+  scope?: Scope | 'any';
 }
 
 /**
@@ -94,7 +94,7 @@ export function requireCaller(rule: CallerRule): Middleware {
   return async (ctx, next) => {
     const key = rule.apiKey ? presentedApiKey(ctx) : undefined;
     if (key) {
-      checkApiKey(ctx, key);
+      await checkApiKey(ctx, key, rule.scope ?? '*');
       return next();
     }
     const session = await browserSession(ctx);

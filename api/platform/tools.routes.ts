@@ -1,13 +1,16 @@
 /** The tool gateway (list and execute the registry's agent tools) and the MCP endpoint over Streamable HTTP. */
 import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
+import { z, uuid } from '../../shared/zod.js';
 import { loadToolCatalog } from '../../shared/tool-catalog.js';
-import { availableTools, toolJsonSchema, type ToolCaller } from '../../shared/tools.js';
-import { callToolByName } from '../../shared/tool-gateway/gateway.js';
+import { toolJsonSchema, type ToolCaller } from '../../shared/tools.js';
+import { callToolByName, toolsFor } from '../../shared/tool-gateway/gateway.js';
 import { listToolCalls, toolCallOutcomes } from '../../shared/tool-gateway/tool-calls.store.js';
 import { pageQuery, pageSchema } from '../../shared/sre/listing.js';
-import { apiKeyId, presentedApiKey } from '../middleware/auth.js';
 import type { Context } from 'koa';
+import type { Authority } from '../../shared/auth/scopes.js';
+import { UnauthorizedError } from '../../shared/errors.js';
+import { personOf } from '../auth/browser-session.js';
+import { portalCaller } from '../portal/caller.js';
 
 const toolListing = z
   .object({
@@ -20,8 +23,9 @@ const toolCall = z
     id: z.uuid(),
     tool: z.string(),
     executor: z.string(),
-    caller_kind: z.enum(['api_key', 'agent', 'stdio']),
-    caller_id: z.string().describe('API key id (`key:` + 16 hex digits of its SHA-256), the agent\'s session id, or `stdio`'),
+    caller_kind: z.enum(['api_key', 'agent', 'stdio', 'person']),
+    caller_id: z.string().describe('API key id (`key:<name>` for a named key, `key:` + 16 hex digits of its SHA-256 for a key of API_KEYS), `user:<user_id>` for a signed-in person, the agent\'s session id, or `stdio`'),
+    user_id: z.string().nullable().describe('the person the call acted for: the signed-in person, or the user whose assistant called'),
     outcome: z.enum(toolCallOutcomes),
     error: z.string().nullable(),
     duration_ms: z.number().int(),
@@ -31,8 +35,14 @@ const toolCall = z
   })
   .openapi('ToolCall');
 
-/** The gateway's caller: the API key the request presented (routes are behind requireApiKey). */
-const callerOf = (ctx: Context): ToolCaller => ({ kind: 'api_key', id: apiKeyId(presentedApiKey(ctx) ?? '') });
+/** The gateway's caller: the key the request presented (with its scopes), or the signed-in person (with their roles). */
+async function callerOf(ctx: Context): Promise<ToolCaller> {
+  const authority = ctx.state.authority as Authority | undefined;
+  if (authority?.kind === 'key') return { kind: 'api_key', id: authority.key_id, authority };
+  if (!personOf(ctx)) throw new UnauthorizedError('Sign in, or send an API key.');
+  const { userId } = await portalCaller(ctx);
+  return { kind: 'person', id: `user:${userId}`, user_id: userId, authority: { kind: 'person', user_id: userId, roles: personOf(ctx)!.roles } };
+}
 
 export function toolRoutes(): ApiRouter {
   loadToolCatalog();
@@ -43,14 +53,14 @@ export function toolRoutes(): ApiRouter {
       tags: ['tools'],
       summary: 'List agent tools with their input JSON Schemas',
       description: [
-        'Every tool of the platform\'s tool registry (the same definitions the agent and the MCP servers use). `executor` filters by executor type:',
+        'The tools of the platform\'s tool registry (the same definitions the agent and the MCP servers use) that the caller may use: a key needs the scope `tools` and the scope of the tool\'s domain (crm_* `crm`; sre_* and workflow_* `sre`; agent_* `sessions`); a signed-in person the role (crm_*, sre_*, workflow_*, agent_*: `sre`). The same check runs again when a tool is executed. `executor` filters by executor type:',
         '`crm`, `sre`, `agent` (agent delegation) and `workflow` (active automation workflows tagged WORKFLOW_TOOL_TAG, refreshed every WORKFLOW_TOOLS_TTL seconds).',
       ].join(' '),
       auth: 'apiKey',
       request: { query: z.object({ executor: z.string().optional() }) },
       responses: { 200: { description: 'The tools', schema: toolListing } },
-      handler: async ({ query }) => ({
-        tools: (await availableTools(query.executor)).map((t) => ({ name: t.name, description: t.description, executor: t.executor, input_schema: toolJsonSchema(t) })),
+      handler: async ({ query }, ctx) => ({
+        tools: (await toolsFor(await callerOf(ctx), query.executor)).map((t) => ({ name: t.name, description: t.description, executor: t.executor, input_schema: toolJsonSchema(t) })),
       }),
     })
     .route({
@@ -62,7 +72,7 @@ export function toolRoutes(): ApiRouter {
         'The body is the tool\'s input object (see its `input_schema`). The answer is `{tool, executor, result}`.',
         'Bad input is a 400 whose `errors` name each field as `input.<field>`; an unknown tool is a 404; the tool\'s own',
         'errors keep their status (404 unknown id, 409 invalid state move, 400 invalid reference such as a stage outside the pipeline).',
-        'Credentials: the gateway calls the backend in-process, so the caller\'s API key is the only credential needed.',
+        'Credentials: the gateway calls the backend in-process, so the caller\'s API key is the only credential needed; it must hold the scopes `tools` and the tool\'s domain scope (a person: the role), checked at this call (403 `forbidden`, audited as such).',
         'Each call is limited to TOOL_CALL_TIMEOUT_MS (over it: 504, the tool may still finish in the background) and its result to',
         'TOOL_RESULT_MAX_BYTES of JSON (over it: 502 `tool-result-too-large`), and is audited (see GET /api/v1/tools/calls).',
       ].join('\n'),
@@ -70,12 +80,13 @@ export function toolRoutes(): ApiRouter {
       request: { params: z.object({ name: z.string().max(100) }), body: z.record(z.string(), z.unknown()).openapi({ description: 'The tool input' }) },
       responses: { 200: { description: 'The tool ran', schema: z.object({ tool: z.string(), executor: z.string(), result: z.unknown() }) } },
       errors: {
+        403: 'The caller may not use this tool (its key lacks the scope, the person the role)',
         409: 'The tool refused an invalid state move (e.g. a lead transition); the body names the allowed next states',
         502: 'The tool\'s backend failed, or its result exceeded TOOL_RESULT_MAX_BYTES (`result_bytes`, `limit_bytes`)',
         504: 'The tool did not finish within TOOL_CALL_TIMEOUT_MS',
       },
       handler: async ({ params, body }, ctx) => {
-        const { tool, result } = await callToolByName(params.name, body, callerOf(ctx));
+        const { tool, result } = await callToolByName(params.name, body, await callerOf(ctx));
         return { tool: tool.name, executor: tool.executor, result: result ?? null };
       },
     })
@@ -92,6 +103,7 @@ export function toolRoutes(): ApiRouter {
           executor: z.string().max(100).optional(),
           outcome: z.enum(toolCallOutcomes).optional(),
           caller_id: z.string().max(200).optional(),
+          user_id: uuid().optional(),
           ...pageQuery,
         }),
       },
@@ -114,7 +126,7 @@ export function toolRoutes(): ApiRouter {
       handler: async ({ body }, ctx) => {
         // The MCP SDK (and what it pulls in: ajv, hono, its zod schemas) is loaded on the first MCP call: ~7 MB of heap an API process otherwise holds for nothing.
         const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../../shared/mcp-server.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
-        const server = createMcpServer(undefined, callerOf(ctx));
+        const server = createMcpServer(undefined, await callerOf(ctx));
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         ctx.res.on('close', () => {
           void transport.close();

@@ -9,6 +9,7 @@ import type http from 'node:http';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { config } from '../../shared/config.js';
 import { fileURLToPath } from 'node:url';
 import type Koa from 'koa';
 import serve from 'koa-static';
@@ -49,6 +50,12 @@ export function defaultWebMode(): WebMode {
 }
 
 /** Mounts the app; `server` carries Vite's hot-reload websocket in vite mode; `dir` replaces dist/web in built mode. */
+/** Host names the development server answers to: loopback and PUBLIC_URL's host. */
+function devHostAllowed(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '127.0.0.1' || host === '::1' || host === new URL(config().publicUrl).hostname.toLowerCase();
+}
+
 export function mountWebApp(app: Koa, mode: WebMode, server?: http.Server, dir = builtDir): void {
   if (mode === 'off') return;
   if (mode === 'built') {
@@ -74,6 +81,8 @@ export function mountWebApp(app: Koa, mode: WebMode, server?: http.Server, dir =
     }));
   app.use(async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    // A page served by the dev server under another host name is a DNS-rebinding attempt: refused.
+    if (!devHostAllowed(ctx.hostname)) return next();
     const page = () => devServer().then(async (v) => v.transformIndexHtml(ctx.originalUrl, await readFile(path.join(sourceDir, 'index.html'), 'utf8')));
     if (await servePage(ctx, page)) return;
     if (!viteOwned.test(ctx.path)) return next();

@@ -22,6 +22,14 @@ export default defineConfig({
   // Every screen is scanned up front, so opening a lazy screen in dev never discovers a new
   // dependency and reloads the page mid-test.
   optimizeDeps: { entries: ['index.html', 'src/**/*.tsx'] },
-  server: { fs: { allow: [fileURLToPath(new URL('../..', import.meta.url))] } },
+  // Dev serves the app's own files and its dependencies, nothing else of the checkout (.data holds the
+  // embedded databases' files, .env secrets).
+  server: {
+    fs: {
+      strict: true,
+      allow: [root, fileURLToPath(new URL('../../node_modules', import.meta.url))],
+      deny: ['.env', '.env.*', '*.{crt,pem,key}', '**/.git/**', '**/.data/**'],
+    },
+  },
   logLevel: 'warn',
 });

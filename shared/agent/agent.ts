@@ -6,10 +6,10 @@
  */
 import type OpenAI from 'openai';
 import { llmClient, llmModel } from '../clients/llm.js';
-import { availableTools, findTool, inputDigest, toolJsonSchema, type ToolCaller } from '../tools.js';
+import { findTool, inputDigest, toolJsonSchema, type ToolCaller } from '../tools.js';
 import { loadToolCatalog } from '../tool-catalog.js';
 import { AppError } from '../errors.js';
-import { callTool } from '../tool-gateway/gateway.js';
+import { callTool, toolsFor } from '../tool-gateway/gateway.js';
 import { modelHistory, type HistoryEntry } from './history.js';
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -25,7 +25,7 @@ export interface AgentTurn {
   history: HistoryEntry[];
   /** The user's new message. */
   message: string;
-  /** Who the tool gateway audits the agent's calls as: the agent in its session (default id "agent"). */
+  /** Who the tool gateway audits the agent's calls as, and whose rights they have: the agent in its session, serving its user (user_id). */
   caller?: ToolCaller;
   /** Executor types whose tools this turn is not offered (a delegated run cannot delegate again). */
   excludeExecutors?: string[];
@@ -79,14 +79,18 @@ const systemPrompt = [
   'Use the tools when they help; if a tool reports an error, correct the input or explain the problem. Answer briefly.',
 ].join(' ');
 
+/** The agent's caller: without one it serves nobody and may use no tool. */
+const callerOf = (turn: AgentTurn): ToolCaller => turn.caller ?? { kind: 'agent', id: 'agent' };
+
 /** Tool rounds before the model must answer without tools. */
 const maxToolRounds = 6;
 /** Longest tool result text handed back to the model. */
 const maxToolResultChars = 8000;
 
-async function toolSpecs(exclude: string[] = []): Promise<OpenAI.Chat.Completions.ChatCompletionTool[]> {
+/** The tools of the person the agent serves: only those they may use themselves (the gateway checks again at each call). */
+async function toolSpecs(caller: ToolCaller, exclude: string[] = []): Promise<OpenAI.Chat.Completions.ChatCompletionTool[]> {
   loadToolCatalog();
-  return (await availableTools()).filter((t) => !exclude.includes(t.executor)).map((tool) => ({
+  return (await toolsFor(caller)).filter((t) => !exclude.includes(t.executor)).map((tool) => ({
     type: 'function',
     function: { name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) },
   }));
@@ -103,7 +107,7 @@ async function runTool(name: string, rawArguments: string, turn: AgentTurn): Pro
   const tool = await findTool(name);
   if (!tool || turn.excludeExecutors?.includes(tool.executor)) return { tool_name: name, arguments: args, ok: false, result: { error: `unknown tool "${name}"` } };
   try {
-    return { tool_name: name, arguments: args, ok: true, result: (await callTool(tool, args, turn.caller ?? { kind: 'agent', id: 'agent' })) ?? null };
+    return { tool_name: name, arguments: args, ok: true, result: (await callTool(tool, args, callerOf(turn))) ?? null };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
     const fields = err instanceof AppError && err.errors.length ? { fields: err.errors } : {};
@@ -118,7 +122,7 @@ function resultText(result: unknown): string {
 
 async function toolLoop(client: OpenAI, turn: AgentTurn, emit: AgentEvents): Promise<AgentReply> {
   const model = llmModel();
-  const tools = await toolSpecs(turn.excludeExecutors);
+  const tools = await toolSpecs(callerOf(turn), turn.excludeExecutors);
   // Call keys: tool, argument digest and how often that pair was seen in this run (stable across retries of the same dialogue).
   const seen = new Map<string, number>();
   const messages: Message[] = [{ role: 'system', content: systemPrompt }, ...modelHistory(turn.history, turn.channel), { role: 'user', content: turn.message }];

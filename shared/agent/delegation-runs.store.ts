@@ -2,9 +2,10 @@
 import { db } from '../db/index.js';
 import { NotFoundError } from '../errors.js';
 import type { ToolCallRecord } from './agent.js';
+import type { Authority } from '../auth/scopes.js';
 
 const TABLE = 'agent_delegation_runs';
-const COLUMNS = ['id', 'user_id', 'session_id', 'interaction_id', 'task', 'status', 'answer', 'error', 'tool_results', 'requested_by', 'finished_at', 'created_at', 'updated_at'];
+const COLUMNS = ['id', 'user_id', 'session_id', 'interaction_id', 'task', 'status', 'answer', 'error', 'tool_results', 'requested_by', 'authority', 'finished_at', 'created_at', 'updated_at'];
 
 export type DelegationStatus = 'queued' | 'running' | 'completed' | 'failed';
 
@@ -20,13 +21,15 @@ export interface DelegationRun {
   /** Tool results by call key (see AgentTurn.recorded). */
   tool_results: Record<string, ToolCallRecord>;
   requested_by: string;
+  /** With whose rights the delegated agent works (the caller that asked). */
+  authority: Authority;
   finished_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
-export async function insertRun(input: Pick<DelegationRun, 'user_id' | 'session_id' | 'interaction_id' | 'task' | 'requested_by'>): Promise<DelegationRun> {
-  const [row] = await db()(TABLE).insert(input).returning(COLUMNS);
+export async function insertRun(input: Pick<DelegationRun, 'user_id' | 'session_id' | 'interaction_id' | 'task' | 'requested_by' | 'authority'>): Promise<DelegationRun> {
+  const [row] = await db()(TABLE).insert({ ...input, authority: JSON.stringify(input.authority) }).returning(COLUMNS);
   return row as DelegationRun;
 }
 

@@ -6,7 +6,8 @@
  * results it already recorded instead of calling those tools again.
  */
 import { config } from '../config.js';
-import { ConflictError } from '../errors.js';
+import { ConflictError, ForbiddenError } from '../errors.js';
+import { hasScope, type Authority } from '../auth/scopes.js';
 import { enqueue, jobEvents } from '../queues.js';
 import { logger } from '../logger.js';
 import { createUser, findUserByPhone, getUser, type User } from '../sessions/users.store.js';
@@ -38,6 +39,29 @@ async function serviceUser(): Promise<User> {
   }
 }
 
+/**
+ * Whose session a delegation works in. A person (or the assistant serving one) only ever their own;
+ * a key the service user's, or a named user's when it may act as users (portal:impersonate).
+ */
+async function delegationTarget(userId: string | undefined, authority: Authority): Promise<User> {
+  if (authority.kind === 'person') {
+    if (userId && userId !== authority.user_id) throw new ForbiddenError('A delegation works only in your own session: leave out user_id or give your own.', [{ path: 'input.user_id', message: 'not your own user' }]);
+    return getUser(authority.user_id);
+  }
+  if (!userId) return serviceUser();
+  if (authority.kind === 'local' || (authority.kind === 'key' && hasScope(authority.scopes, 'portal:impersonate'))) return getUser(userId);
+  throw new ForbiddenError('Delegating into a user\'s session acts as that user: the key needs the scope portal:impersonate.', [{ path: 'input.user_id', message: 'needs portal:impersonate' }]);
+}
+
+/** Whether a caller may read a run: the one who asked for it (same key or person), or a full-access caller. */
+export function mayReadRun(run: DelegationRun, authority: Authority | undefined): boolean {
+  const asked = run.authority;
+  if (!authority || authority.kind === 'none') return false;
+  if (authority.kind === 'local' || (authority.kind === 'key' && authority.scopes.includes('*'))) return true;
+  if (authority.kind === 'key') return asked.kind === 'key' && asked.key_id === authority.key_id;
+  return asked.kind === 'person' && asked.user_id === authority.user_id;
+}
+
 /** What the delegation tools answer about a run. */
 export function runView(run: DelegationRun) {
   return {
@@ -57,10 +81,11 @@ export function runView(run: DelegationRun) {
  * (run_id, status queued or running) for agent_delegation_status.
  */
 export async function delegate(input: { task: string; user_id?: string }, caller: ToolCaller, waitMs: number) {
-  const user = input.user_id ? await getUser(input.user_id) : await serviceUser();
+  const authority = caller.authority ?? { kind: 'none' };
+  const user = await delegationTarget(input.user_id, authority);
   const { session } = await resolveSession(user.user_id);
   const interaction = await startInteraction(session.session_id, { channel: WEB_CHANNEL });
-  const run = await insertRun({ user_id: user.user_id, session_id: session.session_id, interaction_id: interaction.interaction_id, task: input.task, requested_by: `${caller.kind}:${caller.id}` });
+  const run = await insertRun({ user_id: user.user_id, session_id: session.session_id, interaction_id: interaction.interaction_id, task: input.task, requested_by: `${caller.kind}:${caller.id}`, authority });
   // Waiting for the task to be persisted puts it in the history the run reads.
   await acceptMessage(
     session.session_id,
@@ -94,7 +119,8 @@ export async function runDelegation(runId: string, finalAttempt: boolean): Promi
         channel: WEB_CHANNEL,
         history: historyBefore(conversation_history, run.task),
         message: run.task,
-        caller: { kind: 'agent', id: run.session_id },
+        // The delegated agent works with the rights of whoever asked, re-read at each tool call.
+        caller: { kind: 'agent', id: run.session_id, user_id: run.user_id, authority: run.authority },
         excludeExecutors: [DELEGATION_EXECUTOR],
         ...journal,
         recorded: { ...journal.recorded, ...run.tool_results },

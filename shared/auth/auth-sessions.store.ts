@@ -81,7 +81,7 @@ export async function deleteAuthSession(token: string): Promise<boolean> {
 /** Deletes sessions past either lifetime and sign-ins abandoned for over 10 minutes; returns how many sessions went. */
 export async function sweepAuthSessions(): Promise<number> {
   const k = db();
-  await k(LOGINS).where('created_at', '<', k.raw("now() - interval '10 minutes'")).delete();
+  await expireAbandonedLogins();
   return k(SESSIONS)
     .where('expires_at', '<=', k.fn.now())
     .orWhere('last_seen_at', '<=', k.raw('now() - ?::interval', [config().auth.session.idle]))
@@ -95,8 +95,15 @@ export interface PendingLogin {
   return_to: string;
 }
 
-/** Records a sign-in in progress. */
+/** Deletes sign-ins started over 10 minutes ago and never completed (they can no longer complete). */
+export async function expireAbandonedLogins(): Promise<void> {
+  const k = db();
+  await k(LOGINS).where('created_at', '<', k.raw("now() - interval '10 minutes'")).delete();
+}
+
+/** Records a sign-in in progress; each start also clears abandoned ones, so anonymous starts leave no lasting rows. */
 export async function savePendingLogin(login: PendingLogin): Promise<void> {
+  await expireAbandonedLogins();
   await db()(LOGINS).insert(login);
 }
 

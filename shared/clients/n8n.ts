@@ -15,7 +15,7 @@ export class ForeignTargetError extends AppError {}
  * The absolute URL of a workflow target: a path (`/webhook/restart-service`, resolved under AUTOMATION_URL)
  * or an absolute URL that lies under AUTOMATION_URL (same origin, below its path). Throws ForeignTargetError otherwise.
  */
-export function workflowUrl(target: string, base = config().sre.automation.url): string {
+export function workflowUrl(target: string, base = config().sre.automation.url, options: { webhookOnly?: boolean } = {}): string {
   if (!base) throw new ForeignTargetError('AUTOMATION_URL is not configured, so no workflow can be called.');
   const root = new URL(base);
   const rootPath = root.pathname.replace(/\/+$/, '');
@@ -28,6 +28,10 @@ export function workflowUrl(target: string, base = config().sre.automation.url):
   // The URL parser has already resolved dot segments, so a prefix check on the path is a real containment check.
   const inside = url.origin === root.origin && !url.username && !url.password && (url.pathname === rootPath || url.pathname.startsWith(`${rootPath}/`));
   if (!inside) throw new ForeignTargetError(`must be on the automation system: a path, or a URL under AUTOMATION_URL (${root.origin}${rootPath}/).`);
+  // What is started with the API key is a workflow's webhook, never another REST path of the automation API (its audit, users…).
+  if (options.webhookOnly && !/^\/webhook(-test)?\/[^/]/.test(url.pathname.slice(rootPath.length))) {
+    throw new ForeignTargetError(`must be a workflow webhook: /webhook/<path> (or /webhook-test/<path>) under AUTOMATION_URL (${root.origin}${rootPath}/).`);
+  }
   return url.toString();
 }
 
@@ -78,9 +82,9 @@ export class N8nClient {
     return this.opts.apiKey ? { 'x-automation-api-key': this.opts.apiKey, 'X-N8N-API-KEY': this.opts.apiKey } : {};
   }
 
-  private async send(target: string, init: RequestInit): Promise<{ status: number; body: unknown }> {
+  private async send(target: string, init: RequestInit, options: { webhookOnly?: boolean } = {}): Promise<{ status: number; body: unknown }> {
     // Checked here, where the key is attached, so no caller can send it elsewhere.
-    const url = workflowUrl(target, this.opts.url);
+    const url = workflowUrl(target, this.opts.url, options);
     const { status, text } = await requestText('n8n', url, {
       ...init,
       headers: { Accept: 'application/json', ...this.headers(), ...(init.headers as Record<string, string>) },
@@ -97,7 +101,7 @@ export class N8nClient {
 
   /** Starts a workflow through its webhook (a path or a URL under AUTOMATION_URL; POST, JSON body). */
   async triggerWebhook(webhookUrl: string, payload: unknown): Promise<WebhookAnswer> {
-    const { status, body } = await this.send(webhookUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(payload) });
+    const { status, body } = await this.send(webhookUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(payload) }, { webhookOnly: true });
     const first = Array.isArray(body) ? body[0] : body;
     const id = first && typeof first === 'object' ? ((first as Record<string, unknown>).executionId ?? (first as Record<string, unknown>).execution_id) : undefined;
     return { status, executionId: id === undefined || id === null ? null : String(id), body };

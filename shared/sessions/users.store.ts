@@ -192,3 +192,9 @@ export async function deleteUserData(trx: Knex.Transaction, userId: string): Pro
   await trx(TABLE).where({ user_id: userId }).delete();
   return { users: 1, ...rows[0], chatapp_messages: chatappMessages };
 }
+
+/** A user's roles as last copied from the identity provider (none for users the channels created); undefined for no such user. */
+export async function rolesOfUser(userId: string): Promise<string[] | undefined> {
+  const row = (await db()(TABLE).select('roles').where({ user_id: userId }).first()) as { roles: string[] } | undefined;
+  return row?.roles;
+}

@@ -4,9 +4,9 @@ import { paged, type Page } from '../sre/listing.js';
 import type { ToolCaller } from '../tools.js';
 
 const TABLE = 'tool_calls';
-const COLUMNS = ['id', 'tool', 'executor', 'caller_kind', 'caller_id', 'outcome', 'error', 'duration_ms', 'input_sha256', 'result_bytes', 'created_at'];
+const COLUMNS = ['id', 'tool', 'executor', 'caller_kind', 'caller_id', 'user_id', 'outcome', 'error', 'duration_ms', 'input_sha256', 'result_bytes', 'created_at'];
 
-export const toolCallOutcomes = ['ok', 'invalid_input', 'error', 'timeout', 'too_large', 'unknown_tool'] as const;
+export const toolCallOutcomes = ['ok', 'invalid_input', 'error', 'timeout', 'too_large', 'unknown_tool', 'forbidden'] as const;
 export type ToolCallOutcome = (typeof toolCallOutcomes)[number];
 
 export interface ToolCallRow {
@@ -15,6 +15,8 @@ export interface ToolCallRow {
   executor: string;
   caller_kind: ToolCaller['kind'];
   caller_id: string;
+  /** The person the call acted for (their own call, or the agent serving them). */
+  user_id: string | null;
   outcome: ToolCallOutcome;
   error: string | null;
   duration_ms: number;
@@ -35,6 +37,7 @@ export interface ToolCallFilter {
   executor?: string;
   outcome?: ToolCallOutcome;
   caller_id?: string;
+  user_id?: string;
   since?: string;
   until?: string;
   limit: number;
@@ -48,5 +51,6 @@ export async function listToolCalls(f: ToolCallFilter): Promise<Page<ToolCallRow
   if (f.executor) q.where('executor', f.executor);
   if (f.outcome) q.where('outcome', f.outcome);
   if (f.caller_id) q.where('caller_id', f.caller_id);
+  if (f.user_id) q.where('user_id', f.user_id);
   return paged(q, { ...f, orderBy: 'created_at desc, id', timeColumn: 'created_at' }, (r: ToolCallRow) => r);
 }

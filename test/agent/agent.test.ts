@@ -3,6 +3,7 @@ import { z } from '../../shared/zod.js';
 import { registerTools, defineTool } from '../../shared/tools.js';
 import { runAgent, type AgentEventType } from '../../shared/agent/agent.js';
 import { useLocalLlm, startLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
+import { userWithRoles } from '../helpers/people.js';
 
 // A model that calls tools until it sees their results, then answers from them.
 const llm = await useLocalLlm((req: ChatRequest) => {
@@ -48,6 +49,8 @@ describe('agent tool loop over the openai client', () => {
           { role: 'user', content: 'I am driving to Oslo', channel: 'voice' },
         ],
         message: 'What is the weather there?',
+        // The agent serves an operator, who may use the test tool (undeclared access: role sre).
+        caller: { kind: 'agent', id: 'test-session', user_id: (await userWithRoles(['sre'])).user_id },
       },
       async (type, data) => void events.push({ type, data }),
     );

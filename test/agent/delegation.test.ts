@@ -91,7 +91,7 @@ describe('agent delegation', () => {
     const first = await getRun((await tool('agent_delegate', { task: 'first', wait_seconds: 10 })).run_id);
     const before = sideEffects;
     // A run whose first attempt already called the tool (as the model will ask again) and then failed.
-    const run = await insertRun({ user_id: first.user_id, session_id: first.session_id, interaction_id: first.interaction_id, task: 'retry me', requested_by: 'test' });
+    const run = await insertRun({ user_id: first.user_id, session_id: first.session_id, interaction_id: first.interaction_id, task: 'retry me', requested_by: 'test', authority: first.authority });
     await recordToolResult(run.id, `test_side_effect:${inputDigest({ note: 'retry me' })}:1`, { tool_name: 'test_side_effect', arguments: { note: 'retry me' }, ok: true, result: { count: 99 } });
     expect(await runDelegation(run.id, false)).toEqual({ status: 'completed' });
     expect(sideEffects).toBe(before);

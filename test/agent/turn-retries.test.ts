@@ -13,7 +13,7 @@ import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../he
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { subscribe, sendMarker } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { userWithRoles } from '../helpers/people.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { turnJournal } from '../../shared/agent/turn-steps.store.js';
 
@@ -45,7 +45,7 @@ const firstRequestsFor = (message: string) =>
 
 describe('a retried agent turn replays its recorded tool calls', () => {
   it('web chat: the model fails after the lead was created; the retried job creates no second lead, emits the tool events once and answers once', async () => {
-    const u = await createUser({ phone_number: freshPhone() });
+    const u = await userWithRoles(['sre']);
     const { session } = await resolveSession(u.user_id);
     const sse = subscribe(api.url, session.session_id, 'voice');
     await sse.opened;
@@ -73,7 +73,7 @@ describe('a retried agent turn replays its recorded tool calls', () => {
   });
 
   it('messaging app: the model fails after the lead was created; the retried message creates no second lead and sends one reply', async () => {
-    const u = await createUser({ phone_number: freshPhone() });
+    const u = await userWithRoles(['sre']);
     failuresAfterTool = 3;
     expect((await postWebhook(api.url, whatsappParams(u.phone_number, 'Chatapp Retry'))).status).toBe(200);
     const replies = () => twilio.messages.filter((m) => m.params.To === `whatsapp:${u.phone_number}`);
@@ -95,7 +95,7 @@ describe('a retried agent turn replays its recorded tool calls', () => {
   });
 
   it('a call started but never recorded (the worker died mid-call) is not run again: the model is told its outcome is unknown', async () => {
-    const u = await createUser({ phone_number: freshPhone() });
+    const u = await userWithRoles(['sre']);
     const { session } = await resolveSession(u.user_id);
     const journal = await turnJournal('webchat:interrupted', session.session_id);
     await journal.onToolStart('crm_create_lead:abc:1', { tool_name: 'crm_create_lead', arguments: { last_name: 'x' } });

@@ -75,7 +75,7 @@ describe('actions in the browser', () => {
     expect((await noActor.json()).errors[0].path).toBe('body.actor');
 
     const runbook = await (
-      await sre.request('/api/v1/runbooks', { method: 'POST', json: { name: 'restart', workflow_id: 'wf-1', webhook_url: '/webhook', auto_trigger: false } })
+      await sre.request('/api/v1/runbooks', { method: 'POST', json: { name: 'restart', workflow_id: 'wf-1', webhook_url: '/webhook/restart', auto_trigger: false } })
     ).json();
     expect(runbook.id, JSON.stringify(runbook)).toBeTruthy();
     const execution = await sre.request(`/api/v1/runbooks/${runbook.id}/execute`, { method: 'POST', json: {} });
@@ -117,7 +117,7 @@ describe('live SRE events', () => {
       const finished = await stream.next((e) => e.type === 'discovery.finished' && e.data.run_id === run_id);
       expect(finished.data.status).toEqual((await (await sre.request(`/api/v1/cmdb/discovery/runs/${run_id}`)).json()).status);
 
-      const runbook = await (await sre.request('/api/v1/runbooks', { method: 'POST', json: { name: 'drain', webhook_url: '/hook', auto_trigger: false } })).json();
+      const runbook = await (await sre.request('/api/v1/runbooks', { method: 'POST', json: { name: 'drain', webhook_url: '/webhook/drain', auto_trigger: false } })).json();
       const execution = await (await sre.request(`/api/v1/runbooks/${runbook.id}/execute`, { method: 'POST', json: {} })).json();
       const queued = await stream.next((e) => e.type === 'runbook_execution.changed' && e.data.id === execution.id);
       expect(queued.data).toMatchObject({ status: 'queued', runbook_id: runbook.id, by: devAccounts.sre.name });

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../shared/agent/agent.js';
 import { db } from '../../shared/db/index.js';
 import { useLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
+import { userWithRoles } from '../helpers/people.js';
 
 // A model that creates a lead with the CRM tool, then answers with the id it got back.
 const llm = await useLocalLlm((req: ChatRequest) => {
@@ -14,8 +15,10 @@ const llm = await useLocalLlm((req: ChatRequest) => {
 process.env.LLM_API_KEY = 'sk-test-crm';
 
 describe('the agent uses the CRM tools from the one registry', () => {
-  it('offers the crm_* tools to the model and runs the one it calls against the CRM', async () => {
-    const reply = await runAgent({ channel: 'chat', history: [], message: 'Please record me as a lead: Agent Made from Chat Co' }, async () => undefined);
+  it('offers the crm_* tools to the assistant of a person with the CRM role and runs the one it calls against the CRM', async () => {
+    const sre = await userWithRoles(['sre']);
+    const caller = { kind: 'agent' as const, id: 'test-session', user_id: sre.user_id };
+    const reply = await runAgent({ channel: 'chat', history: [], message: 'Please record me as a lead: Agent Made from Chat Co', caller }, async () => undefined);
     const offered = llm.requests[0]!.body.tools!.map((t) => t.function.name);
     expect(offered).toEqual(expect.arrayContaining(['crm_create_lead', 'crm_convert_lead', 'crm_get_pipeline_summary']));
     const lead = await db()('crm_leads').where({ last_name: 'Made' }).first();

@@ -24,13 +24,14 @@ describe('configuration', () => {
     }
   });
 
+  const long = 'a-long-enough-secret-value';
   const signIn = { PUBLIC_URL: 'https://ops.example.org', OIDC_ISSUER_URL: 'https://id.example.org/realms/x', OIDC_CLIENT_ID: 'switchboard', OIDC_CLIENT_SECRET: 's3cret' };
 
   it('production refuses to start without DATABASE_URL or API_KEYS, naming them', () => {
     expect(() => parseEnv({ NODE_ENV: 'production' })).toThrow(/DATABASE_URL[\s\S]*API_KEYS/);
     expect(() => parseEnv({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db' })).toThrow(/API_KEYS/);
-    const ok = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a,b', ADMIN_USER: 'ops', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't', CRM_WEBHOOK_SECRET: 's', ...signIn };
-    expect(loadConfig(ok).auth.apiKeys).toEqual(['a', 'b']);
+    const ok = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: `${long}a,${long}b`, ADMIN_USER: 'ops', ADMIN_PASSWORD: long, ALERT_WEBHOOK_TOKEN: long, CRM_WEBHOOK_SECRET: long, METRICS_TOKEN: long, ...signIn };
+    expect(loadConfig(ok).auth.apiKeys).toEqual([`${long}a`, `${long}b`]);
   });
 
   it('with NODE_ENV unset and no SWITCHBOARD_DEV, a start without real credentials is refused naming each variable', () => {
@@ -45,9 +46,9 @@ describe('configuration', () => {
   });
 
   it('the well-known development credentials are refused outside npm run dev', () => {
-    const base = { API_KEYS: 'k1', ADMIN_USER: 'ops', ADMIN_PASSWORD: 'secret', ALERT_WEBHOOK_TOKEN: 't', CRM_WEBHOOK_SECRET: 's' };
-    expect(loadConfig(base).auth).toMatchObject({ apiKeys: ['k1'], admin: { user: 'ops', password: 'secret' } });
-    expect(() => parseEnv({ ...base, API_KEYS: 'k1,dev-key' })).toThrow(/API_KEYS: must not contain the development key/);
+    const base = { API_KEYS: long, ADMIN_USER: 'ops', ADMIN_PASSWORD: long, ALERT_WEBHOOK_TOKEN: long, CRM_WEBHOOK_SECRET: long };
+    expect(loadConfig(base).auth).toMatchObject({ apiKeys: [long], admin: { user: 'ops', password: long } });
+    expect(() => parseEnv({ ...base, API_KEYS: `${long},dev-key` })).toThrow(/API_KEYS: must not contain the development key/);
     expect(() => parseEnv({ ...base, ADMIN_PASSWORD: 'admin' })).toThrow(/ADMIN_PASSWORD: must not be the development password/);
   });
 
@@ -64,7 +65,7 @@ describe('configuration', () => {
   });
 
   it('production refuses to start without a real identity provider or with a non-https PUBLIC_URL, naming each variable', () => {
-    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: 'a', ADMIN_USER: 'ops', ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't', CRM_WEBHOOK_SECRET: 's' };
+    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db', API_KEYS: long, ADMIN_USER: 'ops', ADMIN_PASSWORD: long, ALERT_WEBHOOK_TOKEN: long, CRM_WEBHOOK_SECRET: long, METRICS_TOKEN: long };
     let message = '';
     try {
       parseEnv(base);

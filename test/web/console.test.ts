@@ -139,7 +139,7 @@ describe('SRE console in Chromium', () => {
   });
 
   it('runbooks: API data listed; the form stores matchers; bad input shows the field error and stores nothing', async () => {
-    await api('/api/v1/runbooks', { method: 'POST', json: { name: 'Restart checkout', webhook_url: `${pager.url}/n8n`, auto_trigger: false } });
+    await api('/api/v1/runbooks', { method: 'POST', json: { name: 'Restart checkout', webhook_url: `${pager.url}/webhook/n8n`, auto_trigger: false } });
     await page.goto(`${app.url}/admin/runbooks`);
     await page.getByRole('link', { name: 'Restart checkout' }).waitFor();
     const count = async () => Number((await db()('sre_runbooks').count({ n: '*' }).first())!.n);
@@ -152,7 +152,7 @@ describe('SRE console in Chromium', () => {
     await dialog.getByLabel('Matcher 1 operator').click();
     await page.getByRole('option', { name: '=~', exact: true }).click();
     await dialog.getByLabel('Matcher 1 value').fill('check(out');
-    await dialog.getByLabel('Workflow webhook URL').fill(`${pager.url}/n8n/scale`);
+    await dialog.getByLabel('Workflow webhook URL').fill(`${pager.url}/webhook/scale`);
     await dialog.getByRole('button', { name: 'Create runbook' }).click();
     // Empty name first: the API names body.name beside the field.
     await dialog.getByText('Too small: expected string to have >=1 characters').waitFor();

@@ -52,7 +52,10 @@ describe('built app', () => {
     expect(asset.headers.get('cache-control')).toContain('immutable');
     expect(await asset.text()).toBe('console.log("app")');
     expect((await anonymous('/assets/missing.js')).status).toBe(404);
-    expect((await sre.request('/admin/queues')).status).toBe(401);
+    // With sign-in configured the queue dashboard takes the console's session (sre), not basic auth.
+    expect((await sre.request('/admin/queues')).status).toBe(200);
+    expect((await user.request('/admin/queues')).status).toBe(403);
+    expect((await anonymous('/admin/queues')).status).toBe(302);
     const api = await sre.request('/api/v1/nothing-here');
     expect(api.status).toBe(404);
     expect(api.headers.get('content-type')).toMatch(/problem\+json/);

@@ -1,4 +1,5 @@
 /** POST /webhooks/alertmanager/{source} and /webhooks/grafana/{source}: what the senders POST, validated and queued. */
+import { UnauthorizedError } from '../../../shared/errors.js';
 import type { Context } from 'koa';
 import { ApiRouter } from '../../routing.js';
 import { z } from '../../../shared/zod.js';
@@ -31,7 +32,8 @@ export function webhookRoutes(): ApiRouter {
   const router = new ApiRouter();
   // Authenticate before validating, so callers without the secret learn nothing about the payload format.
   router.koa.use('/webhooks/:kind/:source', async (ctx, next) => {
-    const kind = ctx.params.kind as SourceKind;
+    // Routes match in any letter case: so must this check, or /webhooks/ALERTMANAGER/… would skip it.
+    const kind = ctx.params.kind!.toLowerCase() as SourceKind;
     if (ctx.method === 'POST' && (kind === 'alertmanager' || kind === 'grafana')) {
       ctx.state.alertSource = await authenticateSource(kind, ctx.params.source!, presentedSecret(ctx));
     }
@@ -52,7 +54,11 @@ export function webhookRoutes(): ApiRouter {
       responses: { 202: { description: 'queued', schema: accepted } },
       errors: { 401: 'Missing or wrong source secret', 404: 'No enabled source of that name' },
       // The JSON body parser keeps the text it parsed: the payload id hashes it as sent.
-      handler: async ({ body }, ctx) => acceptWebhook(ctx.state.alertSource as AuthenticatedSource, body, (ctx.request as { rawBody: string }).rawBody),
+      handler: async ({ body }, ctx) => {
+        // Fail closed: a request that reached here without passing the source check is refused.
+        if (!ctx.state.alertSource) throw new UnauthorizedError('The alert source secret was not checked.');
+        return acceptWebhook(ctx.state.alertSource as AuthenticatedSource, body, (ctx.request as { rawBody: string }).rawBody);
+      },
     });
   }
   return router;

@@ -14,7 +14,8 @@ import type { DiscoveredEntity } from '../cmdb/model.js';
 import { recommendForNewEntities } from '../monitors/recommend.js';
 import { readContainers, readProxy, readScrapeConfig, readTargets } from './readers.js';
 import { listSources, seedConfiguredSources, type DiscoverySource } from './sources.store.js';
-import { discoveryTargetProblem } from './targets.js';
+import { connectCheckFor, discoveryTargetProblem } from './targets.js';
+import { withAddressGuard } from '../../clients/http.js';
 import { failAbandonedRuns, finishRun, getRun, openRun, recordSourceOutcome, type DiscoveryRun, type RunStatus } from './runs.store.js';
 import { publishSreEvent } from '../events.js';
 
@@ -57,7 +58,9 @@ async function discoverSource(run: DiscoveryRun, source: DiscoverySource): Promi
     // Checked again at each read: a host name may have come to resolve to an internal address since it was set.
     const refused = await discoveryTargetProblem(source.kind, source.address);
     if (refused) throw new Error(`address not allowed: ${refused}`);
-    const entities = await readSource(source);
+    // …and the connection itself goes only to addresses that pass (no second DNS answer, no redirect inside).
+    const check = connectCheckFor(source.address);
+    const entities = check ? await withAddressGuard(check, () => readSource(source)) : await readSource(source);
     const read = Date.now();
     const outcome = await upsertSourceEntities(source.id, started, entities);
     logger('discovery').debug({ source: source.name, read_ms: read - started.getTime(), upsert_ms: Date.now() - read }, 'source discovered');

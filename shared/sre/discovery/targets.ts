@@ -10,6 +10,7 @@ import { BlockList, isIP } from 'node:net';
 import { config } from '../../config.js';
 import { ValidationError } from '../../errors.js';
 import type { SourceKind } from '../cmdb/model.js';
+import type { AddressCheck } from '../../clients/http.js';
 
 const internal = new BlockList();
 for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
@@ -74,4 +75,18 @@ function configuredAddresses(): Set<string> {
 export async function assertDiscoveryTarget(kind: SourceKind, address: string, path = 'body.address'): Promise<void> {
   const problem = await discoveryTargetProblem(kind, address);
   if (problem) throw new ValidationError(`The source address is not allowed: ${problem}.`, [{ path, message: problem }]);
+}
+
+/**
+ * The address check a read of an API-set source connects under (see withAddressGuard): internal
+ * addresses refused, on the addresses the connection really uses. Undefined for configured or
+ * allow-listed targets, which may be internal.
+ */
+export function connectCheckFor(address: string): AddressCheck | undefined {
+  if (configuredAddresses().has(address) || !/^(https?|tcp):/i.test(address)) return undefined;
+  const url = new URL(address);
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const allowed = allowList();
+  if (allowed.has(host) || allowed.has(`${host}:${url.port}`)) return undefined;
+  return (ip) => (isInternalAddress(ip) ? `resolves to the private or loopback address ${ip}; refused (DISCOVERY_ALLOWED_TARGETS)` : undefined);
 }

@@ -19,10 +19,10 @@ import {
 } from './execution.store.js';
 import { publishSreEvent } from '../events.js';
 
-/** Refuses (400 naming the field) a workflow target that is not on the configured automation system. */
+/** Refuses (400 naming the field) a workflow target that is not a webhook of the configured automation system. */
 export function assertWorkflowTarget(target: string, path = 'body.webhook_url'): void {
   try {
-    workflowUrl(target);
+    workflowUrl(target, undefined, { webhookOnly: true });
   } catch (err) {
     if (err instanceof ForeignTargetError) throw new ValidationError(`The workflow target ${err.message}`, [{ path, message: err.message }]);
     throw err;

@@ -1,0 +1,91 @@
+/** Named, scoped API keys: create (the key is shown once), list, revoke; effective without a restart. */
+import type { Context } from 'koa';
+import { ApiRouter } from '../routing.js';
+import { z, uuid } from '../../shared/zod.js';
+import { ForbiddenError } from '../../shared/errors.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/auth/api-keys.store.js';
+import { forgetNamedKeys } from '../../shared/auth/api-keys.js';
+import { hasScope, scopeDescriptions, scopes, type Authority, type Scope } from '../../shared/auth/scopes.js';
+import { personOf } from '../auth/browser-session.js';
+
+const tags = ['keys'];
+const scopeEnum = z.enum(scopes as [Scope, ...Scope[]]);
+const apiKeySchema = z
+  .object({
+    id: uuid(),
+    name: z.string(),
+    scopes: z.array(scopeEnum),
+    created_by: z.string(),
+    revoked_at: z.date().nullable().openapi({ type: 'string', format: 'date-time' }),
+    created_at: z.date().openapi({ type: 'string', format: 'date-time' }),
+  })
+  .openapi('ApiKey');
+
+/** Who creates a key: the signed-in person, or the key that asked. */
+function creatorOf(ctx: Context): string {
+  const person = personOf(ctx);
+  return person ? `person:${person.email ?? person.subject}` : String(ctx.state.apiKeyId);
+}
+
+/** A key grants only scopes it holds itself (an sre person may grant any). */
+function checkGrant(ctx: Context, wanted: Scope[]): void {
+  const authority = ctx.state.authority as Authority | undefined;
+  if (authority?.kind !== 'key') return;
+  const missing = wanted.filter((s) => !hasScope(authority.scopes, s));
+  if (missing.length) throw new ForbiddenError(`A key can only grant scopes it holds; this one lacks ${missing.join(', ')}.`, missing.map((s) => ({ path: 'body.scopes', message: `not held: ${s}` })));
+}
+
+const scopeList = Object.entries(scopeDescriptions).map(([s, d]) => `\`${s}\` (${d})`).join('; ');
+
+export function keyRoutes(): ApiRouter {
+  return new ApiRouter()
+    .route({
+      method: 'post',
+      path: '/api/v1/keys',
+      tags,
+      summary: 'Create a named, scoped API key',
+      description: `The answer carries the key once (\`key\`); only its SHA-256 is stored. Scopes: ${scopeList}. A key may grant only scopes it holds; a browser session needs the sre role. A name is never reused (409, even after a revoke), so audit rows (\`key:<name>\`) keep naming one key.`,
+      auth: 'apiKey',
+      request: {
+        body: z
+          .object({
+            name: z.string().regex(/^(?![0-9a-f]{16}$)[a-z0-9][a-z0-9._-]{0,62}$/, 'lower-case letters, digits, . _ -; up to 63 characters, not 16 hex digits'),
+            scopes: z.array(scopeEnum).min(1),
+          })
+          .strict(),
+      },
+      responses: { 201: { description: 'Created; `key` is shown only now', schema: apiKeySchema.extend({ key: z.string() }).openapi('NewApiKey') } },
+      errors: { 409: 'The name is taken (names are never reused)' },
+      handler: async ({ body }, ctx) => {
+        checkGrant(ctx, body.scopes);
+        const { key, row } = await createApiKey({ name: body.name, scopes: body.scopes, created_by: creatorOf(ctx) });
+        return { ...row, key };
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/v1/keys',
+      tags,
+      summary: 'List API keys (never the keys themselves)',
+      description: 'Named keys, newest first; revoked ones with `include_revoked=true`. The keys of API_KEYS (full access, from the environment) are not listed.',
+      auth: 'apiKey',
+      request: { query: z.object({ include_revoked: z.enum(['true', 'false']).default('false') }) },
+      responses: { 200: { description: 'The keys', schema: z.object({ items: z.array(apiKeySchema) }) } },
+      handler: async ({ query }) => ({ items: await listApiKeys(query.include_revoked === 'true') }),
+    })
+    .route({
+      method: 'delete',
+      path: '/api/v1/keys/{id}',
+      tags,
+      summary: 'Revoke an API key',
+      description: 'Idempotent. This process refuses the key at once; other API processes within API_KEY_CACHE_MS (default 5 s). No restart.',
+      auth: 'apiKey',
+      request: { params: z.object({ id: uuid() }) },
+      responses: { 200: { description: 'Revoked', schema: apiKeySchema } },
+      handler: async ({ params }) => {
+        const row = await revokeApiKey(params.id);
+        forgetNamedKeys();
+        return row;
+      },
+    });
+}
