@@ -11,6 +11,7 @@ import { getMessage, listMessages } from '../../shared/channels/messages.store.j
 import { channelStatuses } from '../../shared/channels/status.js';
 import { channelMessageSchema, channelStatusSchema, publicChannelMessage } from './channels.schemas.js';
 import { smsRoutes } from './sms.routes.js';
+import { slackRoutes } from './slack.routes.js';
 
 function recordRoutes(router: ApiRouter): ApiRouter {
   return router
@@ -57,5 +58,5 @@ function recordRoutes(router: ApiRouter): ApiRouter {
 }
 
 export function channelRoutes(): ApiRouter {
-  return smsRoutes(recordRoutes(sessionSystemRouter()));
+  return slackRoutes(smsRoutes(recordRoutes(sessionSystemRouter())));
 }

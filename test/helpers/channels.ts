@@ -35,3 +35,50 @@ export function postTwilio(baseUrl: string, path: string, params: Record<string,
   if (sig !== null) headers['X-Twilio-Signature'] = sig;
   return fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
 }
+
+export const slackSigningSecret = '8f742231b10e8888abcd99yyyzzz85a5';
+export const slackBotToken = 'xoxb-test-bot-token';
+
+/** Points the slack channel at a local Web API (call before the platform reads its configuration). */
+export function configureSlack(apiUrl: string): void {
+  process.env.SLACK_SIGNING_SECRET = slackSigningSecret;
+  process.env.SLACK_BOT_TOKEN = slackBotToken;
+  process.env.SLACK_API_URL = apiUrl;
+}
+
+let eventCounter = 0;
+/** An Events API envelope as Slack sends it for a direct message to the app (or a mention with `type: 'app_mention'`). */
+export function slackEvent(user: string, text: string, extra: Record<string, unknown> = {}, eventType: 'message' | 'app_mention' = 'message') {
+  eventCounter++;
+  const ts = `${1_700_000_000 + eventCounter}.${String(eventCounter).padStart(6, '0')}`;
+  return {
+    token: 'deprecated-verification-token',
+    team_id: 'T0TEAM',
+    api_app_id: 'A0APP',
+    event: {
+      type: eventType,
+      user,
+      text,
+      ts,
+      channel: eventType === 'message' ? `D0${user}` : 'C0GENERAL',
+      event_ts: ts,
+      ...(eventType === 'message' ? { channel_type: 'im' } : {}),
+      ...extra,
+    },
+    type: 'event_callback',
+    event_id: `Ev0${randomBytes(5).toString('hex').toUpperCase()}`,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ team_id: 'T0TEAM', user_id: 'U0APP', is_bot: true }],
+  };
+}
+
+/** POSTs a JSON body to /slack/events signed as Slack signs it (v0, HMAC-SHA256), at `timestamp` (default now). */
+export async function postSlack(baseUrl: string, body: unknown, options: { timestamp?: number; signature?: string | null; headers?: Record<string, string> } = {}): Promise<Response> {
+  const { slackSignature } = await import('../../shared/channels/slack/signature.js');
+  const raw = JSON.stringify(body);
+  const ts = String(options.timestamp ?? Math.floor(Date.now() / 1000));
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Slack-Request-Timestamp': ts, ...options.headers };
+  const sig = options.signature === undefined ? slackSignature(slackSigningSecret, ts, raw) : options.signature;
+  if (sig !== null) headers['X-Slack-Signature'] = sig;
+  return fetch(`${baseUrl}/slack/events`, { method: 'POST', headers, body: raw });
+}
