@@ -98,6 +98,7 @@ export const variables = {
   EMAIL_SMTP_URL: [optionalUrl, 'email channel: outgoing SMTP server, smtp://user:password@host:587 or smtps://…:465'],
   EMAIL_LISTEN_PORT: [int(2525, 0), 'email channel: port of the inbound SMTP listener (email role; put it behind the MX that checks SPF/DKIM)'],
   EMAIL_LISTEN_HOST: [z.string().default('127.0.0.1'), 'email channel: address the inbound SMTP listener binds to'],
+  EMAIL_TRUSTED_AUTHSERV_ID: [z.string().min(1).optional(), 'email channel: authserv-id of the MX in front of the listener (e.g. mx.example.com); when set, a message needs its Authentication-Results with dmarc, dkim or spf pass, or it is refused (forged senders)'],
   EMAIL_MAX_BYTES: [int(10 * 1024 * 1024, 1024), 'email channel: largest inbound message the SMTP listener accepts (SIZE); larger ones are refused with 552'],
 
   LLM_PROVIDER: [z.enum(['none', 'openai']).default('none'), 'language model provider: none (fixed answer) or openai (any OpenAI-compatible endpoint)'],
@@ -292,7 +293,7 @@ function nested(env: Env) {
       sms: { from: env.SMS_FROM_NUMBER },
       voice: { welcomeGreeting: env.VOICE_WELCOME_GREETING, unknownCallerMessage: env.VOICE_UNKNOWN_CALLER_MESSAGE },
       slack: { signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL },
-      email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES },
+      email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID },
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
     tools: {

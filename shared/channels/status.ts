@@ -12,8 +12,10 @@ export interface ChannelStatus {
 function otherChannels(): ChannelStatus[] {
   const cfg = config();
   const chatapp = [!cfg.chatapp.accountSid && 'CHATAPP_ACCOUNT_SID', !cfg.chatapp.authToken && 'CHATAPP_AUTH_TOKEN', !cfg.chatapp.fromNumber && 'CHATAPP_FROM_NUMBER'].filter((s): s is string => Boolean(s));
+  const voice = [!cfg.channels.twilio.authToken && 'TWILIO_AUTH_TOKEN'].filter((s): s is string => Boolean(s));
   return [
     { channel: 'chat', live: true, missing_settings: [] },
+    { channel: 'voice', live: voice.length === 0, missing_settings: voice },
     { channel: 'chatapp', live: chatapp.length === 0, missing_settings: chatapp },
   ];
 }

@@ -24,8 +24,8 @@ const compiled = import.meta.url.endsWith('.js');
  */
 export const roleNodeFlags = ['--max-semi-space-size=32', '--expose-gc'];
 
-/** Spawns a role's entry file (api/main, workers/main or api/tools-server/main) with the given environment, the roles' Node flags and extra ones (e.g. --cpu-prof). */
-export function spawnRole(entry: 'api/main' | 'workers/main' | 'api/tools-server/main', env: NodeJS.ProcessEnv, extraNodeFlags: string[] = []): ChildProcess {
+/** Spawns a role's entry file (api/main, workers/main, api/tools-server/main or api/email-server/main) with the given environment, the roles' Node flags and extra ones (e.g. --cpu-prof). */
+export function spawnRole(entry: 'api/main' | 'workers/main' | 'api/tools-server/main' | 'api/email-server/main', env: NodeJS.ProcessEnv, extraNodeFlags: string[] = []): ChildProcess {
   const args = compiled ? [path.join(root, `${entry}.js`)] : ['--import', 'tsx', path.join(root, `${entry}.ts`)];
   return spawn(process.execPath, [...roleNodeFlags, ...extraNodeFlags, ...args], { env, stdio: 'inherit' });
 }
