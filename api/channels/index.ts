@@ -12,6 +12,7 @@ import { channelStatuses } from '../../shared/channels/status.js';
 import { channelMessageSchema, channelStatusSchema, publicChannelMessage } from './channels.schemas.js';
 import { smsRoutes } from './sms.routes.js';
 import { slackRoutes } from './slack.routes.js';
+import { voiceRoutes } from './voice.routes.js';
 
 function recordRoutes(router: ApiRouter): ApiRouter {
   return router
@@ -58,5 +59,5 @@ function recordRoutes(router: ApiRouter): ApiRouter {
 }
 
 export function channelRoutes(): ApiRouter {
-  return slackRoutes(smsRoutes(recordRoutes(sessionSystemRouter())));
+  return voiceRoutes(slackRoutes(smsRoutes(recordRoutes(sessionSystemRouter()))));
 }

@@ -82,3 +82,53 @@ export async function postSlack(baseUrl: string, body: unknown, options: { times
   if (sig !== null) headers['X-Slack-Signature'] = sig;
   return fetch(`${baseUrl}/slack/events`, { method: 'POST', headers, body: raw });
 }
+
+/** A client speaking ConversationRelay's side of the socket, as Twilio does (signed upgrade, JSON text frames). */
+export async function connectRelay(baseUrl: string, options: { signature?: string | null } = {}) {
+  const { WebSocket } = await import('ws');
+  const url = `${baseUrl.replace(/^http/, 'ws')}/voice/relay`;
+  const sig = options.signature === undefined ? twilioSignature(twilioAuthToken, url, {}) : options.signature;
+  const ws = new WebSocket(url, { headers: sig === null ? {} : { 'X-Twilio-Signature': sig } });
+  const received: Array<Record<string, any>> = [];
+  const waiters: Array<() => void> = [];
+  ws.on('message', (data) => {
+    received.push(JSON.parse(data.toString()));
+    waiters.splice(0).forEach((w) => w());
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  let read = 0;
+  /** The next reply: text tokens up to the one with last: true, joined. */
+  const nextReply = async (ms = 15_000): Promise<{ text: string; tokens: string[] }> => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const end = received.findIndex((m, i) => i >= read && m.type === 'text' && m.last === true);
+      if (end >= 0) {
+        const tokens = received.slice(read, end + 1).filter((m) => m.type === 'text').map((m) => m.token as string);
+        read = end + 1;
+        return { text: tokens.join(''), tokens };
+      }
+      if (Date.now() > deadline) throw new Error(`no complete reply within ${ms} ms; received ${JSON.stringify(received.slice(read))}`);
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 100);
+      });
+    }
+  };
+  return {
+    ws,
+    received,
+    nextReply,
+    send: (message: Record<string, unknown>) => ws.send(JSON.stringify(message)),
+    /** Twilio's setup message for a call from `from`. */
+    setup: (callSid: string, from: string) =>
+      ws.send(JSON.stringify({ type: 'setup', sessionId: 'VX' + randomBytes(16).toString('hex'), accountSid: twilioAccountSid, parentCallSid: '', callSid, from, to: smsNumber, forwardedFrom: '', callType: 'PSTN', callerName: '', direction: 'inbound', callStatus: 'RINGING', customParameters: {} })),
+    say: (text: string) => ws.send(JSON.stringify({ type: 'prompt', voicePrompt: text, lang: 'en-US', last: true })),
+    hangUp: () => new Promise<void>((r) => {
+      ws.once('close', () => r());
+      ws.close();
+    }),
+  };
+}
