@@ -26,6 +26,7 @@ process.env.VOICE_WELCOME_GREETING = 'Hi, switchboard here.';
 const llm = await useLocalLlm((req) => {
   const last = req.body.messages.at(-1)!.content ?? '';
   if (last.startsWith('[Real-time update from slack] user:')) return { content: 'I see you just wrote on Slack. I will take care of it.' };
+  if (last === 'Tell me a long story') return { content: 'Once upon a time there was a very long story that nobody ever heard to the end because callers interrupt.', chunkDelayMs: 150 };
   return { content: `Voice answer to: ${last}` };
 });
 afterAll(() => slack.close());
@@ -102,6 +103,34 @@ describe('the relay socket', () => {
     } finally {
       web.close();
       call.ws.terminate();
+    }
+  });
+
+  it('an interrupt stops the reply; what the caller heard is published (interrupted); a keypad digit is a turn', async () => {
+    const u = await createUser({ phone_number: freshPhone() });
+    const { session } = await resolveSession(u.user_id);
+    const web = subscribe(api.url, session.session_id, 'chat');
+    await web.opened;
+    const call = await connectRelay(api.url);
+    try {
+      call.setup(twilioSid('CA'), u.phone_number);
+      await web.next((e) => e.event_type === 'CHANNEL_JOINED');
+      call.say('Tell me a long story');
+      await eventually(async () => call.received.filter((m) => m.type === 'text').length >= 3, 10_000, 'the first tokens');
+      call.send({ type: 'interrupt', utteranceUntilInterrupt: 'Once upon a', durationUntilInterruptMs: 900 });
+      const cut = await web.next((e) => e.event_type === 'MESSAGE' && e.data.role === 'assistant');
+      expect(cut.data).toMatchObject({ content: 'Once upon a', metadata: { interrupted: true } });
+      const tokensAtCut = call.received.length;
+      call.send({ type: 'dtmf', digit: '5' });
+      const keypad = await web.next((e) => e.event_type === 'MESSAGE' && e.data.role === 'user' && e.data.content === '[keypad] 5');
+      expect(keypad.channel).toBe('voice');
+      const reply = await call.nextReply();
+      // The interrupted reply never finished: no words of it after the cut, and the next reply is the keypad's.
+      expect(call.received.slice(tokensAtCut).some((m) => String(m.token).includes('story'))).toBe(false);
+      expect(reply.text, reply.text).toMatch(/Voice answer to: \[keypad\] 5$/);
+    } finally {
+      web.close();
+      await call.hangUp();
     }
   });
 

@@ -19,7 +19,7 @@ export interface ChatRequest {
 }
 
 /** The model's reply: text, tool calls, or a failure of the endpoint with this HTTP status (an OpenAI error document). */
-export type LlmAnswer = { content: string } | { tool_calls: Array<{ id: string; name: string; arguments: string }> } | { status: number };
+export type LlmAnswer = { content: string; chunkDelayMs?: number } | { tool_calls: Array<{ id: string; name: string; arguments: string }> } | { status: number };
 
 /** Starts the server; `answer` gives the model's reply to each request. */
 export async function startLocalLlm(answer: (req: ChatRequest) => LlmAnswer) {
@@ -47,7 +47,18 @@ export async function startLocalLlm(answer: (req: ChatRequest) => LlmAnswer) {
           res.write(`data: ${JSON.stringify({ id: `chatcmpl-${requests.length}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: request.body.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
         if ('content' in a) {
           chunk({ role: 'assistant', content: '' }, null);
-          for (const word of a.content.match(/\S+\s*/g) ?? []) chunk({ content: word }, null);
+          const words = a.content.match(/\S+\s*/g) ?? [];
+          if (a.chunkDelayMs) {
+            // A slow model: one word per chunkDelayMs (the client may abort meanwhile).
+            const next = (i: number) => {
+              if (res.destroyed) return;
+              if (i === words.length) return void (chunk({}, 'stop'), res.end('data: [DONE]\n\n'));
+              chunk({ content: words[i] }, null);
+              setTimeout(() => next(i + 1), a.chunkDelayMs);
+            };
+            return next(0);
+          }
+          for (const word of words) chunk({ content: word }, null);
           chunk({}, 'stop');
         } else {
           a.tool_calls.forEach((c, index) => chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }] }, null));

@@ -147,10 +147,15 @@ export class VoiceCall {
         },
         channelEvents(live.sessionId, VOICE, live.interactionId),
       );
-      reply = result.reply;
-      // A model that does not stream (or a fixed answer) is spoken whole.
-      if (!spoken) this.send({ type: 'text', token: reply, last: false });
-      this.send({ type: 'text', token: '', last: true });
+      if (controller.signal.aborted) {
+        // The stream may end quietly when aborted: what the caller heard is what was said.
+        reply = this.heard ?? spoken;
+      } else {
+        reply = result.reply;
+        // A model that does not stream (or a fixed answer) is spoken whole.
+        if (!spoken) this.send({ type: 'text', token: reply, last: false });
+        this.send({ type: 'text', token: '', last: true });
+      }
     } catch (err) {
       if (controller.signal.aborted) {
         // Interrupted: what the caller heard is what was said.
