@@ -21,6 +21,7 @@ import { crmRouters } from './crm/index.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { userRoutes } from './sessions/users.routes.js';
 import { chatappRoutes } from './chatapp/chatapp.routes.js';
+import { channelRoutes } from './channels/index.js';
 import { routersMiddleware, type ApiRouter } from './routing.js';
 import { sreRouters } from './sre/index.js';
 import { authRoutes } from './auth/auth.routes.js';
@@ -39,6 +40,7 @@ export function domainRouters(): ApiRouter[] {
     sessionRoutes(),
     userRoutes(),
     chatappRoutes(),
+    channelRoutes(),
     ...sreRouters(),
     portalRoutes(),
     portalRemoteRoutes(),

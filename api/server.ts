@@ -5,12 +5,15 @@ import { createApp, type AppOptions } from './app.js';
 import type { ApiRouter } from './routing.js';
 import { onShutdown } from '../shared/lifecycle.js';
 import { endAllStreams } from './stream/sse.js';
+import { attachVoiceRelay } from './channels/voice.routes.js';
 
 /** Listens on port/host; on shutdown stops accepting, ends SSE streams, then waits for requests in flight. */
 export async function startServer(port: number, host: string, extra: ApiRouter[] = [], options: Omit<AppOptions, 'server'> = {}): Promise<{ server: http.Server; url: string }> {
   const server = http.createServer();
   const app = createApp(extra, { ...options, server });
   server.on('request', app.callback());
+  // The voice channel's ConversationRelay socket shares the API's port.
+  attachVoiceRelay(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const { port: actual } = server.address() as AddressInfo;

@@ -89,6 +89,25 @@ export const variables = {
   CHATAPP_TIMEOUT_MS: [int(15000, 100), 'longest wait for one provider call; a send whose answer did not come in time is looked up at the provider before it is sent again'],
   CHATAPP_TEMPLATE_SIDS: [z.string().regex(/^(\s*\w+=HX\w+\s*)(,\s*\w+=HX\w+\s*)*$/, 'must look like task_reminder=HX123,weekly_review=HX456').optional(), 'approved template Content SIDs by template name (name=HX…, comma-separated); a template without one is sent as its rendered text'],
 
+  // Channels behind the channel contract (shared/channels): each is live when its settings are set.
+  CHANNELS_PUBLIC_URL: [optionalUrl, 'public base URL the channel providers call (https://hooks.example.com): Twilio signs /sms/webhook and /voice/incoming there and the call relay is its wss:// /voice/relay; else rebuilt from X-Forwarded-Proto / X-Forwarded-Host'],
+  CHANNELS_IDLE_SECONDS: [int(1800, 60), 'seconds without a message after which an sms, slack or email interaction ends (checked by the expiry tick); the next message opens a new one'],
+  TWILIO_ACCOUNT_SID: [z.string().default(''), 'Twilio account SID of the sms and voice channels (default CHATAPP_ACCOUNT_SID)'],
+  TWILIO_AUTH_TOKEN: [z.string().default(''), 'Twilio auth token of the sms and voice channels; keys their X-Twilio-Signature check (default CHATAPP_AUTH_TOKEN)'],
+  TWILIO_API_BASE_URL: [optionalUrl, 'Twilio REST API base URL of the sms channel (default CHATAPP_API_BASE_URL, else Twilio\'s own); tests point it at a local server'],
+  SMS_FROM_NUMBER: [z.string().regex(/^(\+[1-9]\d{1,14}|MG\w{32})$/, 'must be an E.164 number or a Messaging Service SID (MG…)').optional(), 'sms channel: number (E.164) or Messaging Service SID proactive messages go out from; replies go out from the number written to'],
+  VOICE_WELCOME_GREETING: [z.string().min(1).default('Hello, this is switchboard. How can I help?'), 'voice channel: what a known caller hears first (ConversationRelay welcomeGreeting)'],
+  VOICE_UNKNOWN_CALLER_MESSAGE: [z.string().min(1).default("Sorry, we couldn't find an account linked to this number. Goodbye."), 'voice channel: what a caller whose number belongs to no user hears before the call ends'],
+  SLACK_SIGNING_SECRET: [z.string().default(''), 'slack channel: the app\'s signing secret; keys the X-Slack-Signature check of POST /slack/events'],
+  SLACK_BOT_TOKEN: [z.string().default(''), 'slack channel: bot token (xoxb-…) the replies and users.info lookups use'],
+  SLACK_API_URL: [optionalUrl, 'slack channel: Web API base URL (default https://slack.com/api/); tests point it at a local server'],
+  EMAIL_ADDRESS: [z.email().optional(), 'email channel: the address people write to; replies go out from it'],
+  EMAIL_SMTP_URL: [optionalUrl, 'email channel: outgoing SMTP server, smtp://user:password@host:587 or smtps://…:465'],
+  EMAIL_LISTEN_PORT: [int(2525, 0), 'email channel: port of the inbound SMTP listener (email role; put it behind the MX that checks SPF/DKIM)'],
+  EMAIL_LISTEN_HOST: [z.string().default('127.0.0.1'), 'email channel: address the inbound SMTP listener binds to'],
+  EMAIL_TRUSTED_AUTHSERV_ID: [z.string().min(1).optional(), 'email channel: authserv-id of the MX in front of the listener (e.g. mx.example.com); when set, a message needs its Authentication-Results with dmarc, dkim or spf pass, or it is refused (forged senders)'],
+  EMAIL_MAX_BYTES: [int(10 * 1024 * 1024, 1024), 'email channel: largest inbound message the SMTP listener accepts (SIZE); larger ones are refused with 552'],
+
   LLM_PROVIDER: [z.enum(['none', 'openai']).default('none'), 'language model provider: none (fixed answer) or openai (any OpenAI-compatible endpoint)'],
   LLM_API_KEY: [z.string().default(''), 'API key of the language model provider'],
   LLM_BASE_URL: [optionalUrl, 'base URL of the OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio)'],
@@ -362,6 +381,20 @@ function nested(env: Env) {
       templateSids: Object.fromEntries(
         (env.CHATAPP_TEMPLATE_SIDS ?? '').split(',').filter((p) => p.includes('=')).map((p) => p.split('=').map((x) => x.trim()) as [string, string]),
       ) as Record<string, string>,
+    },
+    channels: {
+      publicUrl: env.CHANNELS_PUBLIC_URL?.replace(/\/+$/, ''),
+      idleSeconds: env.CHANNELS_IDLE_SECONDS,
+      twilio: {
+        accountSid: env.TWILIO_ACCOUNT_SID || env.CHATAPP_ACCOUNT_SID,
+        authToken: env.TWILIO_AUTH_TOKEN || env.CHATAPP_AUTH_TOKEN,
+        apiBaseUrl: env.TWILIO_API_BASE_URL ?? env.CHATAPP_API_BASE_URL,
+        timeoutMs: env.CHATAPP_TIMEOUT_MS,
+      },
+      sms: { from: env.SMS_FROM_NUMBER },
+      voice: { welcomeGreeting: env.VOICE_WELCOME_GREETING, unknownCallerMessage: env.VOICE_UNKNOWN_CALLER_MESSAGE },
+      slack: { signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL },
+      email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID },
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
     tools: {

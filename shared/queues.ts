@@ -91,6 +91,8 @@ export const queueDefinitions = {
   'stream-parked': { concurrency: 16, jobOptions: retrying(4, 250) },
   // Messaging-app channel: outbound sends to the provider.
   chatapp: { concurrency: 8, jobOptions: retrying(6, 1000) },
+  // Channels behind the channel contract (sms, slack, email): outbound sends to their providers.
+  channels: { concurrency: 8, jobOptions: retrying(6, 1000) },
   // Agent runs (messaging-app inbound messages, web chat turns, delegated tasks): model calls kept apart from sends.
   agent: { concurrency: 8, jobOptions: retrying(3, 1000) },
   // CRM: lead webhook batches.
@@ -165,6 +167,12 @@ export const jobDefinitions = {
     schema: z.object({ turn_id: z.guid(), session_id: z.guid(), interaction_id: z.guid(), message: z.string() }),
     jobId: (p) => `webchat-${p.turn_id}`,
   }),
+
+  // --- channels (sms, slack, email: shared/channels) ---------------------------
+  /** Process one recorded inbound channel message: user, session, interaction, agent, publish, reply. */
+  'channels.inbound': define({ queue: 'agent', schema: z.object({ message_id: z.guid() }), jobId: (p) => `channel-inbound-${p.message_id}` }),
+  /** Deliver one recorded outbound channel message to its provider. */
+  'channels.send': define({ queue: 'channels', schema: z.object({ message_id: z.guid() }), jobId: (p) => `channel-send-${p.message_id}` }),
 
   /** Run one task delegated to the agent through the tool gateway (agent_delegate). */
   'agent.delegate': define({ queue: 'agent', schema: z.object({ run_id: z.guid() }), jobId: (p) => `agent-delegate-${p.run_id}` }),

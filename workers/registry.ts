@@ -13,6 +13,8 @@ import { summarizeJob } from './sessions/summarize.job.js';
 import { sendMessage } from './chatapp/send.job.js';
 import { processInboundMessage } from './chatapp/inbound.job.js';
 import { answerWebChatTurn } from './chatapp/webchat.job.js';
+import { processChannelInbound } from './channels/inbound.job.js';
+import { sendChannelMessage } from './channels/send.job.js';
 import { delegateJob } from './agent/delegate.job.js';
 import { ingestAlerts } from './sre/alerts-ingest.job.js';
 import { runDiscovery } from './sre/discovery-run.job.js';
@@ -41,6 +43,10 @@ export const handlers: { [N in JobName]: JobHandler<N> } = {
   'chatapp.send': sendMessage,
   'chatapp.inbound': processInboundMessage,
   'chatapp.webchat': answerWebChatTurn,
+
+  // --- channels
+  'channels.inbound': processChannelInbound,
+  'channels.send': sendChannelMessage,
 
   // --- agent
   'agent.delegate': delegateJob,

@@ -48,6 +48,10 @@ export interface AgentTurn {
   recordedRounds?: Record<number, ModelRound>;
   /** Called after each model answer that asks for tools, so the caller can record it by round. */
   onModelRound?: (round: number, answer: ModelRound) => Promise<void>;
+  /** Streams the reply: the model is asked with `stream: true` and each piece of text is handed here as it comes (a live call speaks it). */
+  onToken?: (token: string) => void;
+  /** Cancels the turn (a caller who interrupts): the model request is aborted. */
+  signal?: AbortSignal;
 }
 
 /** A model answer that asked for tools, as the next request repeats it. */
@@ -120,6 +124,34 @@ function resultText(result: unknown): string {
   return text.length > maxToolResultChars ? `${text.slice(0, maxToolResultChars)}… (truncated)` : text;
 }
 
+type CompletionRequest = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
+type AnswerMessage = Pick<OpenAI.Chat.Completions.ChatCompletionMessage, 'content' | 'tool_calls'> | undefined;
+
+/** One model answer; streamed piece by piece to `turn.onToken` when the turn asks for it. */
+async function complete(client: OpenAI, request: CompletionRequest, turn: AgentTurn): Promise<AnswerMessage> {
+  const options = turn.signal ? { signal: turn.signal } : undefined;
+  if (!turn.onToken) return (await client.chat.completions.create(request, options)).choices[0]?.message;
+  const stream = await client.chat.completions.create({ ...request, stream: true }, options);
+  let content = '';
+  const calls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta;
+    if (!delta) continue;
+    if (delta.content) {
+      content += delta.content;
+      turn.onToken(delta.content);
+    }
+    // Tool calls arrive in pieces by index: the first names the call, later ones extend its arguments.
+    for (const piece of delta.tool_calls ?? []) {
+      const call = (calls[piece.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+      if (piece.id) call.id = piece.id;
+      if (piece.function?.name) call.function.name += piece.function.name;
+      if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
+    }
+  }
+  return { content: content || null, tool_calls: calls.length ? calls : undefined } as AnswerMessage;
+}
+
 async function toolLoop(client: OpenAI, turn: AgentTurn, emit: AgentEvents): Promise<AgentReply> {
   const model = llmModel();
   const tools = await toolSpecs(callerOf(turn), turn.excludeExecutors);
@@ -131,8 +163,7 @@ async function toolLoop(client: OpenAI, turn: AgentTurn, emit: AgentEvents): Pro
     const offerTools = tools.length > 0 && round < maxToolRounds;
     let answer = offerTools ? turn.recordedRounds?.[round] : undefined;
     if (!answer) {
-      const completion = await client.chat.completions.create({ model, messages, ...(offerTools ? { tools } : {}) });
-      const message = completion.choices[0]?.message;
+      const message = await complete(client, { model, messages, ...(offerTools ? { tools } : {}) }, turn);
       const toolCalls = (message?.tool_calls ?? []).filter((c) => c.type === 'function');
       if (!offerTools || toolCalls.length === 0) return { reply: message?.content?.trim() || '…', tool_calls: calls, model };
       answer = { content: message?.content ?? null, tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } })) };

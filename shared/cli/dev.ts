@@ -11,7 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { loadConfig, ConfigError } from '../config.js';
+import { loadConfig, ConfigError, configWithoutApiCredentials } from '../config.js';
+import { channelStatuses } from '../channels/status.js';
 import { pingRedis } from '../redis.js';
 import knexFactory from 'knex';
 import { knexOptions, migrateLatest } from '../db/index.js';
@@ -149,7 +150,11 @@ async function main() {
   await migrator.destroy();
   console.log(applied.length ? `applied ${applied.length} migration(s)` : 'migrations current');
 
-  const children = [spawnRole('api/main', env), spawnRole('workers/main', env), spawnRole('api/tools-server/main', env)];
+  // Which channels run is decided by their settings (the same environment the roles get).
+  configWithoutApiCredentials();
+  const channels = channelStatuses();
+  const emailLive = channels.some((c) => c.channel === 'email' && c.live);
+  const children = [spawnRole('api/main', env), spawnRole('workers/main', env), spawnRole('api/tools-server/main', env), ...(emailLive ? [spawnRole('api/email-server/main', env)] : [])];
   // Should this process die before stopping them, the roles go down with it.
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
   // One origin for everything printed: the session cookie belongs to the host of PUBLIC_URL.
@@ -165,6 +170,8 @@ async function main() {
       `  API key        ${cfg.auth.apiKeys[0]}   (X-API-Key or Authorization: Bearer)`,
       `  Tracker MCP    http://127.0.0.1:${cfg.toolServer.port}/mcp   (${env.IDENTITY_BASE_URL ? `tokens of ${env.IDENTITY_BASE_URL}` : `Authorization: Bearer ${env.MCP_SERVICE_TOKENS!.split(',')[0]}`})`,
       ...(mcpTokens ? [mcpTokens] : []),
+      `  Channels       live: ${channels.filter((c) => c.live).map((c) => c.channel).join(', ')}${emailLive ? `   (email: SMTP listener on ${cfg.channels.email.listenHost}:${cfg.channels.email.listenPort})` : ''}`,
+      ...channels.filter((c) => !c.live).map((c) => `                 off: ${c.channel} (set ${c.missing_settings.join(', ')})`),
       signIn,
       '  Ctrl-C stops everything',
       '',

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const compiled = import.meta.url.endsWith('.js');
 
-/** Spawns a role's entry file (api/main, workers/main or api/tools-server/main) as a plain `node` process with the given environment; extra Node flags only for profiling (e.g. --cpu-prof). */
-export function spawnRole(entry: 'api/main' | 'workers/main' | 'api/tools-server/main', env: NodeJS.ProcessEnv, extraNodeFlags: string[] = []): ChildProcess {
+/** Spawns a role's entry file (api/main, workers/main, api/tools-server/main or api/email-server/main) as a plain `node` process with the given environment; extra Node flags only for profiling (e.g. --cpu-prof). */
+export function spawnRole(entry: 'api/main' | 'workers/main' | 'api/tools-server/main' | 'api/email-server/main', env: NodeJS.ProcessEnv, extraNodeFlags: string[] = []): ChildProcess {
   const args = compiled ? [path.join(root, `${entry}.js`)] : ['--import', 'tsx', path.join(root, `${entry}.ts`)];
   return spawn(process.execPath, [...extraNodeFlags, ...args], { env, stdio: 'inherit' });
 }

@@ -21,6 +21,12 @@ export async function findUserByPhone(phone: string): Promise<User | undefined> 
   return (await db()(TABLE).select(COLUMNS).where({ phone_number: phone }).first()) as User | undefined;
 }
 
+/** The one user with this email address (any case), or undefined when none or several have it. */
+export async function findUserByEmail(email: string): Promise<User | undefined> {
+  const found = (await db()(TABLE).select(COLUMNS).whereRaw('lower(email) = lower(?)', [email]).limit(2)) as User[];
+  return found.length === 1 ? found[0] : undefined;
+}
+
 /** The user, or a NotFoundError. */
 export async function getUser(userId: string): Promise<User> {
   const user = (await db()(TABLE).select(COLUMNS).where({ user_id: userId }).first()) as User | undefined;

@@ -14,11 +14,12 @@ export interface ChatRequest {
     messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string }>;
     tools?: Array<{ type: string; function: { name: string; description?: string; parameters: Record<string, unknown> } }>;
     response_format?: { type: string };
+    stream?: boolean;
   };
 }
 
 /** The model's reply: text, tool calls, or a failure of the endpoint with this HTTP status (an OpenAI error document). */
-export type LlmAnswer = { content: string } | { tool_calls: Array<{ id: string; name: string; arguments: string }> } | { status: number };
+export type LlmAnswer = { content: string; chunkDelayMs?: number } | { tool_calls: Array<{ id: string; name: string; arguments: string }> } | { status: number };
 
 /** Starts the server; `answer` gives the model's reply to each request. */
 export async function startLocalLlm(answer: (req: ChatRequest) => LlmAnswer) {
@@ -37,6 +38,33 @@ export async function startLocalLlm(answer: (req: ChatRequest) => LlmAnswer) {
       if ('status' in a) {
         // retry-after-ms 0: the openai client's own retries of a failure follow at once (tests stay fast).
         res.writeHead(a.status, { 'content-type': 'application/json', 'retry-after-ms': '0' }).end(JSON.stringify({ error: { message: `the model endpoint failed (${a.status})`, type: 'server_error' } }));
+        return;
+      }
+      if (request.body.stream) {
+        // Streamed as the API streams it: chat.completion.chunk events, one per word, then [DONE].
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+          res.write(`data: ${JSON.stringify({ id: `chatcmpl-${requests.length}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: request.body.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
+        if ('content' in a) {
+          chunk({ role: 'assistant', content: '' }, null);
+          const words = a.content.match(/\S+\s*/g) ?? [];
+          if (a.chunkDelayMs) {
+            // A slow model: one word per chunkDelayMs (the client may abort meanwhile).
+            const next = (i: number) => {
+              if (res.destroyed) return;
+              if (i === words.length) return void (chunk({}, 'stop'), res.end('data: [DONE]\n\n'));
+              chunk({ content: words[i] }, null);
+              setTimeout(() => next(i + 1), a.chunkDelayMs);
+            };
+            return next(0);
+          }
+          for (const word of words) chunk({ content: word }, null);
+          chunk({}, 'stop');
+        } else {
+          a.tool_calls.forEach((c, index) => chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }] }, null));
+          chunk({}, 'tool_calls');
+        }
+        res.end('data: [DONE]\n\n');
         return;
       }
       const message =

@@ -6,10 +6,11 @@ import type { JobHandler } from '../runner.js';
 import { expireSessions } from '../../shared/sessions/resolve.js';
 import { endTimedOutInteractions } from '../../shared/sessions/interactions.js';
 import { logger } from '../../shared/logger.js';
+import { endQuietChannelInteractions } from '../../shared/channels/idle.js';
 import { queueSummaries } from '../../shared/sessions/summary.js';
 
 export const expireJob: JobHandler<'sessions.expire'> = async () => {
-  const interactionsEnded = await endTimedOutInteractions();
+  const interactionsEnded = (await endTimedOutInteractions()) + (await endQuietChannelInteractions());
   const closed = await expireSessions();
   await queueSummaries(closed);
   if (closed.length || interactionsEnded) logger('sessions').info({ closed: closed.length, interactions_ended: interactionsEnded }, 'expired sessions closed, timed-out interactions ended');

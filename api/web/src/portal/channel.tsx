@@ -1,10 +1,12 @@
 /** The channel a conversation or message came from, as an icon and its name (history and chat). */
 import { Group, Text, Tooltip } from '@mantine/core';
-import { IconBrandApple, IconBrandSlack, IconMessageCircle, IconPhone, IconWorld, type Icon } from '@tabler/icons-react';
+import { IconBrandApple, IconBrandSlack, IconBrandWhatsapp, IconDeviceMobileMessage, IconMail, IconMessageCircle, IconPhone, IconWorld, type Icon } from '@tabler/icons-react';
 
-/** Slack, Voice, Web (the web chat's channel is `chat`) and Siri have their own icon; any other name the generic one. */
-const icons: Record<string, Icon> = { slack: IconBrandSlack, voice: IconPhone, web: IconWorld, chat: IconWorld, siri: IconBrandApple };
-const labels: Record<string, string> = { slack: 'Slack', voice: 'Voice', web: 'Web', chat: 'Web chat', siri: 'Siri' };
+/** Every channel the session service names (the web chat's is `chat`; the messaging app's `chatapp`) and Siri have their own icon; any other name the generic one. */
+const icons: Record<string, Icon> = {
+  slack: IconBrandSlack, voice: IconPhone, web: IconWorld, chat: IconWorld, siri: IconBrandApple, sms: IconDeviceMobileMessage, email: IconMail, chatapp: IconBrandWhatsapp,
+};
+const labels: Record<string, string> = { slack: 'Slack', voice: 'Voice', web: 'Web', chat: 'Web chat', siri: 'Siri', sms: 'SMS', email: 'Email', chatapp: 'Messaging app' };
 
 export const channelLabel = (channel: string | null | undefined) => (channel ? (labels[channel] ?? channel) : 'unknown');
 

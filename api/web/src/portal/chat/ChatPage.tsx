@@ -166,7 +166,7 @@ export default function ChatPage() {
         </Badge>
       </Group>
       <Text c="dimmed" size="sm">
-        Ask the assistant anything, including about your documents. Messages you send on other channels (Slack, voice, the messaging app) show up here as they happen.
+        Ask the assistant anything, including about your documents. Messages you send on other channels (SMS, email, Slack, voice, the messaging app) show up here as they happen.
       </Text>
       <ProblemAlert error={chat.error} />
       <Card withBorder p={0} style={{ flex: 1, minHeight: 0 }}>

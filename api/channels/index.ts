@@ -1,0 +1,63 @@
+/**
+ * The channels behind the channel contract (sms, slack, email, voice): their provider webhooks, the
+ * channel state, and the records of their messages. Behind the session system's feature flag; each
+ * channel answers 503 naming its missing settings while it is not configured.
+ */
+import { ApiRouter } from '../routing.js';
+import { sessionSystemRouter } from '../sessions/gate.js';
+import { NotFoundError } from '../../shared/errors.js';
+import { z, uuid } from '../../shared/zod.js';
+import { getMessage, listMessages } from '../../shared/channels/messages.store.js';
+import { channelStatuses } from '../../shared/channels/status.js';
+import { channelMessageSchema, channelStatusSchema, publicChannelMessage } from './channels.schemas.js';
+import { smsRoutes } from './sms.routes.js';
+import { slackRoutes } from './slack.routes.js';
+import { voiceRoutes } from './voice.routes.js';
+
+function recordRoutes(router: ApiRouter): ApiRouter {
+  return router
+    .route({
+      method: 'get',
+      path: '/api/channels',
+      tags: ['channels'],
+      summary: 'Which channels are live, and the settings each still needs',
+      auth: 'apiKey',
+      responses: { 200: { description: 'Every channel', schema: channelStatusSchema } },
+      handler: async () => ({ channels: channelStatuses() }),
+    })
+    .route({
+      method: 'get',
+      path: '/api/channels/messages/{message_id}',
+      tags: ['channels'],
+      summary: 'One sms, slack or email message with its delivery state',
+      auth: 'apiKey',
+      request: { params: z.object({ message_id: uuid() }) },
+      responses: { 200: { description: 'The message', schema: channelMessageSchema } },
+      handler: async ({ params }) => {
+        const message = await getMessage(params.message_id);
+        if (!message) throw new NotFoundError(`No channel message ${params.message_id}.`);
+        return publicChannelMessage(message);
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/api/channels/messages',
+      tags: ['channels'],
+      summary: 'Messages of the contract channels, newest first',
+      auth: 'apiKey',
+      request: {
+        query: z.object({
+          channel: z.string().max(50).optional(),
+          user_id: uuid().optional(),
+          remote_address: z.string().max(320).optional(),
+          limit: z.coerce.number().int().min(1).max(500).default(50),
+        }),
+      },
+      responses: { 200: { description: 'Messages', schema: z.object({ messages: z.array(channelMessageSchema) }) } },
+      handler: async ({ query }) => ({ messages: (await listMessages(query)).map(publicChannelMessage) }),
+    });
+}
+
+export function channelRoutes(): ApiRouter {
+  return voiceRoutes(slackRoutes(smsRoutes(recordRoutes(sessionSystemRouter()))));
+}

@@ -1,0 +1,103 @@
+/**
+ * The voice channel: Twilio's incoming-call webhook answers TwiML that connects the call to
+ * ConversationRelay, and the relay's WebSocket (GET /voice/relay, upgraded) carries the call.
+ */
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import { ApiRouter } from '../routing.js';
+import { sessionSystemOff } from '../sessions/gate.js';
+import { z } from '../../shared/zod.js';
+import { config } from '../../shared/config.js';
+import { logger } from '../../shared/logger.js';
+import { ServiceUnavailableError, ValidationError, fieldErrors } from '../../shared/errors.js';
+import { twilioLib, validTwilioRequest } from '../../shared/clients/twilio-channels.js';
+import { findUserByPhone } from '../../shared/sessions/users.store.js';
+import { channelUrl, verifyTwilioSignature } from '../../shared/channels/twilio-signature.js';
+import { channelStatuses } from '../../shared/channels/status.js';
+import { VoiceCall } from '../../shared/channels/voice/call.js';
+import { formParams } from './form.js';
+
+export const RELAY_PATH = '/voice/relay';
+
+const callParamsSchema = z.object({ CallSid: z.string().min(1).max(64), From: z.string().min(1).max(64), To: z.string().max(64).optional() }).catchall(z.string());
+
+/** 503 naming what the voice channel still needs. */
+function assertVoiceLive(): void {
+  const voice = channelStatuses().find((c) => c.channel === 'voice')!;
+  if (!voice.live) throw new ServiceUnavailableError(`The voice channel is not configured: set ${voice.missing_settings.join(', ')}.`, [], { channel: 'voice', missing_settings: voice.missing_settings });
+}
+
+/** The wss:// URL of the relay as Twilio will call (and sign) it. */
+function relayUrl(request: { protocol: string; host: string }): string {
+  return channelUrl({ protocol: request.protocol, host: request.host, originalUrl: RELAY_PATH }, 'ws');
+}
+
+export function voiceRoutes(router: ApiRouter): ApiRouter {
+  return router.route({
+    method: 'post',
+    path: '/voice/incoming',
+    tags: ['channels'],
+    summary: 'Incoming call webhook (Twilio Voice, ConversationRelay)',
+    description: [
+      'Set as the number\'s "A call comes in" webhook (POST). Twilio sends form-encoded CallSid, AccountSid, From, To, CallStatus, Direction…; `X-Twilio-Signature` is checked as for SMS (missing → 400, wrong → 403).',
+      '',
+      'A caller whose number belongs to a user is answered with `<Connect><ConversationRelay url="wss://…/voice/relay" welcomeGreeting="VOICE_WELCOME_GREETING"/></Connect>`; an unknown caller hears VOICE_UNKNOWN_CALLER_MESSAGE (`<Say>`) and the call ends (`<Hangup/>`).',
+      '',
+      '**The relay** (`wss://<host>/voice/relay`, the same URL base: CHANNELS_PUBLIC_URL, else the forwarded host): the WebSocket upgrade must carry a valid `X-Twilio-Signature` over that URL (else 403). It takes ConversationRelay\'s messages `setup`, `prompt`, `interrupt`, `dtmf`, `error` and answers `text` tokens as the model writes them (`last: true` ends a reply), `end` to hang up. The call is one active `voice` interaction (channel_ref the CallSid) for its whole length; each utterance and reply is published on channel `voice` with metadata `call_sid`; MESSAGEs of other channels enter the call\'s model context as `[Real-time update from <channel>] <role>: <content>`, and a user\'s message from another channel is answered aloud while the call is quiet. Hanging up closes the interaction with the call\'s transcript as final history (CHANNEL_LEFT, reason `hangup`).',
+    ].join('\n'),
+    auth: 'public',
+    request: {
+      body: z.record(z.string(), z.string()).openapi({ description: 'Twilio Voice webhook parameters; CallSid and From are required (checked after the signature).' }),
+      bodyType: 'application/x-www-form-urlencoded',
+    },
+    responses: { 200: { description: 'TwiML: connect to the relay, or a refusal and hang-up', schema: z.string(), contentType: 'text/xml' } },
+    errors: { 400: 'X-Twilio-Signature missing, or CallSid / From missing', 403: 'X-Twilio-Signature does not match', 503: `The voice channel is not configured (missing_settings names TWILIO_AUTH_TOKEN), or ${sessionSystemOff}` },
+    handler: async (_input, ctx) => {
+      assertVoiceLive();
+      const params = formParams(ctx);
+      verifyTwilioSignature(ctx.get('X-Twilio-Signature') || undefined, channelUrl(ctx), params);
+      const parsed = callParamsSchema.safeParse(params);
+      if (!parsed.success) throw new ValidationError('The webhook parameters are invalid.', fieldErrors('body', parsed.error.issues));
+      const { voice } = config().channels;
+      const twiml = new (twilioLib().twiml.VoiceResponse)();
+      if (await findUserByPhone(parsed.data.From)) {
+        twiml.connect().conversationRelay({ url: relayUrl(ctx), welcomeGreeting: voice.welcomeGreeting });
+      } else {
+        twiml.say(voice.unknownCallerMessage);
+        twiml.hangup();
+      }
+      ctx.type = 'text/xml';
+      return twiml.toString();
+    },
+  });
+}
+
+/** Serves the relay socket on the API's HTTP server (upgrades of other paths are left to others, e.g. Vite). */
+export function attachVoiceRelay(server: http.Server): void {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const log = logger('channels.voice');
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== RELAY_PATH) return;
+    const refuse = (status: number, reason: string) => {
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    if (!config().sessions.enabled) return refuse(503, 'Service Unavailable');
+    if (!channelStatuses().find((c) => c.channel === 'voice')?.live) return refuse(503, 'Service Unavailable');
+    const forwarded = (name: string) => String(req.headers[name] ?? '').split(',')[0]!.trim();
+    const host = forwarded('x-forwarded-host') || req.headers.host || '';
+    const proto = forwarded('x-forwarded-proto') || 'http';
+    const url = channelUrl({ protocol: proto, host, originalUrl: req.url ?? RELAY_PATH }, 'ws');
+    const signature = req.headers['x-twilio-signature'];
+    if (typeof signature !== 'string' || !validTwilioRequest(signature, url, {})) return refuse(403, 'Forbidden');
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const call = new VoiceCall((message) => {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+      });
+      ws.on('message', (data) => call.receive(data.toString()));
+      ws.on('close', () => void call.end().catch((err) => log.error({ err }, 'ending a call failed')));
+      ws.on('error', (err) => log.warn({ err }, 'relay socket error'));
+    });
+  });
+}

@@ -1,0 +1,61 @@
+/**
+ * Slack's Web API through the official `@slack/web-api` client: users.info (to link a Slack user to
+ * a platform user by email), chat.postMessage (replies in the thread) and conversations.replies (to
+ * find a reply whose answer was lost). SLACK_API_URL points it at another base URL (tests run a
+ * local server that speaks the same API). Retries are the queue's, not the client's.
+ */
+import type { WebClient as WebClientType } from '@slack/web-api';
+import { config } from '../config.js';
+import { loadOnFirstUse } from '../load-on-first-use.js';
+
+const slack = loadOnFirstUse<typeof import('@slack/web-api')>('@slack/web-api');
+
+let client: WebClientType | undefined;
+
+function web(): WebClientType {
+  if (!client) {
+    const { botToken, apiUrl } = config().channels.slack;
+    const lib = slack();
+    client = new lib.WebClient(botToken, {
+      ...(apiUrl ? { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } : {}),
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+      timeout: config().chatapp.timeoutMs,
+      logLevel: lib.LogLevel.ERROR,
+    });
+  }
+  return client;
+}
+
+/** The email of a Slack user's profile (needs the users:read.email scope), or undefined. */
+export async function slackUserEmail(userId: string): Promise<string | undefined> {
+  const answer = await web().users.info({ user: userId });
+  return answer.user?.profile?.email ?? undefined;
+}
+
+/** Posts a message (in a thread when `threadTs` is given); returns its ts. */
+export async function postSlackMessage(channel: string, text: string, threadTs?: string): Promise<{ ts: string; channel: string }> {
+  const answer = await web().chat.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+  return { ts: answer.ts!, channel: answer.channel ?? channel };
+}
+
+/** Messages of a thread posted by a bot with this text since `sinceTs`, oldest first. */
+export async function findBotReplies(channel: string, threadTs: string, text: string, sinceTs: number): Promise<string[]> {
+  const answer = await web().conversations.replies({ channel, ts: threadTs, oldest: String(sinceTs), limit: 200 });
+  return (answer.messages ?? []).filter((m) => m.bot_id && m.text === text && m.ts).map((m) => m.ts!);
+}
+
+/** True for failures worth retrying: rate limits, HTTP 5xx and network faults; false for platform errors (channel_not_found, not_in_channel…). */
+export function isTransientSlackError(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  const lib = slack.ifLoaded();
+  if (!lib) return true;
+  if (code === lib.ErrorCode.PlatformError) return false;
+  if (code === lib.ErrorCode.HTTPError) return ((err as { statusCode?: number }).statusCode ?? 500) >= 500;
+  return true;
+}
+
+/** Forgets the cached client (tests change the configuration between files). */
+export function resetSlackClient(): void {
+  client = undefined;
+}

@@ -1,0 +1,15 @@
+/** channels.send: delivers one recorded outbound message of a contract channel; a refusal by the provider is not retried. */
+import { UnrecoverableError, type Job } from 'bullmq';
+import { deliver } from '../../shared/channels/pipeline.js';
+import { PermanentSendError } from '../../shared/channels/contract.js';
+import type { JobHandler } from '../runner.js';
+
+export const sendChannelMessage: JobHandler<'channels.send'> = async ({ message_id }, job: Job) => {
+  try {
+    const message = await deliver(message_id, job.attemptsMade + 1 >= (job.opts.attempts ?? 1));
+    return { status: message?.status, provider_message_id: message?.provider_message_id };
+  } catch (err) {
+    if (err instanceof PermanentSendError) throw new UnrecoverableError(err.message);
+    throw err;
+  }
+};
