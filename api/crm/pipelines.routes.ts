@@ -9,9 +9,11 @@ import { actorHeaders, actorOf } from './common.schemas.js';
 const params = z.object({ pipeline_id: uuid() });
 const stageParams = z.object({ pipeline_id: uuid(), stage_id: uuid() });
 const summaryDescription = [
-  'Exactly the crm_get_pipeline_summary result: `stages` keyed by stage name with `count`, `value` (Σ amount),',
-  '`weighted_value` (Σ amount × the opportunity\'s probability / 100) and the stage\'s `probability`; `totals` over all stages',
-  '(closed ones included). Computed by one SQL query; amounts rounded to cents after summing.',
+  'The crm_get_pipeline_summary result: `stages` keyed by stage name (pipeline order) with `count`, `value` (Σ amount),',
+  '`weighted_value` (Σ amount × the opportunity\'s probability / 100), the stage\'s `probability` and its `state`: a stage at',
+  '100 % is `won`, at 0 % `lost`, any other `open`. `totals` (`opportunities`, `pipeline_value`, `weighted_value`) count the',
+  'open stages only — a closed deal is not pipeline — and `totals.won` / `totals.lost` give `{count, value}` of the closed ones.',
+  'Computed by one SQL query; amounts rounded to cents after summing.',
 ].join('\n');
 
 export function pipelineRoutes(): ApiRouter {

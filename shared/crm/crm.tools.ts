@@ -158,7 +158,7 @@ export const crmTools: ToolDefinition<any>[] = [
   }),
   defineTool({
     name: 'crm_get_pipeline_summary',
-    description: 'Counts and values per stage of the default pipeline: count, value, weighted_value (Σ amount × probability / 100), probability; totals.',
+    description: 'Counts and values per stage of the default pipeline: count, value, weighted_value (Σ amount × probability / 100), probability, state (open, won at 100 %, lost at 0 %); totals of the open stages (pipeline_value, weighted_value) with won and lost apart.',
     executor,
     input: z.object({}),
     handler: () => getPipelineSummary(),

@@ -168,12 +168,25 @@ export type StageInput = z.output<typeof stageInput>;
 export const stageUpdate = stageInput.partial().openapi('PipelineStageUpdate');
 export type StageUpdate = z.output<typeof stageUpdate>;
 
-/** Exactly the spec's crm_get_pipeline_summary result. */
+const closedSum = z.object({ count: z.number().int(), value: z.number() });
+/**
+ * The spec's crm_get_pipeline_summary result; each stage also says whether it is `open` or closed
+ * (`won` at 100 %, `lost` at 0 %), and the totals count open stages only, with won and lost apart.
+ */
 export const pipelineSummary = z
   .object({
     pipeline_id: uuid(),
-    stages: z.record(z.string(), z.object({ count: z.number().int(), value: z.number(), weighted_value: z.number(), probability: z.number() })),
-    totals: z.object({ opportunities: z.number().int(), pipeline_value: z.number(), weighted_value: z.number() }),
+    stages: z.record(
+      z.string(),
+      z.object({ count: z.number().int(), value: z.number(), weighted_value: z.number(), probability: z.number(), state: z.enum(['open', 'won', 'lost']) }),
+    ),
+    totals: z.object({
+      opportunities: z.number().int().openapi({ description: 'open opportunities' }),
+      pipeline_value: z.number().openapi({ description: 'Σ amount of the open opportunities' }),
+      weighted_value: z.number().openapi({ description: 'Σ amount × probability / 100 of the open opportunities' }),
+      won: closedSum.openapi({ description: 'opportunities in stages at 100 %' }),
+      lost: closedSum.openapi({ description: 'opportunities in stages at 0 %' }),
+    }),
   })
   .openapi('PipelineSummary');
 export type PipelineSummary = z.infer<typeof pipelineSummary>;
