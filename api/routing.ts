@@ -16,12 +16,13 @@ import { csrfHeader, sessionCookie } from './auth/browser-session.js';
  * - `apiKey`: an API key, or a browser session with role `sre` (the operators' role: the SRE API and
  *   the platform's service routes).
  * - `staff`: an API key, or a session with role `staff`.
+ * - `sales`: an API key, or a session with role `sales` or `sre` (the CRM).
  * - `user`: an API key, or any signed-in person.
  * - `session`: a signed-in person only (their own account: /me).
  * - `admin`: basic auth (the queue dashboard). `public`: anyone.
  * Browser sessions send unsafe methods with the X-CSRF-Token header.
  */
-export type Auth = 'apiKey' | 'staff' | 'user' | 'session' | 'admin' | 'public';
+export type Auth = 'apiKey' | 'staff' | 'sales' | 'user' | 'session' | 'admin' | 'public';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -106,13 +107,14 @@ openapi.registerComponent('securitySchemes', 'Session', {
   type: 'apiKey',
   in: 'cookie',
   name: sessionCookie,
-  description: `Browser session after OpenID Connect sign-in (GET /api/global/auth/login). Routes need a role: the SRE API and service routes \`sre\`. POST, PUT, PATCH and DELETE also need the header ${csrfHeader} with the csrf_token of GET /api/global/auth/me; cross-site requests are refused (403).`,
+  description: `Browser session after OpenID Connect sign-in (GET /api/global/auth/login). Routes need a role: the SRE API and service routes \`sre\`, the CRM \`sales\` or \`sre\`. POST, PUT, PATCH and DELETE also need the header ${csrfHeader} with the csrf_token of GET /api/global/auth/me; cross-site requests are refused (403).`,
 });
 
 const keyOrSession: RouteConfig['security'] = [{ ApiKey: [] }, { Bearer: [] }, { Session: [] }];
 const security: Record<Auth, RouteConfig['security']> = {
   apiKey: keyOrSession,
   staff: keyOrSession,
+  sales: keyOrSession,
   user: keyOrSession,
   session: [{ Session: [] }],
   admin: [{ Admin: [] }],
@@ -121,6 +123,7 @@ const security: Record<Auth, RouteConfig['security']> = {
 const authMiddleware: Record<Auth, Middleware | undefined> = {
   apiKey: requireCaller({ apiKey: true, role: 'sre' }),
   staff: requireCaller({ apiKey: true, role: 'staff' }),
+  sales: requireCaller({ apiKey: true, role: ['sales', 'sre'] }),
   user: requireCaller({ apiKey: true }),
   session: requireCaller({ apiKey: false }),
   admin: requireAdmin(),

@@ -128,10 +128,11 @@ async function main() {
     }).catch((err: Error) => fail(`The embedded identity provider could not listen on port ${cfg.auth.devOidcPort} (${err.message}): set DEV_OIDC_PORT, or OIDC_ISSUER_URL to a provider of yours.`));
     cleanups.push(provider.close);
     Object.assign(env, { OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: provider.clientId, OIDC_CLIENT_SECRET: provider.clientSecret });
-    const { sre, user } = devAccounts;
+    const { sre, sales, user } = devAccounts;
     signIn = [
       `  Sign-in        ${cfg.publicUrl}/api/global/auth/login   (embedded identity provider ${provider.issuer})`,
       `                 SRE:         user ${sre.login}, password ${sre.password}   (${sre.name}; roles ${sre.roles.join(', ')})`,
+      `                 sales:       user ${sales.login}, password ${sales.password}   (${sales.name}; role sales: the CRM at /admin/crm)`,
       `                 portal user: user ${user.login}, password ${user.password}   (${user.name}; no special role)`,
     ].join('\n');
     const tools = provider.toolsClient!;
