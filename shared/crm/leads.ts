@@ -16,17 +16,9 @@ import { getOpportunity } from './opportunities.js';
 import { findDefaultPipeline, findPipeline } from './pipeline.store.js';
 import type { Account, Conversion, ConversionInput, Lead, LeadInput, LeadStatus, LeadUpdate } from './schemas.js';
 
-/**
- * The lead lifecycle. The spec fixes new → contacted → qualified → converted; unqualified is reachable
- * from the three open states; we let an unqualified lead be reopened (→ new); converted is final.
- */
-export const leadTransitions: Record<LeadStatus, LeadStatus[]> = {
-  new: ['contacted', 'unqualified'],
-  contacted: ['qualified', 'unqualified'],
-  qualified: ['converted', 'unqualified'],
-  unqualified: ['new'],
-  converted: [],
-};
+import { leadTransitions } from './schemas.js';
+
+export { leadTransitions };
 
 /** Throws a 409 naming the allowed next states unless `from → to` is a move of the lifecycle set by an update. */
 export function assertLeadTransition(from: LeadStatus, to: LeadStatus): void {

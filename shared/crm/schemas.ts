@@ -7,6 +7,18 @@ import { z, uuid } from '../zod.js';
 export const leadStatuses = ['new', 'contacted', 'qualified', 'unqualified', 'converted'] as const;
 export const leadStatus = z.enum(leadStatuses);
 export type LeadStatus = z.infer<typeof leadStatus>;
+/**
+ * The lead lifecycle. The spec fixes new → contacted → qualified → converted; unqualified is reachable
+ * from the three open states; we let an unqualified lead be reopened (→ new); converted is final.
+ */
+export const leadTransitions: Record<LeadStatus, LeadStatus[]> = {
+  new: ['contacted', 'unqualified'],
+  contacted: ['qualified', 'unqualified'],
+  qualified: ['converted', 'unqualified'],
+  unqualified: ['new'],
+  converted: [],
+};
+
 /** Statuses crm_update_lead accepts, as the spec lists them (converted only comes from a conversion). */
 export const settableLeadStatus = z.enum(['new', 'contacted', 'qualified', 'unqualified']);
 
@@ -52,6 +64,7 @@ export const lead = z
     company: z.string().nullable(),
     title: z.string().nullable(),
     status: leadStatus,
+    allowed_next_states: z.array(leadStatus).openapi({ description: 'statuses this lead may move to next (converted: by conversion only)' }),
     source: z.string().nullable(),
     source_detail: z.string().nullable(),
     estimated_value: z.string().nullable(),
@@ -203,7 +216,7 @@ export const conversionInput = z
 export type ConversionInput = z.output<typeof conversionInput>;
 
 export const conversion = z
-  .object({ lead, opportunity, account: account.nullable(), account_created: z.boolean() })
+  .object({ lead, opportunity, account: z.union([account, z.null()]), account_created: z.boolean() })
   .openapi('LeadConversion');
 export type Conversion = z.infer<typeof conversion>;
 
