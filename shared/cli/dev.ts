@@ -4,6 +4,7 @@
  * Redis: BUS_HOST:BUS_PORT when it answers, else a redis-server from PATH started on that port.
  * Sign-in: OIDC_ISSUER_URL, else an embedded identity provider with two dev accounts (shared/identity/).
  * Then migrations, the web, worker and tools roles, and the URLs to open. Ctrl-C stops all it started.
+ * `npm run dev -- --demo` then fills the database with marked sample data through the API (shared/cli/demo.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +16,7 @@ import { pingRedis } from '../redis.js';
 import knexFactory from 'knex';
 import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
+import { seedDemo, startDemoAutomation } from './demo.js';
 import { canRun, embeddedNativeDir, postgresUser, relocatedDataDir, runnableCopy, startPostgresAs } from './dev-postgres.js';
 
 const dataDir = path.resolve('.data');
@@ -146,6 +148,14 @@ async function main() {
   await migrator.destroy();
   console.log(applied.length ? `applied ${applied.length} migration(s)` : 'migrations current');
 
+  const demo = process.argv.includes('--demo');
+  if (demo && !env.AUTOMATION_URL) {
+    // The demo's runbooks need a workflow system to call; a local stand-in answers when none is configured.
+    const automation = await startDemoAutomation();
+    cleanups.push(automation.close);
+    env.AUTOMATION_URL = automation.url;
+    console.log(`demo: AUTOMATION_URL unset; a stand-in automation system answers runbook workflows at ${automation.url}`);
+  }
   const children = [spawnRole('api/main', env), spawnRole('workers/main', env), spawnRole('api/tools-server/main', env)];
   // Should this process die before stopping them, the roles go down with it.
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
@@ -176,9 +186,27 @@ async function main() {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => console.error(err));
     process.exit(code);
   };
+  if (demo) await seedDemoWhenReady(`http://127.0.0.1:${cfg.http.port}`, cfg.auth.apiKeys[0]!, cfg.env);
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
   for (const child of children) child.on('exit', (code) => void (stopping || (console.error(`a role exited with code ${code}; stopping`), stop(1))));
+}
+
+/** Waits for the API to be ready, then seeds the demo data; a failure is reported, the platform keeps running. */
+async function seedDemoWhenReady(baseUrl: string, apiKey: string, nodeEnv: string): Promise<void> {
+  const started = Date.now();
+  for (let ready = false; !ready; ) {
+    ready = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
+    if (!ready && Date.now() - started > 180_000) return console.error('demo: the API did not become ready within 3 minutes; no demo data written');
+    if (!ready) await new Promise((r) => setTimeout(r, 500));
+  }
+  try {
+    const report = await seedDemo({ baseUrl, apiKey, nodeEnv, log: (line) => console.log(line) });
+    const written = Object.values(report).reduce((n, s) => n + s.created, 0);
+    console.log(`demo: ${written ? `${written} records written` : 'already there, nothing added'} in ${((Date.now() - started) / 1000).toFixed(1)} s (sign in as sre/sre or sales/sales)`);
+  } catch (err) {
+    console.error(`demo: stopped: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 main().catch(async (err) => {
