@@ -19,12 +19,13 @@ import { scopeDescriptions, scopeForPath, type Scope } from '../shared/auth/scop
  * - `apiKey`: an API key, or a browser session with role `sre` (the operators' role: the SRE API and
  *   the platform's service routes).
  * - `staff`: an API key, or a session with role `staff`.
+ * - `sales`: an API key, or a session with role `sales` or `sre` (the CRM).
  * - `user`: an API key, or any signed-in person.
  * - `session`: a signed-in person only (their own account: /me).
  * - `admin`: basic auth (the queue dashboard). `public`: anyone.
  * Browser sessions send unsafe methods with the X-CSRF-Token header.
  */
-export type Auth = 'apiKey' | 'staff' | 'user' | 'session' | 'admin' | 'public';
+export type Auth = 'apiKey' | 'staff' | 'sales' | 'user' | 'session' | 'admin' | 'public';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -120,13 +121,13 @@ openapi.registerComponent('securitySchemes', 'Session', {
   type: 'apiKey',
   in: 'cookie',
   name: sessionCookie,
-  description: `Browser session after OpenID Connect sign-in (GET /api/global/auth/login). Routes need a role: the SRE API and service routes \`sre\`. POST, PUT, PATCH and DELETE also need the header ${csrfHeader} with the csrf_token of GET /api/global/auth/me; cross-site requests are refused (403).`,
+  description: `Browser session after OpenID Connect sign-in (GET /api/global/auth/login). Routes need a role: the SRE API and service routes \`sre\`, the CRM \`sales\` or \`sre\`. POST, PUT, PATCH and DELETE also need the header ${csrfHeader} with the csrf_token of GET /api/global/auth/me; cross-site requests are refused (403).`,
 });
 
 /** The security requirement of a route: keys with the scope it needs (OpenAPI lists it), or a session. */
 function securityOf(auth: Auth, scope: Scope | 'any'): RouteConfig['security'] {
   const scopes = scope === 'any' ? [] : [scope];
-  if (auth === 'apiKey' || auth === 'staff' || auth === 'user') return [{ ApiKey: scopes }, { Bearer: scopes }, { Session: [] }];
+  if (auth === 'apiKey' || auth === 'staff' || auth === 'sales' || auth === 'user') return [{ ApiKey: scopes }, { Bearer: scopes }, { Session: [] }];
   if (auth === 'session') return [{ Session: [] }];
   if (auth === 'admin') return [{ Admin: [] }];
   return [];
@@ -138,6 +139,8 @@ function authMiddleware(auth: Auth, scope: Scope | 'any'): Middleware | undefine
       return requireCaller({ apiKey: true, role: 'sre', scope });
     case 'staff':
       return requireCaller({ apiKey: true, role: 'staff', scope });
+    case 'sales':
+      return requireCaller({ apiKey: true, role: ['sales', 'sre'], scope });
     case 'user':
       return requireCaller({ apiKey: true, scope });
     case 'session':

@@ -44,8 +44,8 @@ export const variables = {
   OIDC_CLIENT_SECRET: [optionalText, 'client secret registered at the provider'],
   OIDC_ROLES_CLAIM: [z.string().min(1).default('roles'), 'claim of the ID token or userinfo holding the person\'s roles or groups (e.g. roles, groups)'],
   OIDC_ROLE_MAP: [
-    z.string().regex(/^\s*[^:,\s][^:,]*:(sre|staff)\s*(,\s*[^:,\s][^:,]*:(sre|staff)\s*)*$/, 'must look like ops-team:sre,support:staff').optional(),
-    'provider group → platform role (sre or staff), comma-separated; a claim value sre or staff is that role without mapping',
+    z.string().regex(/^\s*[^:,\s][^:,]*:(sre|staff|sales)\s*(,\s*[^:,\s][^:,]*:(sre|staff|sales)\s*)*$/, 'must look like ops-team:sre,support:staff,sales-team:sales').optional(),
+    'provider group → platform role (sre, staff or sales), comma-separated; a claim value sre, staff or sales is that role without mapping',
   ],
   AUTH_SESSION_IDLE: [interval('8 hours'), 'a browser session ends after this long without a request, interval syntax'],
   AUTH_SESSION_MAX: [interval('7 days'), 'a browser session ends this long after sign-in whatever its use, interval syntax'],
@@ -328,7 +328,7 @@ function nested(env: Env) {
             const at = p.lastIndexOf(':');
             return [p.slice(0, at).trim(), p.slice(at + 1).trim()];
           }),
-        ) as Record<string, 'sre' | 'staff'>,
+        ) as Record<string, 'sre' | 'staff' | 'sales'>,
       },
       session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX },
       devOidcPort: env.DEV_OIDC_PORT,

@@ -28,7 +28,7 @@ const me = z
     subject: z.string().openapi({ description: "the provider's subject identifier" }),
     name: z.string(),
     email: z.string().nullable(),
-    roles: z.array(z.enum(['sre', 'staff', 'user'])).openapi({ description: 'sre opens the console, staff works support cases, user: every signed-in person' }),
+    roles: z.array(z.enum(['sre', 'staff', 'sales', 'user'])).openapi({ description: 'sre opens the console, staff works support cases, sales works the CRM (console CRM screens), user: every signed-in person' }),
     csrf_token: z.string().openapi({ description: `send it in ${csrfHeader} with POST, PUT, PATCH and DELETE` }),
     signed_in_at: z.string(),
     expires_at: z.string().openapi({ description: 'absolute end of the session (it also ends after AUTH_SESSION_IDLE without requests)' }),

@@ -16,23 +16,24 @@ export function signInUrl(path: string): string {
   return `/api/global/auth/login?return_to=${encodeURIComponent(path)}`;
 }
 
-/** Requires a signed-in person (with `role`, when given) for a page; else redirect (302) or 403 page. */
-export function requirePage(role?: Role): Middleware {
+/** Requires a signed-in person (with `role`, or one of them, when given) for a page; else redirect (302) or 403 page. */
+export function requirePage(role?: Role | readonly Role[]): Middleware {
   return async (ctx, next) => {
     if (await pageAllowed(ctx, role)) await next();
   };
 }
 
 /** Checks the page request; answers it (302 / 403) and returns false when it may not go on. */
-export async function pageAllowed(ctx: Context, role?: Role): Promise<boolean> {
+export async function pageAllowed(ctx: Context, role?: Role | readonly Role[]): Promise<boolean> {
   const session = await browserSession(ctx);
   if (!session) {
     ctx.set('Cache-Control', 'no-store');
     ctx.redirect(signInUrl(ctx.originalUrl));
     return false;
   }
-  if (role && !session.roles.includes(role)) {
-    sendHtmlPage(ctx, 403, 'Not allowed', `This page needs the ${role} role; ${session.name} has ${session.roles.join(', ')}.`, [
+  const needed = role === undefined ? [] : typeof role === 'string' ? [role] : role;
+  if (needed.length && !needed.some((r) => session.roles.includes(r))) {
+    sendHtmlPage(ctx, 403, 'Not allowed', `This page needs the ${needed.join(' or ')} role; ${session.name} has ${session.roles.join(', ')}.`, [
       ['/', 'Home'],
       ['/api/global/auth/login', 'Sign in as someone else'],
     ]);
@@ -42,21 +43,25 @@ export async function pageAllowed(ctx: Context, role?: Role): Promise<boolean> {
   return true;
 }
 
+/** Who works the CRM screens (/admin/crm): sales, and the operators. */
+export const crmRoles = ['sales', 'sre'] as const;
+
 /** Portal paths (spec 002): any signed-in person. */
 export const portalPaths = ['/portal', '/contacts', '/documents', '/cases', '/profile', '/history', '/automations'];
 
 /** The role a page path needs: null for a path this guard leaves alone, undefined for "any signed-in person". */
-export function pageRole(path: string): Role | undefined | null {
+export function pageRole(path: string): Role | readonly Role[] | undefined | null {
   const under = (prefix: string) => path === prefix || path.startsWith(prefix + '/');
   if (path.startsWith('/api/') || under('/admin/queues')) return null;
+  if (under('/admin/crm')) return crmRoles;
   if (under('/admin')) return 'sre';
   if (path === '/' || portalPaths.some(under)) return undefined;
   return null;
 }
 
 /**
- * The path rules in one middleware, for GET/HEAD page requests: `/admin` (except /admin/queues,
- * which keeps basic auth) needs `sre`; `/` and the portal paths need a session; everything else
+ * The path rules in one middleware, for GET/HEAD page requests: `/admin/crm` needs `sales` or `sre`,
+ * the rest of `/admin` (except /admin/queues, which keeps basic auth) needs `sre`; `/` and the portal paths need a session; everything else
  * (/api, assets, docs) passes untouched.
  */
 export function pageGuard(): Middleware {

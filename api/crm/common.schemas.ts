@@ -1,11 +1,13 @@
 /** Schemas shared by the CRM routes: the actor header and list pages. */
+import type { Context } from 'koa';
 import { z } from '../../shared/zod.js';
+import { actorOf as personOrGiven } from '../auth/browser-session.js';
 
-/** Who makes a change (recorded in the status/stage history); "api" when absent. */
+/** Who makes a change (recorded in the status/stage history): the signed-in person, else X-Actor, else "api". */
 export const actorHeaders = z.object({
-  'x-actor': z.string().trim().min(1).max(200).optional().openapi({ description: 'Who makes the change, recorded in the history (e.g. a user email); default `api`' }),
+  'x-actor': z.string().trim().min(1).max(200).optional().openapi({ description: 'Who makes the change, recorded in the history (e.g. a user email); default `api`. A browser session is recorded as the signed-in person instead.' }),
 });
-export const actorOf = (headers: { 'x-actor'?: string }) => headers['x-actor'] ?? 'api';
+export const actorOf = (headers: { 'x-actor'?: string }, ctx: Context) => personOrGiven(ctx, headers['x-actor'] ?? 'api');
 
 export const listDescription = [
   'Cursor pagination: the answer is `{data, next_cursor}`; pass `next_cursor` as `cursor` (with the same `sort`) for the next page;',

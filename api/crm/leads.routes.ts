@@ -21,7 +21,7 @@ export function leadRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'List leads',
       description: `Filters: \`status\`, \`source\` (case-insensitive), \`q\` (text search in first name, last name, full name, email and company).\n\n${listDescription}`,
-      auth: 'apiKey',
+      auth: 'sales',
       request: {
         query: z.object({ status: leadStatus.optional(), source: z.string().max(100).optional(), q: z.string().max(200).optional(), ...pageQuery(['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'status'], '-created_at') }),
       },
@@ -34,18 +34,18 @@ export function leadRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Create a lead',
       description: 'Creates a lead in status `new` (its first history entry, `created`, names X-Actor). Emails are unique case-insensitively: a second lead with the same email is a 409 carrying `existing_lead_id` (only the public webhooks treat a repeat as a resubmission). `estimated_value` is kept as the given string.',
-      auth: 'apiKey',
+      auth: 'sales',
       request: { body: leadInput, headers: actorHeaders },
       responses: { 201: { description: 'The lead', schema: lead } },
       errors: { 409: 'A lead with this email exists (`existing_lead_id`)' },
-      handler: ({ body, headers }) => createLead(body, actorOf(headers)),
+      handler: ({ body, headers }, ctx) => createLead(body, actorOf(headers, ctx)),
     })
     .route({
       method: 'get',
       path: '/api/v1/leads/{lead_id}',
       tags: ['crm'],
       summary: 'Get a lead',
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params },
       responses: { 200: { description: 'The lead', schema: lead } },
       handler: ({ params }) => getLead(params.lead_id),
@@ -56,11 +56,11 @@ export function leadRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Update a lead (fields and/or status)',
       description: `Partial update. Status moves: ${lifecycle}. \`converted\` is reached only by POST /api/v1/leads/{lead_id}/convert. Setting the current status again is a no-op. An invalid move is a 409 with \`current_status\` and \`allowed_next_states\`. Status changes are recorded in the history with \`X-Actor\`.`,
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params, body: leadUpdate, headers: actorHeaders },
       responses: { 200: { description: 'The updated lead', schema: lead } },
       errors: { 409: 'Invalid status move (names `allowed_next_states`) or email used by another lead' },
-      handler: ({ params, body, headers }) => updateLead(params.lead_id, body, actorOf(headers)),
+      handler: ({ params, body, headers }, ctx) => updateLead(params.lead_id, body, actorOf(headers, ctx)),
     })
     .route({
       method: 'delete',
@@ -68,7 +68,7 @@ export function leadRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Delete a lead',
       description: 'Deletes the lead; an opportunity or account created by its conversion stays.',
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params }, ctx) => {
@@ -89,11 +89,11 @@ export function leadRoutes(): ApiRouter {
         '(`account_created` tells which). The lead becomes `converted` and points to both. Only `qualified` leads convert: others, and a second',
         'conversion, are a 409. `create_account` for a lead without company is a 400.',
       ].join('\n'),
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params, body: conversionInput, headers: actorHeaders },
       responses: { 201: { description: 'The conversion', schema: conversion } },
       errors: { 409: 'The lead is not qualified, or already converted' },
-      handler: ({ params, body, headers }) => convertLead(params.lead_id, body, actorOf(headers)),
+      handler: ({ params, body, headers }, ctx) => convertLead(params.lead_id, body, actorOf(headers, ctx)),
     })
     .route({
       method: 'get',
@@ -106,7 +106,7 @@ export function leadRoutes(): ApiRouter {
         'submission\'s source, `detail` holds `source`, `source_detail`, the `filled` fields that were empty and now hold the',
         'submitted value, and `differing` fields as `{current, submitted}`, which are kept as they were).',
       ].join(' '),
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params },
       responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },
       handler: async ({ params }) => {

@@ -9,9 +9,11 @@ import { actorHeaders, actorOf } from './common.schemas.js';
 const params = z.object({ pipeline_id: uuid() });
 const stageParams = z.object({ pipeline_id: uuid(), stage_id: uuid() });
 const summaryDescription = [
-  'Exactly the crm_get_pipeline_summary result: `stages` keyed by stage name with `count`, `value` (Σ amount),',
-  '`weighted_value` (Σ amount × the opportunity\'s probability / 100) and the stage\'s `probability`; `totals` over all stages',
-  '(closed ones included). Computed by one SQL query; amounts rounded to cents after summing.',
+  'The crm_get_pipeline_summary result: `stages` keyed by stage name (pipeline order) with `count`, `value` (Σ amount),',
+  '`weighted_value` (Σ amount × the opportunity\'s probability / 100), the stage\'s `probability` and its `state`: a stage at',
+  '100 % is `won`, at 0 % `lost`, any other `open`. `totals` (`opportunities`, `pipeline_value`, `weighted_value`) count the',
+  'open stages only — a closed deal is not pipeline — and `totals.won` / `totals.lost` give `{count, value}` of the closed ones.',
+  'Computed by one SQL query; amounts rounded to cents after summing.',
 ].join('\n');
 
 export function pipelineRoutes(): ApiRouter {
@@ -22,7 +24,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'List pipelines with their stages',
       description: 'The default pipeline first. Pipeline records carry `id`, `name`, `is_default`, ordered `stages` and timestamps.',
-      auth: 'apiKey',
+      auth: 'sales',
       responses: { 200: { description: 'The pipelines', schema: z.object({ data: z.array(pipeline) }) } },
       handler: async () => ({ data: await listPipelines() }),
     })
@@ -32,7 +34,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Create a pipeline',
       description: 'Stages are ordered as given, each with its probability (0–100). The default pipeline is created by migration.',
-      auth: 'apiKey',
+      auth: 'sales',
       request: { body: pipelineInput },
       responses: { 201: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'A pipeline with this name exists' },
@@ -44,7 +46,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Forecast summary of the default pipeline',
       description: summaryDescription,
-      auth: 'apiKey',
+      auth: 'sales',
       responses: { 200: { description: 'The summary', schema: pipelineSummary } },
       handler: () => getPipelineSummary(),
     })
@@ -53,7 +55,7 @@ export function pipelineRoutes(): ApiRouter {
       path: '/api/v1/pipelines/{pipeline_id}',
       tags: ['crm'],
       summary: 'Get a pipeline with its stages',
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       handler: ({ params }) => getPipeline(params.pipeline_id),
@@ -64,7 +66,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Forecast summary of a pipeline',
       description: summaryDescription,
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params },
       responses: { 200: { description: 'The summary', schema: pipelineSummary } },
       handler: ({ params }) => getPipelineSummary(params.pipeline_id),
@@ -75,7 +77,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Rename a pipeline or make it the default',
       description: '`is_default` accepts only `true`: the previous default stops being the default in the same transaction, so there is always exactly one. Answers the pipeline.',
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params, body: pipelineUpdate },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'Another pipeline has this name' },
@@ -87,7 +89,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Add a stage',
       description: 'Placed at `position` (1-based; the stages from there move one down), else after the last stage. Answers the pipeline with its stages.',
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params, body: stageInput },
       responses: { 201: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'The pipeline has a stage with this name (case-sensitive)' },
@@ -104,11 +106,11 @@ export function pipelineRoutes(): ApiRouter {
         'Each changed opportunity gets a `probability` entry in its history, the stage one in its own (with `opportunities_updated`); actor from X-Actor.',
         'Renaming keeps the opportunities (they reference the stage by id) and their history text as it was.',
       ].join(' '),
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params: stageParams, body: stageUpdate, headers: actorHeaders },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'The pipeline has a stage with this name' },
-      handler: ({ params, body, headers }) => updateStage(params.pipeline_id, params.stage_id, body, actorOf(headers)),
+      handler: ({ params, body, headers }, ctx) => updateStage(params.pipeline_id, params.stage_id, body, actorOf(headers, ctx)),
     })
     .route({
       method: 'delete',
@@ -122,10 +124,10 @@ export function pipelineRoutes(): ApiRouter {
         '"closed" state beyond stage names, and every opportunity needs a stage. The last stage of a pipeline cannot be deleted (409).',
         'The remaining stages are renumbered 1..n. Answers the pipeline.',
       ].join(' '),
-      auth: 'apiKey',
+      auth: 'sales',
       request: { params: stageParams, query: z.object({ move_to: uuid().optional() }), headers: actorHeaders },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'The stage holds opportunities and no `move_to` was given, or it is the only stage' },
-      handler: ({ params, query, headers }) => deleteStage(params.pipeline_id, params.stage_id, query.move_to, actorOf(headers)),
+      handler: ({ params, query, headers }, ctx) => deleteStage(params.pipeline_id, params.stage_id, query.move_to, actorOf(headers, ctx)),
     });
 }

@@ -79,8 +79,8 @@ export function checkCsrf(ctx: Context, csrfToken: string): void {
 export interface CallerRule {
   /** Whether an API key is accepted instead of a session. */
   apiKey: boolean;
-  /** Role a browser session needs; undefined: any signed-in person. */
-  role?: Role;
+  /** Role a browser session needs (one of them, when several); undefined: any signed-in person. */
+  role?: Role | readonly Role[];
   /** Scope an API key needs (see shared/auth/scopes.ts); default: a full-access key. */
   scope?: Scope | 'any';
 }
@@ -101,8 +101,9 @@ export function requireCaller(rule: CallerRule): Middleware {
     if (!session) {
       throw new UnauthorizedError(rule.apiKey ? 'Sign in, or send an API key in X-API-Key or Authorization: Bearer.' : 'Sign in first: GET /api/global/auth/login.');
     }
-    if (rule.role && !session.roles.includes(rule.role)) {
-      throw new ForbiddenError(`This needs the ${rule.role} role; ${session.name} has ${session.roles.join(', ')}.`);
+    const needed = rule.role === undefined ? [] : typeof rule.role === 'string' ? [rule.role] : rule.role;
+    if (needed.length && !needed.some((r) => session.roles.includes(r))) {
+      throw new ForbiddenError(`This needs the ${needed.join(' or ')} role; ${session.name} has ${session.roles.join(', ')}.`);
     }
     if (!safeMethods.has(ctx.method)) checkCsrf(ctx, session.csrf_token);
     ctx.state.person = session;

@@ -13,7 +13,7 @@ import type { User } from '../sessions/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/interactions.store.js';
-import { acceptEvent, acceptMessage } from '../sessions/publish.js';
+import { acceptEvent, acceptMessage } from '../stream/index.js';
 import { getContext } from '../sessions/context.js';
 import type { Channel } from '../sessions/schemas.js';
 import { adapterOf } from './adapters.js';

@@ -5,6 +5,7 @@
  * Sign-in: OIDC_ISSUER_URL, else an embedded identity provider with two dev accounts (shared/identity/).
  * Then migrations, the web, worker and tools roles, and the URLs to open. Ctrl-C stops all it started.
  * Settings: the environment, then `.env` of the working directory for what it leaves unset.
+ * `npm run dev -- --demo` then fills the database with marked sample data through the API (shared/cli/demo.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +19,7 @@ import knexFactory from 'knex';
 import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
 import { loadDotEnv } from '../env-file.js';
+import { seedDemo, startDemoAutomation } from './demo.js';
 import { canRun, embeddedNativeDir, postgresUser, relocatedDataDir, runnableCopy, startPostgresAs } from './dev-postgres.js';
 
 const dataDir = path.resolve('.data');
@@ -133,10 +135,11 @@ async function main() {
     }).catch((err: Error) => fail(`The embedded identity provider could not listen on port ${cfg.auth.devOidcPort} (${err.message}): set DEV_OIDC_PORT, or OIDC_ISSUER_URL to a provider of yours.`));
     cleanups.push(provider.close);
     Object.assign(env, { OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: provider.clientId, OIDC_CLIENT_SECRET: provider.clientSecret });
-    const { sre, user } = devAccounts;
+    const { sre, sales, user } = devAccounts;
     signIn = [
       `  Sign-in        ${cfg.publicUrl}/api/global/auth/login   (embedded identity provider ${provider.issuer})`,
       `                 SRE:         user ${sre.login}, password ${sre.password}   (${sre.name}; roles ${sre.roles.join(', ')})`,
+      `                 sales:       user ${sales.login}, password ${sales.password}   (${sales.name}; role sales: the CRM at /admin/crm)`,
       `                 portal user: user ${user.login}, password ${user.password}   (${user.name}; no special role)`,
     ].join('\n');
     const tools = provider.toolsClient!;
@@ -150,6 +153,14 @@ async function main() {
   await migrator.destroy();
   console.log(applied.length ? `applied ${applied.length} migration(s)` : 'migrations current');
 
+  const demo = process.argv.includes('--demo');
+  if (demo && !env.AUTOMATION_URL) {
+    // The demo's runbooks need a workflow system to call; a local stand-in answers when none is configured.
+    const automation = await startDemoAutomation();
+    cleanups.push(automation.close);
+    env.AUTOMATION_URL = automation.url;
+    console.log(`demo: AUTOMATION_URL unset; a stand-in automation system answers runbook workflows at ${automation.url}`);
+  }
   // Which channels run is decided by their settings (the same environment the roles get).
   configWithoutApiCredentials();
   const channels = channelStatuses();
@@ -186,9 +197,27 @@ async function main() {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => console.error(err));
     process.exit(code);
   };
+  if (demo) await seedDemoWhenReady(`http://127.0.0.1:${cfg.http.port}`, cfg.auth.apiKeys[0]!, cfg.env);
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
   for (const child of children) child.on('exit', (code) => void (stopping || (console.error(`a role exited with code ${code}; stopping`), stop(1))));
+}
+
+/** Waits for the API to be ready, then seeds the demo data; a failure is reported, the platform keeps running. */
+async function seedDemoWhenReady(baseUrl: string, apiKey: string, nodeEnv: string): Promise<void> {
+  const started = Date.now();
+  for (let ready = false; !ready; ) {
+    ready = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
+    if (!ready && Date.now() - started > 180_000) return console.error('demo: the API did not become ready within 3 minutes; no demo data written');
+    if (!ready) await new Promise((r) => setTimeout(r, 500));
+  }
+  try {
+    const report = await seedDemo({ baseUrl, apiKey, nodeEnv, log: (line) => console.log(line) });
+    const written = Object.values(report).reduce((n, s) => n + s.created, 0);
+    console.log(`demo: ${written ? `${written} records written` : 'already there, nothing added'} in ${((Date.now() - started) / 1000).toFixed(1)} s (sign in as sre/sre or sales/sales)`);
+  } catch (err) {
+    console.error(`demo: stopped: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 main().catch(async (err) => {

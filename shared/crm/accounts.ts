@@ -2,6 +2,7 @@
 import { isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { deleteAccount as deleteRow, findAccount, findAccountByNameOrDomain, insertAccount, updateAccount as updateRow } from './account.store.js';
+import { publishCrmEvent } from './events.js';
 import { opportunitiesOfAccount } from './opportunity.store.js';
 import type { Account, AccountInput, AccountUpdate, Opportunity } from './schemas.js';
 
@@ -17,12 +18,15 @@ async function conflictOf(err: unknown, input: AccountUpdate): Promise<never> {
 }
 
 export async function createAccount(input: AccountInput): Promise<Account> {
-  return insertAccount(input).catch((err) => conflictOf(err, input));
+  const account = await insertAccount(input).catch((err) => conflictOf(err, input));
+  publishCrmEvent('account.changed', { id: account.id, change: 'created' });
+  return account;
 }
 
 export async function updateAccount(id: string, changes: AccountUpdate): Promise<Account> {
   const account = await updateRow(id, changes).catch((err) => conflictOf(err, changes));
   if (!account) throw new NotFoundError(`No account ${id}.`);
+  publishCrmEvent('account.changed', { id, change: 'updated' });
   return account;
 }
 
@@ -36,4 +40,5 @@ export async function getAccountDetail(id: string): Promise<Account & { opportun
 /** Deletes an account; its opportunities stay, unlinked (account_id becomes null). */
 export async function deleteAccount(id: string): Promise<void> {
   if (!(await deleteRow(id))) throw new NotFoundError(`No account ${id}.`);
+  publishCrmEvent('account.changed', { id, change: 'deleted' });
 }

@@ -2,8 +2,10 @@
  * The spec's 15 crm_* agent tools (executor type crm), names and inputs exactly as listed. Where the
  * spec leaves a parameter unnamed we use the resource's id name (lead_id, account_id,
  * opportunity_id), `search` for the account search, and account_id / stage / pipeline_id as the
- * opportunity filters. Lists return up to `limit` (default 50) newest matches with `has_more` and
- * `next_cursor`; passing that cursor back returns the next older page.
+ * opportunity filters. The list tools take the filters, `sort` and cursor of their REST routes (`search`
+ * is the routes' `q`) and return up to `limit` (default 50) matches with `has_more` and `next_cursor`;
+ * passing that cursor back (same filters and sort) returns the next page. The update tools take every
+ * field their REST PATCH route takes.
  */
 import { z, uuid } from '../zod.js';
 import { asToolInput, defineTool, type ToolDefinition } from '../tools.js';
@@ -11,20 +13,23 @@ import { createAccount, getAccountDetail, updateAccount } from './accounts.js';
 import { convertLead, createLead, getLead, updateLead } from './leads.js';
 import { createOpportunity, getOpportunity, updateOpportunity } from './opportunities.js';
 import { getPipeline, getPipelineSummary } from './pipelines.js';
-import { listLeads } from './lead.store.js';
-import { listAccounts } from './account.store.js';
-import { listOpportunities } from './opportunity.store.js';
-import { accountInput, isoDate, leadStatus, segments, settableLeadStatus } from './schemas.js';
+import { leadSorts, listLeads } from './lead.store.js';
+import { accountSorts, listAccounts } from './account.store.js';
+import { listOpportunities, opportunitySorts } from './opportunity.store.js';
+import { accountInput, accountUpdate, isoDate, leadStatus, leadUpdate, opportunityUpdate, segments, settableLeadStatus } from './schemas.js';
 
 const executor = 'crm';
 const actor = 'agent';
-const listSort = '-created_at';
-/** Paging input of every crm_list_* tool. */
-const paging = {
-  cursor: z.string().max(1000).optional().describe('next_cursor of the previous call, to get the next (older) page'),
+/** Paging input of a crm_list_* tool: the sorts its REST route offers (a field, `-` for descending), cursor and page size. */
+const paging = (sorts: Record<string, unknown>, defaultSort: string) => ({
+  sort: z
+    .enum(Object.keys(sorts).flatMap((f) => [f, `-${f}`]) as [string, ...string[]])
+    .optional()
+    .describe(`sort field, "-" prefix for descending (default ${defaultSort})`),
+  cursor: z.string().max(1000).optional().describe('next_cursor of the previous call (with the same filters and sort), to get the next page'),
   limit: z.number().int().min(1).max(100).optional().describe('page size, 1 to 100 (default 50)'),
-};
-const listPage = (input: { cursor?: string; limit?: number }) => ({ limit: input.limit ?? 50, sort: listSort, cursor: input.cursor });
+});
+const listPage = (input: { cursor?: string; limit?: number; sort?: string }, defaultSort = '-created_at') => ({ limit: input.limit ?? 50, sort: input.sort ?? defaultSort, cursor: input.cursor });
 const str = z.string();
 
 const page = <T>(p: { items: T[]; next_cursor: string | null }, key: string) => ({
@@ -37,10 +42,15 @@ const page = <T>(p: { items: T[]; next_cursor: string | null }, key: string) => 
 export const crmTools: ToolDefinition<any>[] = [
   defineTool({
     name: 'crm_list_leads',
-    description: 'List leads, newest first (50 per page), optionally only those with a status. When has_more is true, call again with cursor = next_cursor for older leads.',
+    description: 'List leads, newest first (50 per page), optionally filtered by status, source and a text search. When has_more is true, call again with cursor = next_cursor for the next page.',
     executor,
-    input: z.object({ status: leadStatus.optional().describe('only leads in this status'), ...paging }),
-    handler: asToolInput(async ({ status, ...p }) => page(await listLeads({ status }, listPage(p)), 'leads')),
+    input: z.object({
+      status: leadStatus.optional().describe('only leads in this status'),
+      source: str.max(100).optional().describe('only leads from this source (case-insensitive)'),
+      search: str.max(200).optional().describe('text in first name, last name, full name, email or company'),
+      ...paging(leadSorts, '-created_at'),
+    }),
+    handler: asToolInput(async ({ status, source, search, ...p }) => page(await listLeads({ status, source, search }, listPage(p)), 'leads')),
   }),
   defineTool({
     name: 'crm_get_lead',
@@ -68,9 +78,10 @@ export const crmTools: ToolDefinition<any>[] = [
   }),
   defineTool({
     name: 'crm_update_lead',
-    description: 'Update a lead\'s status or notes. Status moves: new→contacted→qualified; new, contacted or qualified→unqualified; unqualified→new. Conversion is crm_convert_lead.',
+    description:
+      'Update a lead\'s fields (any of first_name, last_name, email, phone, company, title, source, source_detail, estimated_value, notes, custom_data) and/or its status. Status moves: new→contacted→qualified; new, contacted or qualified→unqualified; unqualified→new. Conversion is crm_convert_lead.',
     executor,
-    input: z.object({ lead_id: uuid(), status: settableLeadStatus.optional(), notes: str.optional() }),
+    input: leadUpdate.omit({ status: true }).extend({ lead_id: uuid(), status: settableLeadStatus.optional() }),
     handler: asToolInput(({ lead_id, ...changes }) => updateLead(lead_id, changes, actor)),
   }),
   defineTool({
@@ -88,10 +99,15 @@ export const crmTools: ToolDefinition<any>[] = [
   }),
   defineTool({
     name: 'crm_list_accounts',
-    description: 'List accounts, newest first (50 per page), optionally matching a search on name or domain. When has_more is true, call again with cursor = next_cursor for older accounts.',
+    description: 'List accounts, by name (50 per page), optionally matching a search on name or domain, a segment and an industry. When has_more is true, call again with cursor = next_cursor for the next page.',
     executor,
-    input: z.object({ search: str.optional().describe('part of the account name or domain'), ...paging }),
-    handler: asToolInput(async ({ search, ...p }) => page(await listAccounts({ search }, listPage(p)), 'accounts')),
+    input: z.object({
+      search: str.max(200).optional().describe('part of the account name or domain'),
+      segment: z.enum(segments).optional(),
+      industry: str.max(100).optional().describe('industry (case-insensitive)'),
+      ...paging(accountSorts, 'name'),
+    }),
+    handler: asToolInput(async ({ search, segment, industry, ...p }) => page(await listAccounts({ search, segment, industry }, listPage(p, 'name')), 'accounts')),
   }),
   defineTool({
     name: 'crm_get_account',
@@ -111,15 +127,21 @@ export const crmTools: ToolDefinition<any>[] = [
     name: 'crm_update_account',
     description: 'Update an account\'s name, domain, industry or segment.',
     executor,
-    input: z.object({ account_id: uuid(), name: str.min(1).max(200).optional(), domain: str.max(255).toLowerCase().optional(), industry: str.max(100).optional(), segment: z.enum(segments).optional() }),
+    input: accountUpdate.extend({ account_id: uuid() }),
     handler: asToolInput(({ account_id, ...changes }) => updateAccount(account_id, changes)),
   }),
   defineTool({
     name: 'crm_list_opportunities',
-    description: 'List opportunities, newest first (50 per page), filtered by account, stage name and/or pipeline. When has_more is true, call again with cursor = next_cursor (and the same filters) for older ones.',
+    description: 'List opportunities, newest first (50 per page), filtered by account, stage name, pipeline and/or a search in the name. When has_more is true, call again with cursor = next_cursor (and the same filters) for the next page.',
     executor,
-    input: z.object({ account_id: uuid().optional(), stage: str.optional(), pipeline_id: uuid().optional(), ...paging }),
-    handler: asToolInput(async ({ cursor, limit, ...filters }) => page(await listOpportunities(filters, listPage({ cursor, limit })), 'opportunities')),
+    input: z.object({
+      account_id: uuid().optional(),
+      stage: str.max(100).optional(),
+      pipeline_id: uuid().optional(),
+      search: str.max(200).optional().describe('text in the opportunity name'),
+      ...paging(opportunitySorts, '-created_at'),
+    }),
+    handler: asToolInput(async ({ cursor, limit, sort, ...filters }) => page(await listOpportunities(filters, listPage({ cursor, limit, sort })), 'opportunities')),
   }),
   defineTool({
     name: 'crm_get_opportunity',
@@ -144,9 +166,9 @@ export const crmTools: ToolDefinition<any>[] = [
   }),
   defineTool({
     name: 'crm_update_opportunity',
-    description: 'Update an opportunity\'s stage (probability follows the stage), amount or close date.',
+    description: 'Update an opportunity: stage (probability follows the stage unless given), amount, close_date (null clears it), name, account_id (null unlinks), probability, pipeline_id (with a stage of that pipeline).',
     executor,
-    input: z.object({ opportunity_id: uuid(), stage: str.optional(), amount: z.number().min(0).optional(), close_date: isoDate.optional() }),
+    input: opportunityUpdate.extend({ opportunity_id: uuid() }),
     handler: asToolInput(({ opportunity_id, ...changes }) => updateOpportunity(opportunity_id, changes, actor)),
   }),
   defineTool({
@@ -158,7 +180,7 @@ export const crmTools: ToolDefinition<any>[] = [
   }),
   defineTool({
     name: 'crm_get_pipeline_summary',
-    description: 'Counts and values per stage of the default pipeline: count, value, weighted_value (Σ amount × probability / 100), probability; totals.',
+    description: 'Counts and values per stage of the default pipeline: count, value, weighted_value (Σ amount × probability / 100), probability, state (open, won at 100 %, lost at 0 %); totals of the open stages (pipeline_value, weighted_value) with won and lost apart.',
     executor,
     input: z.object({}),
     handler: () => getPipelineSummary(),

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
 import { containsPattern, paginate, type Page, type PageRequest, type SortField } from './pagination.js';
-import type { Lead, LeadInput, LeadStatus } from './schemas.js';
+import { leadTransitions, type Lead, type LeadInput, type LeadStatus } from './schemas.js';
 
 const TABLE = 'crm_leads';
 const FIELDS = [
@@ -11,7 +11,7 @@ const FIELDS = [
 ];
 const COLUMNS = FIELDS.map((c) => `l.${c}`);
 
-interface LeadRow extends Omit<Lead, 'created_at' | 'updated_at' | 'converted_at'> {
+interface LeadRow extends Omit<Lead, 'created_at' | 'updated_at' | 'converted_at' | 'allowed_next_states'> {
   created_at: Date;
   updated_at: Date;
   converted_at: Date | null;
@@ -19,6 +19,7 @@ interface LeadRow extends Omit<Lead, 'created_at' | 'updated_at' | 'converted_at
 
 const toDomain = (row: LeadRow): Lead => ({
   ...row,
+  allowed_next_states: leadTransitions[row.status],
   converted_at: row.converted_at?.toISOString() ?? null,
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString(),

@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { findAccount, findAccountByNameOrDomain, insertAccountIfAbsent } from './account.store.js';
+import { publishCrmEvent } from './events.js';
 import { recordChange } from './history.store.js';
 import { findLead, insertLeads, leadIdsByEmail, updateLeadRecord, deleteLead as deleteLeadRow } from './lead.store.js';
 import { insertOpportunity } from './opportunity.store.js';
@@ -15,17 +16,9 @@ import { getOpportunity } from './opportunities.js';
 import { findDefaultPipeline, findPipeline } from './pipeline.store.js';
 import type { Account, Conversion, ConversionInput, Lead, LeadInput, LeadStatus, LeadUpdate } from './schemas.js';
 
-/**
- * The lead lifecycle. The spec fixes new → contacted → qualified → converted; unqualified is reachable
- * from the three open states; we let an unqualified lead be reopened (→ new); converted is final.
- */
-export const leadTransitions: Record<LeadStatus, LeadStatus[]> = {
-  new: ['contacted', 'unqualified'],
-  contacted: ['qualified', 'unqualified'],
-  qualified: ['converted', 'unqualified'],
-  unqualified: ['new'],
-  converted: [],
-};
+import { leadTransitions } from './schemas.js';
+
+export { leadTransitions };
 
 /** Throws a 409 naming the allowed next states unless `from → to` is a move of the lifecycle set by an update. */
 export function assertLeadTransition(from: LeadStatus, to: LeadStatus): void {
@@ -57,11 +50,13 @@ export async function createLead(input: LeadInput, actor: string): Promise<Lead>
   const id = randomUUID();
   const inserted = await insertLeads([{ ...input, id }], actor);
   if (!inserted.has(id)) throw await duplicateEmail(input.email!);
+  publishCrmEvent('lead.created', { ids: [id], by: actor });
   return getLead(id);
 }
 
 /** Updates fields and/or status (lifecycle enforced, status change recorded with its actor). */
 export async function updateLead(id: string, changes: LeadUpdate, actor: string): Promise<Lead> {
+  let moved = false;
   try {
     await db().transaction(async (trx) => {
       const lead = await findLead(id, trx, { forUpdate: true });
@@ -71,16 +66,19 @@ export async function updateLead(id: string, changes: LeadUpdate, actor: string)
       if (moves) assertLeadTransition(lead.status, status);
       await updateLeadRecord(id, { ...fields, ...(moves ? { status } : {}) }, trx);
       if (moves) await recordChange({ kind: { entity_type: 'lead', field: 'status' }, entity_id: id, from: lead.status, to: status, actor }, trx);
+      moved = moves;
     });
   } catch (err) {
     if (isUniqueViolation(err, 'crm_leads_email_ci')) throw await duplicateEmail(changes.email!);
     throw err;
   }
+  publishCrmEvent('lead.changed', moved ? { id, change: 'status', status: changes.status, by: actor } : { id, change: 'fields', by: actor });
   return getLead(id);
 }
 
 export async function deleteLead(id: string): Promise<void> {
   if (!(await deleteLeadRow(id))) throw new NotFoundError(`No lead ${id}.`);
+  publishCrmEvent('lead.changed', { id, change: 'deleted' });
 }
 
 const freeMailDomains = new Set([
@@ -160,6 +158,9 @@ export async function convertLead(id: string, input: ConversionInput, actor: str
     await recordChange({ kind: { entity_type: 'opportunity', field: 'stage' }, entity_id: opportunityId, from: null, to: stage.name, actor }, trx);
     return { opportunityId, accountId: account?.id, accountCreated };
   });
+  publishCrmEvent('lead.changed', { id, change: 'converted', status: 'converted', by: actor });
+  publishCrmEvent('opportunity.changed', { id: outcome.opportunityId, change: 'created', by: actor });
+  if (outcome.accountCreated) publishCrmEvent('account.changed', { id: outcome.accountId, change: 'created' });
   return {
     lead: await getLead(id),
     opportunity: await getOpportunity(outcome.opportunityId),

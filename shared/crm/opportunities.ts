@@ -6,6 +6,7 @@
 import { db } from '../db/index.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { findAccount } from './account.store.js';
+import { publishCrmEvent } from './events.js';
 import { recordChange } from './history.store.js';
 import { deleteOpportunity as deleteRow, findOpportunity, insertOpportunity, updateOpportunityRecord, type OpportunityRecord } from './opportunity.store.js';
 import { findDefaultPipeline, findPipeline } from './pipeline.store.js';
@@ -62,6 +63,7 @@ export async function createOpportunity(input: OpportunityInput, actor: string):
     await recordChange({ kind: { entity_type: 'opportunity', field: 'stage' }, entity_id: id, from: null, to: stage.name, actor }, trx);
     return id;
   });
+  publishCrmEvent('opportunity.changed', { id, change: 'created', by: actor });
   return getOpportunity(id);
 }
 
@@ -104,9 +106,11 @@ export async function updateOpportunity(id: string, changes: OpportunityUpdate, 
     }
     await updateOpportunityRecord(id, record, trx);
   });
+  publishCrmEvent('opportunity.changed', { id, change: 'updated', by: actor });
   return getOpportunity(id);
 }
 
 export async function deleteOpportunity(id: string): Promise<void> {
   if (!(await deleteRow(id))) throw new NotFoundError(`No opportunity ${id}.`);
+  publishCrmEvent('opportunity.changed', { id, change: 'deleted' });
 }

@@ -77,13 +77,16 @@ export async function firstStage(pipelineId: string, k: Knex = db()): Promise<St
 
 /**
  * The spec's crm_get_pipeline_summary, computed by one SQL statement: per stage the number of
- * opportunities, Σ amount, Σ amount × probability / 100 (each opportunity's own probability) and the
- * stage's probability; totals over every stage. Amounts are rounded to cents once, after summing.
+ * opportunities, Σ amount, Σ amount × probability / 100 (each opportunity's own probability), the
+ * stage's probability and whether it is open or closed (won at 100 %, lost at 0 %). Totals count
+ * the open stages only, so a closed deal is never pipeline; closed ones are summed apart as won and
+ * lost. Amounts are rounded to cents once, after summing.
  */
 export async function pipelineSummary(pipelineId: string, k: Knex = db()): Promise<PipelineSummary | undefined> {
   const { rows } = await k.raw(
     `with per_stage as (
        select s.name, s.position, s.probability,
+              case s.probability when 100 then 'won' when 0 then 'lost' else 'open' end as state,
               count(o.id)::int as count,
               coalesce(sum(o.amount), 0) as value,
               coalesce(sum(o.amount * o.probability / 100.0), 0) as weighted_value
@@ -91,16 +94,22 @@ export async function pipelineSummary(pipelineId: string, k: Knex = db()): Promi
          left join crm_opportunities o on o.stage_id = s.id
         where s.pipeline_id = :id
         group by s.id
+     ), closed as (
+       select state, coalesce(sum(count), 0)::int as count, round(coalesce(sum(value), 0), 2) as value
+         from per_stage where state <> 'open' group by state
      )
      select json_build_object(
               'pipeline_id', p.id,
               'stages', coalesce((select json_object_agg(name, json_build_object(
-                          'count', count, 'value', round(value, 2), 'weighted_value', round(weighted_value, 2), 'probability', probability
+                          'count', count, 'value', round(value, 2), 'weighted_value', round(weighted_value, 2), 'probability', probability, 'state', state
                         ) order by position) from per_stage), '{}'::json),
               'totals', (select json_build_object(
                           'opportunities', coalesce(sum(count), 0)::int,
                           'pipeline_value', round(coalesce(sum(value), 0), 2),
-                          'weighted_value', round(coalesce(sum(weighted_value), 0), 2)) from per_stage)
+                          'weighted_value', round(coalesce(sum(weighted_value), 0), 2),
+                          'won', coalesce((select json_build_object('count', count, 'value', value) from closed where state = 'won'), json_build_object('count', 0, 'value', 0)),
+                          'lost', coalesce((select json_build_object('count', count, 'value', value) from closed where state = 'lost'), json_build_object('count', 0, 'value', 0))
+                        ) from per_stage where state = 'open')
             ) as summary
        from ${PIPELINES} p
       where p.id = :id`,

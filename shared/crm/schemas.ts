@@ -7,6 +7,18 @@ import { z, uuid } from '../zod.js';
 export const leadStatuses = ['new', 'contacted', 'qualified', 'unqualified', 'converted'] as const;
 export const leadStatus = z.enum(leadStatuses);
 export type LeadStatus = z.infer<typeof leadStatus>;
+/**
+ * The lead lifecycle. The spec fixes new → contacted → qualified → converted; unqualified is reachable
+ * from the three open states; we let an unqualified lead be reopened (→ new); converted is final.
+ */
+export const leadTransitions: Record<LeadStatus, LeadStatus[]> = {
+  new: ['contacted', 'unqualified'],
+  contacted: ['qualified', 'unqualified'],
+  qualified: ['converted', 'unqualified'],
+  unqualified: ['new'],
+  converted: [],
+};
+
 /** Statuses crm_update_lead accepts, as the spec lists them (converted only comes from a conversion). */
 export const settableLeadStatus = z.enum(['new', 'contacted', 'qualified', 'unqualified']);
 
@@ -52,6 +64,7 @@ export const lead = z
     company: z.string().nullable(),
     title: z.string().nullable(),
     status: leadStatus,
+    allowed_next_states: z.array(leadStatus).openapi({ description: 'statuses this lead may move to next (converted: by conversion only)' }),
     source: z.string().nullable(),
     source_detail: z.string().nullable(),
     estimated_value: z.string().nullable(),
@@ -168,12 +181,25 @@ export type StageInput = z.output<typeof stageInput>;
 export const stageUpdate = stageInput.partial().openapi('PipelineStageUpdate');
 export type StageUpdate = z.output<typeof stageUpdate>;
 
-/** Exactly the spec's crm_get_pipeline_summary result. */
+const closedSum = z.object({ count: z.number().int(), value: z.number() });
+/**
+ * The spec's crm_get_pipeline_summary result; each stage also says whether it is `open` or closed
+ * (`won` at 100 %, `lost` at 0 %), and the totals count open stages only, with won and lost apart.
+ */
 export const pipelineSummary = z
   .object({
     pipeline_id: uuid(),
-    stages: z.record(z.string(), z.object({ count: z.number().int(), value: z.number(), weighted_value: z.number(), probability: z.number() })),
-    totals: z.object({ opportunities: z.number().int(), pipeline_value: z.number(), weighted_value: z.number() }),
+    stages: z.record(
+      z.string(),
+      z.object({ count: z.number().int(), value: z.number(), weighted_value: z.number(), probability: z.number(), state: z.enum(['open', 'won', 'lost']) }),
+    ),
+    totals: z.object({
+      opportunities: z.number().int().openapi({ description: 'open opportunities' }),
+      pipeline_value: z.number().openapi({ description: 'Σ amount of the open opportunities' }),
+      weighted_value: z.number().openapi({ description: 'Σ amount × probability / 100 of the open opportunities' }),
+      won: closedSum.openapi({ description: 'opportunities in stages at 100 %' }),
+      lost: closedSum.openapi({ description: 'opportunities in stages at 0 %' }),
+    }),
   })
   .openapi('PipelineSummary');
 export type PipelineSummary = z.infer<typeof pipelineSummary>;
@@ -190,7 +216,7 @@ export const conversionInput = z
 export type ConversionInput = z.output<typeof conversionInput>;
 
 export const conversion = z
-  .object({ lead, opportunity, account: account.nullable(), account_created: z.boolean() })
+  .object({ lead, opportunity, account: z.union([account, z.null()]), account_created: z.boolean() })
   .openapi('LeadConversion');
 export type Conversion = z.infer<typeof conversion>;
 

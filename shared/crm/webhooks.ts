@@ -20,6 +20,7 @@ import { config } from '../config.js';
 import { db } from '../db/index.js';
 import { commandRedis } from '../redis.js';
 import { ConflictError, PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
+import { publishCrmEvent } from './events.js';
 import { insertLeads, resubmitLeads, type NewLead } from './lead.store.js';
 import { lockDelivery, recordDelivery } from './webhook-delivery.store.js';
 import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './schemas.js';
@@ -116,7 +117,7 @@ export async function receiveLead(body: unknown, source: string | null, delivery
   }
   const lead: NewLead = { ...withSource(parsed.data, source), id: randomUUID() };
   const name = `${lead.first_name} ${lead.last_name}`;
-  return db().transaction(async (trx) => {
+  const result = await db().transaction(async (trx) => {
     const earlier = deliveryId ? await lockDelivery<WebhookLeadResult>('lead', deliveryId, trx) : undefined;
     if (earlier) return earlier;
     let result: WebhookLeadResult = { success: true, lead_id: lead.id, message: `Lead created: ${name}`, outcome: 'created' };
@@ -130,6 +131,9 @@ export async function receiveLead(body: unknown, source: string | null, delivery
     if (deliveryId) await recordDelivery(deliveryId, 'lead', result, trx);
     return result;
   });
+  if (result.outcome === 'created') publishCrmEvent('lead.created', { ids: [result.lead_id], by: webhookActor });
+  else publishCrmEvent('lead.changed', { id: result.lead_id, change: 'resubmission', by: webhookActor });
+  return result;
 }
 
 /**
@@ -161,7 +165,7 @@ export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
     candidates.push({ index, lead: { ...withSource(parsed.data, job.source), id: randomUUID() } });
   });
 
-  return db().transaction(async (trx) => {
+  const outcome = await db().transaction(async (trx) => {
     const earlier = await lockDelivery<BatchResult>('lead_batch', job.delivery_id, trx);
     if (earlier) return earlier;
     const inserted = await insertLeads(candidates.map((c) => c.lead), webhookActor, trx);
@@ -193,4 +197,8 @@ export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
     await recordDelivery(job.delivery_id, 'lead_batch', result, trx);
     return result;
   });
+  if (outcome.lead_ids.length) publishCrmEvent('lead.created', { ids: outcome.lead_ids.slice(0, 100), by: webhookActor });
+  const resubmittedIds = outcome.results.filter((r) => r.outcome === 'updated').map((r) => r.lead_id);
+  if (resubmittedIds.length) publishCrmEvent('lead.changed', { ids: resubmittedIds.slice(0, 100), change: 'resubmission', by: webhookActor });
+  return outcome;
 }

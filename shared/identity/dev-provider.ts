@@ -1,7 +1,7 @@
 /**
  * The identity provider `npm run dev` and the tests embed (npm oidc-provider), so sign-in works on a
- * machine with nothing configured. Two accounts: an SRE (roles sre and staff) and a portal user (no
- * special role). Its login page checks the account's password; consent is implied for our one
+ * machine with nothing configured. Three accounts: an SRE (roles sre and staff), a salesperson (role
+ * sales: the CRM screens) and a portal user (no special role). Its login page checks the account's password; consent is implied for our one
  * client. Never used in production (config refuses production without OIDC_ISSUER_URL).
  */
 import http from 'node:http';
@@ -21,6 +21,7 @@ export interface DevAccount {
 /** The development accounts (also printed by npm run dev). */
 export const devAccounts = {
   sre: { login: 'sre', password: 'sre', name: 'Sam Reliability', email: 'sre@switchboard.local', roles: ['sre', 'staff'] },
+  sales: { login: 'sales', password: 'sales', name: 'Casey Sales', email: 'sales@switchboard.local', roles: ['sales'] },
   user: { login: 'user', password: 'user', name: 'Pat Portal', email: 'user@switchboard.local', roles: [] },
 } satisfies Record<string, DevAccount>;
 

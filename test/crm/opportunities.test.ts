@@ -98,7 +98,7 @@ describe('opportunities', () => {
 });
 
 describe('pipeline summary', () => {
-  it('per stage count, value, weighted value (Σ amount × probability / 100) and probability; totals', async () => {
+  it('per stage count, value, weighted value (Σ amount × probability / 100), probability and state; totals count open stages only, won and lost apart', async () => {
     const opportunities = [
       { stage: 'Lead', amount: 1000 }, // 10 % → 100
       { stage: 'Lead', amount: 333.33 }, // 10 % → 33.333
@@ -112,12 +112,13 @@ describe('pipeline summary', () => {
     expect(await res.json()).toEqual({
       pipeline_id: pipelineId,
       stages: {
-        Lead: { count: 2, value: 1333.33, weighted_value: 133.33, probability: 10 },
-        Proposal: { count: 1, value: 2000, weighted_value: 800, probability: 50 },
-        Won: { count: 1, value: 500, weighted_value: 500, probability: 100 },
-        Lost: { count: 1, value: 700, weighted_value: 0, probability: 0 },
+        Lead: { count: 2, value: 1333.33, weighted_value: 133.33, probability: 10, state: 'open' },
+        Proposal: { count: 1, value: 2000, weighted_value: 800, probability: 50, state: 'open' },
+        Won: { count: 1, value: 500, weighted_value: 500, probability: 100, state: 'won' },
+        Lost: { count: 1, value: 700, weighted_value: 0, probability: 0, state: 'lost' },
       },
-      totals: { opportunities: 5, pipeline_value: 4533.33, weighted_value: 1433.33 },
+      // Closed deals are not pipeline: neither the won 500 nor the lost 700 counts in the open totals.
+      totals: { opportunities: 3, pipeline_value: 3333.33, weighted_value: 933.33, won: { count: 1, value: 500 }, lost: { count: 1, value: 700 } },
     });
   });
 
@@ -125,8 +126,8 @@ describe('pipeline summary', () => {
     const p = await (await api.request('/api/v1/pipelines', { method: 'POST', json: { name: 'Empty', stages: [{ name: 'Only', probability: 20 }] } })).json();
     expect(await (await api.request(`/api/v1/pipelines/${p.id}/summary`)).json()).toEqual({
       pipeline_id: p.id,
-      stages: { Only: { count: 0, value: 0, weighted_value: 0, probability: 20 } },
-      totals: { opportunities: 0, pipeline_value: 0, weighted_value: 0 },
+      stages: { Only: { count: 0, value: 0, weighted_value: 0, probability: 20, state: 'open' } },
+      totals: { opportunities: 0, pipeline_value: 0, weighted_value: 0, won: { count: 0, value: 0 }, lost: { count: 0, value: 0 } },
     });
     expect((await api.request('/api/v1/pipelines/3f1c1f9e-8a3b-4e59-9e0e-2b8f5d1c7a10/summary')).status).toBe(404);
   });

@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
+import { db } from '../../shared/db/index.js';
 
 const specTools = [
   'crm_list_leads', 'crm_get_lead', 'crm_create_lead', 'crm_update_lead', 'crm_convert_lead',
@@ -35,7 +36,7 @@ describe('tool gateway', () => {
     expect(Object.keys(byName.crm_convert_lead.input_schema.properties).sort()).toEqual(['amount', 'close_date', 'create_account', 'lead_id', 'opportunity_name']);
     expect(byName.crm_update_lead.input_schema.properties.status.enum).toEqual(['new', 'contacted', 'qualified', 'unqualified']);
     expect(Object.keys(byName.crm_create_opportunity.input_schema.properties).sort()).toEqual(['account_id', 'amount', 'close_date', 'name', 'probability', 'stage']);
-    expect(Object.keys(byName.crm_update_opportunity.input_schema.properties).sort()).toEqual(['amount', 'close_date', 'opportunity_id', 'stage']);
+    expect(Object.keys(byName.crm_update_opportunity.input_schema.properties).sort()).toEqual(['account_id', 'amount', 'close_date', 'name', 'opportunity_id', 'pipeline_id', 'probability', 'stage']);
     expect(byName.crm_get_pipeline_summary.input_schema.properties).toEqual({});
   });
 
@@ -86,6 +87,49 @@ describe('tool gateway', () => {
     const bad = await execute('crm_list_leads', { cursor: 'not-a-cursor' });
     expect(bad.status).toBe(400);
     expect((await bad.json()).errors).toEqual([{ path: 'input.cursor', message: expect.any(String) }]);
+  });
+
+  it('the update and list tools take what their REST routes take: every lead field, the filters, sort and cursor', async () => {
+    const doc = await (await api.request('/api/openapi.json')).json();
+    const { tools } = await (await api.request('/api/v1/tools?executor=crm')).json();
+    const inputOf = (name: string) => Object.keys(tools.find((t: { name: string }) => t.name === name).input_schema.properties).sort();
+    const bodyOf = (ref: string) => Object.keys(doc.components.schemas[ref].properties);
+    const queryOf = (path: string) => doc.paths[path].get.parameters.map((p: { name: string }) => (p.name === 'q' ? 'search' : p.name));
+    expect(inputOf('crm_update_lead')).toEqual([...bodyOf('LeadUpdate'), 'lead_id'].sort());
+    expect(inputOf('crm_update_account')).toEqual([...bodyOf('AccountUpdate'), 'account_id'].sort());
+    expect(inputOf('crm_update_opportunity')).toEqual([...bodyOf('OpportunityUpdate'), 'opportunity_id'].sort());
+    expect(inputOf('crm_list_leads')).toEqual([...queryOf('/api/v1/leads')].sort());
+    expect(inputOf('crm_list_accounts')).toEqual([...queryOf('/api/v1/accounts')].sort());
+    expect(inputOf('crm_list_opportunities')).toEqual([...queryOf('/api/v1/opportunities')].sort());
+
+    const lead = await run('crm_create_lead', { first_name: 'Every', last_name: 'Field' });
+    const changes = {
+      first_name: 'Evelyn', last_name: 'Fields', email: 'evelyn@fields.example', phone: '+44 20 7946 0000', company: 'Fields Ltd', title: 'CTO',
+      source: 'trade_show', source_detail: 'booth 12', estimated_value: '15000', notes: 'met at the fair', custom_data: { badge: 'A-17' },
+    };
+    expect(await run('crm_update_lead', { lead_id: lead.id, ...changes, status: 'contacted' })).toMatchObject({ ...changes, status: 'contacted' });
+    const row = await db()('crm_leads').where({ id: lead.id }).first();
+    expect(row).toMatchObject({ ...changes, status: 'contacted' });
+
+    for (let i = 0; i < 3; i++) await run('crm_create_lead', { first_name: `Fair${i}`, last_name: 'Visitor', source: 'trade_show', company: `Booth ${i}` });
+    const bySource = await run('crm_list_leads', { source: 'TRADE_SHOW', search: 'visitor', sort: 'first_name', limit: 2 });
+    expect(bySource.leads.map((l: { first_name: string }) => l.first_name)).toEqual(['Fair0', 'Fair1']);
+    const next = await run('crm_list_leads', { source: 'trade_show', search: 'visitor', sort: 'first_name', limit: 2, cursor: bySource.next_cursor });
+    expect(next.leads.map((l: { first_name: string }) => l.first_name)).toEqual(['Fair2']);
+    expect(next.has_more).toBe(false);
+
+    await run('crm_create_account', { name: 'Zeta Bank', segment: 'Enterprise', industry: 'Banking' });
+    await run('crm_create_account', { name: 'Alpha Bank', segment: 'Enterprise', industry: 'banking' });
+    await run('crm_create_account', { name: 'Beta Shop', segment: 'SMB', industry: 'Retail' });
+    const banks = await run('crm_list_accounts', { segment: 'Enterprise', industry: 'BANKING' });
+    expect(banks.accounts.map((a: { name: string }) => a.name)).toEqual(['Alpha Bank', 'Zeta Bank']);
+    expect((await run('crm_list_accounts', { segment: 'Enterprise', industry: 'banking', sort: '-name' })).accounts[0].name).toBe('Zeta Bank');
+
+    await run('crm_create_opportunity', { name: 'Vault upgrade small', amount: 10 });
+    await run('crm_create_opportunity', { name: 'Vault upgrade large', amount: 1000 });
+    const vaults = await run('crm_list_opportunities', { search: 'vault', sort: '-amount' });
+    expect(vaults.opportunities.map((o: { name: string }) => o.name)).toEqual(['Vault upgrade large', 'Vault upgrade small']);
+    expect((await execute('crm_list_leads', { sort: 'email' })).status).toBe(400);
   });
 
   it('bad input is a tool error naming each field; an unknown tool is a 404; domain refusals keep their status', async () => {

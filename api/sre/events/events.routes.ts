@@ -9,32 +9,14 @@ import { ApiRouter } from '../../routing.js';
 import { z } from '../../../shared/zod.js';
 import { metricsRegistry, metricPrefix } from '../../../shared/metrics.js';
 import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../../shared/sre/events.js';
-import { SseLifetime, startSseResponse, streamCaller } from '../../stream/sse.js';
+import { streamBusEvents } from '../../event-stream.js';
 import { csv } from '../common.schemas.js';
-
-/** Bytes a subscriber may have unsent before it is cut off (it reconnects and refetches). */
-const slowSubscriberBytes = 1024 * 1024;
 
 const openStreams = new client.Gauge({ name: `${metricPrefix}sre_sse_streams`, help: 'Open SRE event SSE streams in this process', registers: [metricsRegistry] });
 
 /** Streams SRE events (of `types`, or all) to the response until either side ends. */
-export async function streamSreEvents(ctx: Context, types: SreEventType[] | undefined): Promise<void> {
-  const res = ctx.res;
-  const wanted = types?.length ? new Set(types) : undefined;
-  const stream = new SseLifetime(res, openStreams, streamCaller(ctx));
-  // Events arriving before the headers are out wait: written earlier, they would go out under Koa's default status.
-  let held: SreEvent[] | null = [];
-  const write = (event: SreEvent) => {
-    if (stream.ended || (wanted && !wanted.has(event.type))) return;
-    res.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
-    if (res.writableLength > slowSubscriberBytes) stream.drop();
-  };
-  stream.onEnd(await subscribeSreEvents((event) => (held ? held.push(event) : write(event))));
-  startSseResponse(ctx);
-  res.write('retry: 1000\n\n');
-  const pending = held;
-  held = null;
-  for (const event of pending) write(event);
+export function streamSreEvents(ctx: Context, types: SreEventType[] | undefined): Promise<void> {
+  return streamBusEvents<SreEvent>(ctx, subscribeSreEvents, types, openStreams);
 }
 
 const sreEvent = z

@@ -17,7 +17,7 @@ import { findUserByPhone } from '../../sessions/users.store.js';
 import { resolveSession } from '../../sessions/resolve.js';
 import { closeInteraction } from '../../sessions/interactions.js';
 import { getContext } from '../../sessions/context.js';
-import { acceptMessage } from '../../sessions/publish.js';
+import { acceptMessage } from '../../stream/index.js';
 import { AGENT_FAILED_REPLY, channelEvents, openInteraction } from '../pipeline.js';
 import { relayInboundSchema, type RelayInbound, type RelayOutbound } from './relay-messages.js';
 

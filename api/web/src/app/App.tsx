@@ -7,6 +7,7 @@ import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { queryClient } from '../api/client';
 import { AuthProvider, useMe } from '../shared/auth';
 import { useSreEvents } from '../shared/live';
+import { useCrmEvents } from '../admin/crm/live';
 import { Shell } from './Shell';
 import { Forbidden, NotFound } from '../portal/placeholders';
 
@@ -21,6 +22,11 @@ const EntityDetail = lazy(() => import('../admin/cmdb/EntityDetail'));
 const DiscoveryPage = lazy(() => import('../admin/discovery/DiscoveryPage'));
 const RunbooksPage = lazy(() => import('../admin/runbooks/RunbooksPage'));
 const RunbookDetail = lazy(() => import('../admin/runbooks/RunbookDetail'));
+const LeadsPage = lazy(() => import('../admin/crm/LeadsPage'));
+const LeadDetail = lazy(() => import('../admin/crm/LeadDetail'));
+const PipelinePage = lazy(() => import('../admin/crm/PipelinePage'));
+const AccountsPage = lazy(() => import('../admin/crm/AccountsPage'));
+const AccountDetail = lazy(() => import('../admin/crm/AccountDetail'));
 const PortalHome = lazy(() => import('../portal/home/PortalHome'));
 const DocumentsPage = lazy(() => import('../portal/documents/DocumentsPage'));
 const DocumentDetail = lazy(() => import('../portal/documents/DocumentDetail'));
@@ -46,9 +52,23 @@ function SreLive({ children }: { children: ReactNode }) {
   return <>{children}</>;
 }
 
+/** The CRM screens need sales or sre (the server's page guard and API say the same). */
+function CrmOnly({ children }: { children: ReactNode }) {
+  const me = useMe();
+  if (!isCrm(me.roles)) return <Forbidden />;
+  return <CrmLive>{children}</CrmLive>;
+}
+
+function CrmLive({ children }: { children: ReactNode }) {
+  useCrmEvents();
+  return <>{children}</>;
+}
+
+export const isCrm = (roles: string[]) => roles.includes('sales') || roles.includes('sre');
+
 function Home() {
   const me = useMe();
-  return <Navigate to={me.roles.includes('sre') ? '/admin' : '/portal'} replace />;
+  return <Navigate to={me.roles.includes('sre') ? '/admin' : me.roles.includes('sales') ? '/admin/crm' : '/portal'} replace />;
 }
 
 /** Inter comes from @fontsource (bundled, no CDN). */
@@ -76,6 +96,12 @@ export function App() {
                 <Route path="/admin/discovery" element={<SreOnly><DiscoveryPage /></SreOnly>} />
                 <Route path="/admin/runbooks" element={<SreOnly><RunbooksPage /></SreOnly>} />
                 <Route path="/admin/runbooks/:id" element={<SreOnly><RunbookDetail /></SreOnly>} />
+                <Route path="/admin/crm" element={<Navigate to="/admin/crm/leads" replace />} />
+                <Route path="/admin/crm/leads" element={<CrmOnly><LeadsPage /></CrmOnly>} />
+                <Route path="/admin/crm/leads/:id" element={<CrmOnly><LeadDetail /></CrmOnly>} />
+                <Route path="/admin/crm/pipeline" element={<CrmOnly><PipelinePage /></CrmOnly>} />
+                <Route path="/admin/crm/accounts" element={<CrmOnly><AccountsPage /></CrmOnly>} />
+                <Route path="/admin/crm/accounts/:id" element={<CrmOnly><AccountDetail /></CrmOnly>} />
                 <Route path="/admin/*" element={<SreOnly><NotFound /></SreOnly>} />
                 <Route path="/portal" element={<PortalHome />} />
                 <Route path="/portal/chat" element={<ChatPage />} />

@@ -2,7 +2,7 @@
 import { ActionIcon, AppShell, Anchor, Badge, Burger, Button, Divider, Group, NavLink, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import {
-  IconActivityHeartbeat, IconAddressBook, IconAlertTriangle, IconBellOff, IconBook, IconFiles, IconFlame, IconHistory, IconHome, IconLifebuoy, IconLogout, IconMessages, IconNetwork, IconRadar, IconRobot,
+  IconActivityHeartbeat, IconAddressBook, IconBuilding, IconLayoutKanban, IconUserPlus, IconAlertTriangle, IconBellOff, IconBook, IconFiles, IconFlame, IconHistory, IconHome, IconLifebuoy, IconLogout, IconMessages, IconNetwork, IconRadar, IconRobot,
   IconUserCircle,
 } from '@tabler/icons-react';
 import { Suspense, type ReactNode } from 'react';
@@ -18,6 +18,13 @@ const adminNav = [
   { to: '/admin/monitors', label: 'Monitors', icon: IconActivityHeartbeat },
   { to: '/admin/discovery', label: 'Discovery', icon: IconRadar },
   { to: '/admin/runbooks', label: 'Runbooks', icon: IconBook },
+];
+
+/** The CRM, for sales and the operators. */
+const crmNav = [
+  { to: '/admin/crm/leads', label: 'Leads', icon: IconUserPlus },
+  { to: '/admin/crm/pipeline', label: 'Pipeline', icon: IconLayoutKanban },
+  { to: '/admin/crm/accounts', label: 'Accounts', icon: IconBuilding },
 ];
 
 /** The self-service portal (spec 002 § Portal routes), for every signed-in person. */
@@ -77,6 +84,7 @@ export function Shell({ children }: { children: ReactNode }) {
   const [opened, { toggle, close }] = useDisclosure(false);
   const { pathname } = useLocation();
   const isSre = me.roles.includes('sre');
+  const isCrm = isSre || me.roles.includes('sales');
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 210, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
       <AppShell.Header>
@@ -107,9 +115,15 @@ export function Shell({ children }: { children: ReactNode }) {
         {isSre && (
           <>
             <NavItems items={adminNav} active={(to) => pathname.startsWith(to)} onClick={close} />
-            <Divider my="xs" label="Portal" labelPosition="left" />
           </>
         )}
+        {isCrm && (
+          <>
+            <Divider my="xs" label="CRM" labelPosition="left" />
+            <NavItems items={crmNav} active={(to) => pathname.startsWith(to)} onClick={close} />
+          </>
+        )}
+        {(isSre || isCrm) && <Divider my="xs" label="Portal" labelPosition="left" />}
         <NavItems items={portalNav} active={(to) => isActive(pathname, to)} onClick={close} />
         <Group gap="sm" hiddenFrom="sm" p="sm" wrap="nowrap">
           <Who />

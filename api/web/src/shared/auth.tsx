@@ -44,7 +44,7 @@ export function useMe(): Me {
 }
 
 /** The role shown in the header: the strongest one the person holds. */
-export const mainRole = (me: Me) => (me.roles.includes('sre') ? 'sre' : me.roles.includes('staff') ? 'staff' : 'user');
+export const mainRole = (me: Me) => (me.roles.includes('sre') ? 'sre' : me.roles.includes('staff') ? 'staff' : me.roles.includes('sales') ? 'sales' : 'user');
 
 /** The name the API records for this person's actions (as actorOf on the server: name, else email, else subject). */
 export const actorName = (me: Me) => me.name || me.email || me.subject;

@@ -1,0 +1,42 @@
+/** GET /api/v1/crm/events: the live CRM events as server-sent events, for the console's CRM screens. */
+import client from 'prom-client';
+import { ApiRouter } from '../routing.js';
+import { z } from '../../shared/zod.js';
+import { metricsRegistry } from '../../shared/metrics.js';
+import { crmEventTypes, subscribeCrmEvents, type CrmEvent } from '../../shared/crm/events.js';
+import { streamBusEvents } from '../event-stream.js';
+import { csv } from '../sre/common.schemas.js';
+
+const openStreams = new client.Gauge({ name: 'crm_sse_streams', help: 'Open CRM event SSE streams in this process', registers: [metricsRegistry] });
+
+const crmEvent = z
+  .object({
+    id: z.string().openapi({ description: 'event id (also the SSE id)' }),
+    type: z.enum(crmEventTypes),
+    at: z.string().openapi({ format: 'date-time' }),
+    data: z.record(z.string(), z.unknown()).openapi({ description: 'ids and the new state, e.g. {id, status, by} of lead.changed' }),
+  })
+  .openapi('CrmEvent');
+
+export function crmEventRoutes(): ApiRouter {
+  return new ApiRouter().route({
+    method: 'get',
+    path: '/api/v1/crm/events',
+    tags: ['crm'],
+    summary: 'Live CRM events (server-sent events)',
+    description: [
+      'One `data:` line per event with the JSON {id, type, at, data}; `id:` is the event id. Types:',
+      `${crmEventTypes.join(', ')}.`,
+      '`lead.created` {ids, by} (API, tool or webhook, batches included); `lead.changed` {id or ids, change: fields | status | converted | resubmission | deleted, status?, by?};',
+      '`opportunity.changed` {id, change: created | updated | deleted, stage?, by?}; `account.changed` {id, change: created | updated | deleted}.',
+      'Events are published after the change is committed, so a refetch on receipt sees it. No replay: a client that reconnects refetches what it shows.',
+      'A client that does not keep up is disconnected.',
+    ].join(' '),
+    auth: 'sales',
+    request: { query: z.object({ types: csv(crmEventTypes) }) },
+    responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: crmEvent } },
+    handler: async ({ query }, ctx) => {
+      await streamBusEvents<CrmEvent>(ctx, subscribeCrmEvents, query.types, openStreams);
+    },
+  });
+}
