@@ -26,7 +26,7 @@ export function loadToolCatalog(): void {
   // workflow: tagged automation workflows, listed on demand
   registerToolSource(workflowToolSource);
   // Who may use each domain's tools: the people who may use its API (roles), keys with its scope.
-  setExecutorAccess('crm', { roles: ['sre'], scope: 'crm' });
+  setExecutorAccess('crm', { roles: ['sales', 'sre'], scope: 'crm' });
   setExecutorAccess('sre', { roles: ['sre'], scope: 'sre' });
   setExecutorAccess('workflow', { roles: ['sre'], scope: 'sre' });
   setExecutorAccess('agent', { roles: ['sre'], scope: 'sessions' });

@@ -2,12 +2,12 @@
 import client from 'prom-client';
 import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
-import { metricsRegistry } from '../../shared/metrics.js';
+import { metricsRegistry, metricPrefix } from '../../shared/metrics.js';
 import { crmEventTypes, subscribeCrmEvents, type CrmEvent } from '../../shared/crm/events.js';
 import { streamBusEvents } from '../event-stream.js';
 import { csv } from '../sre/common.schemas.js';
 
-const openStreams = new client.Gauge({ name: 'crm_sse_streams', help: 'Open CRM event SSE streams in this process', registers: [metricsRegistry] });
+const openStreams = new client.Gauge({ name: `${metricPrefix}crm_sse_streams`, help: 'Open CRM event SSE streams in this process', registers: [metricsRegistry] });
 
 const crmEvent = z
   .object({

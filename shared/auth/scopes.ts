@@ -8,8 +8,8 @@ import type { Role } from './roles.js';
 /** Every scope a key can hold, with what it opens (shown in the API reference). */
 export const scopeDescriptions = {
   '*': 'full access: every service route, acting as any user (the keys of API_KEYS)',
-  sessions: 'session memory and the channels: /api/users, /api/sessions, /api/chat, /api/chatapp (acting in any session, as channel services do)',
-  crm: 'the CRM: /api/v1/leads, accounts, opportunities, pipelines; and the crm_* tools',
+  sessions: 'session memory and the channels: /api/users, /api/sessions, /api/chat, /api/chatapp, /api/channels (acting in any session, as channel services do)',
+  crm: 'the CRM: /api/v1/leads, accounts, opportunities, pipelines, CRM events; and the crm_* tools',
   sre: 'SRE automation: /api/v1/alerts, incidents, runbooks, cmdb, monitors, discovery, SRE events; and the sre_* and workflow_* tools',
   tools: 'the tool gateway (/api/v1/tools, /mcp); each tool also needs the scope of its domain (crm, sre, sessions for agent delegation)',
   'portal:impersonate': 'acting as a portal user: /api/portal/* with X-User-Id',
@@ -26,10 +26,12 @@ const scopeByPrefix: ReadonlyArray<[prefix: string, scope: Scope | 'any']> = [
   ['/api/sessions', 'sessions'],
   ['/api/chatapp/', 'sessions'],
   ['/api/chat', 'sessions'],
+  ['/api/channels', 'sessions'],
   ['/api/v1/leads', 'crm'],
   ['/api/v1/accounts', 'crm'],
   ['/api/v1/opportunities', 'crm'],
   ['/api/v1/pipelines', 'crm'],
+  ['/api/v1/crm/', 'crm'],
   ['/api/v1/alerts', 'sre'],
   ['/api/v1/incidents', 'sre'],
   ['/api/v1/runbooks', 'sre'],

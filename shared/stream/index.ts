@@ -15,7 +15,7 @@
  * (parked.ts): its events, this one and every later one, wait in order in a list of its own, written
  * by a `stream.drain-parked` job, while the lane goes on with the other sessions. A lock or an outage
  * is waited out; a write that keeps failing is set aside after the queue's attempts, as a failed job
- * holding the event and its reason (queue dashboard, stream_events_set_aside_total), and the
+ * holding the event and its reason (queue dashboard, switchboard_stream_events_set_aside_total), and the
  * session's later events follow. An outage of Postgres or Redis is everyone's: the lane waits it out
  * holding its job (up to 5 minutes, then the queue's retries).
  *
@@ -33,7 +33,7 @@
  *   answer 503 and accepted events wait in their lane until it is back. A slow SSE client is cut off
  *   (it reconnects and replays) instead of growing the API's memory.
  * - A message accepted into a session that closes before its turn is not written (counted in
- *   stream_events_dropped_total); the close's final event ends every stream.
+ *   switchboard_stream_events_dropped_total); the close's final event ends every stream.
  *
  * Changing STREAM_LANES moves sessions to other lanes: drain the lanes first (README, Operations).
  */

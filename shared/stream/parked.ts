@@ -9,13 +9,13 @@ import type { Redis } from 'ioredis';
 import client from 'prom-client';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
-import { metricsRegistry } from '../metrics.js';
+import { metricsRegistry, metricPrefix } from '../metrics.js';
 import { enqueue } from '../queues.js';
 import { commandRedis } from '../redis.js';
 import { eventIdOf, type StreamEvent } from './schemas.js';
 
 const parkedSessions = new client.Counter({
-  name: 'stream_sessions_parked_total',
+  name: `${metricPrefix}stream_sessions_parked_total`,
   help: 'Sessions set apart from their lane because a write of theirs failed (their events wait in order on their own)',
   registers: [metricsRegistry],
 });

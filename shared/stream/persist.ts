@@ -13,7 +13,7 @@ import { config } from '../config.js';
 import { isUniqueViolation, knexOptions } from '../db/index.js';
 import { onShutdown } from '../lifecycle.js';
 import { logger } from '../logger.js';
-import { metricsRegistry } from '../metrics.js';
+import { metricsRegistry, metricPrefix } from '../metrics.js';
 import { unavailableDependency } from '../outages.js';
 import { appendStreamEvent, eventSequence } from '../sessions/events.store.js';
 import { appendMessages, type AppendMessage } from '../sessions/messages.store.js';
@@ -25,7 +25,7 @@ type MessageEvent = Extract<StreamEvent, { kind: 'message' }>;
 type OtherEvent = Extract<StreamEvent, { kind: 'event' }>;
 
 const dropped = new client.Counter({
-  name: 'stream_events_dropped_total',
+  name: `${metricPrefix}stream_events_dropped_total`,
   help: 'Accepted session events not written because their session was closed or gone by then, or their idempotency key was taken',
   labelNames: ['reason'] as const,
   registers: [metricsRegistry],
@@ -167,7 +167,7 @@ export async function deliverLaneJob(events: StreamEvent[]): Promise<{ published
 }
 
 const setAside = new client.Counter({
-  name: 'stream_events_set_aside_total',
+  name: `${metricPrefix}stream_events_set_aside_total`,
   help: 'Parked session events given up after their retries (each is a failed stream.drain-parked job with its reason and the event)',
   registers: [metricsRegistry],
 });

@@ -49,7 +49,7 @@ describe('isolation of sessions in the stream', () => {
   it('a session whose row is locked for 20 s delays no other session of its lane (p99 < 2 s); its own messages follow in order once the lock goes', async () => {
     const stuck = await streamedSession();
     const others = await Promise.all(Array.from({ length: 5 }, streamedSession));
-    const parkedBefore = await counter('stream_sessions_parked_total');
+    const parkedBefore = await counter('switchboard_stream_sessions_parked_total');
 
     // A long transaction holds the stuck session's row, as a slow erasure or a stuck connection would.
     const trx = await db().transaction();
@@ -92,13 +92,13 @@ describe('isolation of sessions in the stream', () => {
     expect(messagesOf(stuck.voice)).toEqual(stuckSent);
     const history = await db()('session_messages').where({ session_id: stuck.sessionId }).orderBy('sequence').pluck('content');
     expect(history).toEqual(stuckSent);
-    expect(await counter('stream_sessions_parked_total')).toBeGreaterThan(parkedBefore);
+    expect(await counter('switchboard_stream_sessions_parked_total')).toBeGreaterThan(parkedBefore);
   }, 90_000);
 
   it('a payload Postgres can never store is set aside after its retries, as a failed job with its reason and the event, holding no one else', async () => {
     const broken = await streamedSession();
     const other = await streamedSession();
-    const setAsideBefore = await counter('stream_events_set_aside_total');
+    const setAsideBefore = await counter('switchboard_stream_events_set_aside_total');
 
     // Past the API's checks (as an older API, or a check that misses a case, would let it through): a NUL Postgres text refuses.
     const badId = randomUUID();
@@ -124,7 +124,7 @@ describe('isolation of sessions in the stream', () => {
     expect(failed.failedReason).toMatch(/unicode|0x00|null/i);
     expect(failed.attemptsMade).toBe(failed.opts.attempts);
     expect(failed.data.set_aside).toMatchObject({ session_id: broken.sessionId, content: 'nul \u0000 inside' });
-    expect(await counter('stream_events_set_aside_total')).toBe(setAsideBefore + 1);
+    expect(await counter('switchboard_stream_events_set_aside_total')).toBe(setAsideBefore + 1);
     expect(await db()('session_messages').where({ session_id: broken.sessionId }).pluck('content')).toEqual(['after the bad one']);
   }, 60_000);
 });
