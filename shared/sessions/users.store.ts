@@ -175,14 +175,14 @@ export async function updateUser(userId: string, changes: UserChanges): Promise<
 }
 
 /**
- * Deletes a user and everything about them, in the caller's transaction: messaging-app messages
- * (by user and by phone number, as inbound ones may predate the user), then the user, whose
+ * Deletes a user and everything about them, in the caller's transaction: messaging-app and channel
+ * messages (by user and by phone number or email address, as inbound ones may predate the user), then the user, whose
  * foreign keys cascade to sessions (with their interactions, messages and events), consents and
  * messaging-app window records. Returns the rows erased per table (counted before deleting), or
  * undefined when there is no such user.
  */
 export async function deleteUserData(trx: Knex.Transaction, userId: string): Promise<Record<string, number> | undefined> {
-  const user = (await trx(TABLE).select('phone_number').where({ user_id: userId }).forUpdate().first()) as { phone_number: string } | undefined;
+  const user = (await trx(TABLE).select('phone_number', 'email').where({ user_id: userId }).forUpdate().first()) as { phone_number: string; email: string | null } | undefined;
   if (!user) return undefined;
   const { rows } = await trx.raw(
     `select
@@ -195,8 +195,15 @@ export async function deleteUserData(trx: Knex.Transaction, userId: string): Pro
     { id: userId },
   );
   const chatappMessages = await trx('chatapp_messages').where({ user_id: userId }).orWhere({ phone_number: user.phone_number }).delete();
+  // SMS, Slack, email and voice records: the user's, and those from their number or address before they were linked.
+  const channelMessages = await trx('channel_messages')
+    .where({ user_id: userId })
+    .orWhere((q) => {
+      q.whereIn('remote_address', [user.phone_number, ...(user.email ? [user.email.toLowerCase()] : [])].filter(Boolean));
+    })
+    .delete();
   await trx(TABLE).where({ user_id: userId }).delete();
-  return { users: 1, ...rows[0], chatapp_messages: chatappMessages };
+  return { users: 1, ...rows[0], chatapp_messages: chatappMessages, channel_messages: channelMessages };
 }
 
 /** A user's roles as last copied from the identity provider (none for users the channels created); undefined for no such user. */

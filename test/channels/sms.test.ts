@@ -207,3 +207,19 @@ describe('the sms interaction', () => {
     }
   });
 });
+
+describe('erasing a user', () => {
+  it('removes their channel messages, also those from their number recorded before it was linked', async () => {
+    const phone = freshPhone();
+    const early = smsParams(phone, 'before I had an account');
+    await post(early);
+    await eventually(async () => (await rows(early.MessageSid!))[0]?.status === 'processed', 15_000, 'the unknown-sender message processed');
+    const u = await createUser({ phone_number: phone });
+    await post(smsParams(phone, 'now I do'));
+    await eventually(async () => sentTo(phone).length === 2, 15_000, 'the reply');
+    const res = await api.request(`/api/users/${u.user_id}?by=dpo@example.com`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    expect((await res.json()).erased.channel_messages).toBe(4);
+    expect(await db()('channel_messages').where({ remote_address: phone })).toHaveLength(0);
+  });
+});

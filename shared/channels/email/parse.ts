@@ -1,6 +1,10 @@
 /** Inbound email as the channel needs it: parsed with `mailparser`, the new text without the quoted history. */
 import { createHash } from 'node:crypto';
-import { simpleParser, type AddressObject } from 'mailparser';
+import type { AddressObject } from 'mailparser';
+import { loadOnFirstUse } from '../../load-on-first-use.js';
+
+/** Loaded by the email role when mail arrives: the web and worker roles, which import this module for replies, never hold it. */
+const mailparser = loadOnFirstUse<typeof import('mailparser')>('mailparser');
 
 export interface ParsedEmail {
   /** The Message-ID (angle brackets kept), or a digest of the message when it has none. */
@@ -44,7 +48,7 @@ export function stripQuoted(text: string): string {
 
 /** Parses a raw message (RFC 5322) with mailparser. */
 export async function parseEmail(raw: Buffer): Promise<ParsedEmail> {
-  const mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+  const mail = await mailparser().simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
   const refs = typeof mail.references === 'string' ? [mail.references] : (mail.references ?? []);
   const auth = mail.headers.get('authentication-results');
   return {
