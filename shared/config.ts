@@ -132,6 +132,10 @@ export const variables = {
   MONITORS_AUTO_APPLY: [bool(true), 'turn recommendations for new entities into entity monitors'],
   MONITORS_MODEL_AUTO: [bool(true), 'ask the language model (when configured) for rules for new entities, one call per entity type and template signature'],
   RULES_DIR: [z.string().default('.data/rules'), 'directory of the Prometheus rule file written by deploy-all'],
+  // --- npm run dev: the local Prometheus and Alertmanager it starts when their Debian packages are installed
+  DEV_MONITORING: [bool(true), 'npm run dev: start a local Prometheus and Alertmanager (Debian prometheus, prometheus-alertmanager) wired to the platform when METRICS_URL is unset'],
+  DEV_PROMETHEUS_PORT: [int(9090, 1), 'npm run dev: port of the local Prometheus'],
+  DEV_ALERTMANAGER_PORT: [int(9093, 1), 'npm run dev: port of the local Alertmanager'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Variables = typeof variables;
@@ -242,6 +246,7 @@ function nested(env: Env) {
     redis: { host: env.BUS_HOST, port: env.BUS_PORT, password: env.BUS_PASSWORD || undefined, commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, allowVolatile: env.REDIS_ALLOW_VOLATILE },
     queues: { prefix: env.QUEUE_PREFIX },
     workers: { metricsPort: env.WORKER_METRICS_PORT },
+    devMonitoring: { enabled: env.DEV_MONITORING, prometheusPort: env.DEV_PROMETHEUS_PORT, alertmanagerPort: env.DEV_ALERTMANAGER_PORT },
     sessions: {
       enabled: env.SERVICE_SESSION_SYSTEM,
       resumeWindow: env.SERVICE_SESSION_RESUME_WINDOW,
