@@ -179,6 +179,10 @@ export const variables = {
 
   // Least authority: scoped keys and per-person limits.
   API_KEY_CACHE_MS: [int(5000, 0), 'how long an API process trusts what it read of a named key (POST /api/v1/keys); a revoked key stops working within this time, no restart needed'],
+  // --- npm run dev: the local Prometheus and Alertmanager it starts when their Debian packages are installed
+  DEV_MONITORING: [bool(true), 'npm run dev: start a local Prometheus and Alertmanager (Debian prometheus, prometheus-alertmanager) wired to the platform when METRICS_URL is unset'],
+  DEV_PROMETHEUS_PORT: [int(9090, 1), 'npm run dev: port of the local Prometheus'],
+  DEV_ALERTMANAGER_PORT: [int(9093, 1), 'npm run dev: port of the local Alertmanager'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Variables = typeof variables;
@@ -361,6 +365,7 @@ function nested(env: Env) {
       metricsHost: env.WORKER_METRICS_HOST,
       queues: env.WORKER_QUEUES?.split(',').map((q) => q.trim()).filter(Boolean),
     },
+    devMonitoring: { enabled: env.DEV_MONITORING, prometheusPort: env.DEV_PROMETHEUS_PORT, alertmanagerPort: env.DEV_ALERTMANAGER_PORT },
     sessions: {
       enabled: env.SERVICE_SESSION_SYSTEM,
       resumeWindow: env.SERVICE_SESSION_RESUME_WINDOW,

@@ -20,6 +20,7 @@ import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
 import { loadDotEnv } from '../env-file.js';
 import { seedDemo, startDemoAutomation } from './demo.js';
+import { startDevMonitoring } from './dev-monitoring.js';
 import { canRun, embeddedNativeDir, postgresUser, relocatedDataDir, runnableCopy, startPostgresAs } from './dev-postgres.js';
 
 const dataDir = path.resolve('.data');
@@ -153,6 +154,7 @@ async function main() {
   await migrator.destroy();
   console.log(applied.length ? `applied ${applied.length} migration(s)` : 'migrations current');
 
+  const monitoring = await startMonitoring(cfg, env);
   const demo = process.argv.includes('--demo');
   if (demo && !env.AUTOMATION_URL) {
     // The demo's runbooks need a workflow system to call; a local stand-in answers when none is configured.
@@ -183,6 +185,7 @@ async function main() {
       ...(mcpTokens ? [mcpTokens] : []),
       `  Channels       live: ${channels.filter((c) => c.live).map((c) => c.channel).join(', ')}${emailLive ? `   (email: SMTP listener on ${cfg.channels.email.listenHost}:${cfg.channels.email.listenPort})` : ''}`,
       ...channels.filter((c) => !c.live).map((c) => `                 off: ${c.channel} (set ${c.missing_settings.join(', ')})`),
+      monitoring,
       signIn,
       '  Ctrl-C stops everything',
       '',
@@ -201,6 +204,34 @@ async function main() {
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
   for (const child of children) child.on('exit', (code) => void (stopping || (console.error(`a role exited with code ${code}; stopping`), stop(1))));
+}
+
+/**
+ * The local Prometheus and Alertmanager (when METRICS_URL is unset and DEV_MONITORING is on): it
+ * sets METRICS_URL for the roles, so discovery reads it and deploy-all loads rules into it. Missing
+ * packages or a failed start leave the platform running without them; the returned line says why.
+ */
+async function startMonitoring(cfg: ReturnType<typeof loadConfig>, env: NodeJS.ProcessEnv): Promise<string> {
+  if (env.METRICS_URL) return `  Prometheus     ${env.METRICS_URL}   (METRICS_URL)`;
+  if (!cfg.devMonitoring.enabled) return '  Prometheus     not started (DEV_MONITORING=false)';
+  const local = `http://127.0.0.1:${cfg.http.port}`;
+  try {
+    const started = await startDevMonitoring({
+      appTargets: [`127.0.0.1:${cfg.http.port}`, ...(cfg.workers.metricsPort ? [`127.0.0.1:${cfg.workers.metricsPort}`] : [])],
+      platformUrl: local,
+      metricsToken: cfg.metrics.token || undefined,
+      rulesDir: cfg.sre.monitors.rulesDir,
+      dataDir: path.join(dataDir, 'monitoring'),
+      prometheusPort: cfg.devMonitoring.prometheusPort,
+      alertmanagerPort: cfg.devMonitoring.alertmanagerPort,
+    });
+    if (!started.started) return `  Prometheus     not started: ${started.missing.join(' and ')} not installed (${started.hint}); discovery and deploy-all say "not configured"`;
+    cleanups.push(started.stop);
+    env.METRICS_URL = started.prometheusUrl;
+    return `  Prometheus     ${started.prometheusUrl}   (scrapes this platform; rules from deploy-all; alerts → Alertmanager ${started.alertmanagerUrl} → /webhooks/alertmanager/default)`;
+  } catch (err) {
+    return `  Prometheus     not started: ${err instanceof Error ? err.message : String(err)} (DEV_PROMETHEUS_PORT, DEV_ALERTMANAGER_PORT)`;
+  }
 }
 
 /** Waits for the API to be ready, then seeds the demo data; a failure is reported, the platform keeps running. */

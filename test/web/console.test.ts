@@ -135,6 +135,8 @@ describe('SRE console in Chromium', () => {
     // No Prometheus here: deploy-all's outcome is the API's problem, shown as its title and detail.
     await page.getByRole('button', { name: 'Deploy all monitors' }).click();
     await page.getByRole('alert').getByText('METRICS_URL is not configured: there is no Prometheus to deploy to.').waitFor();
+    // …and what to install for npm run dev to start one.
+    await page.getByRole('alert').getByText('apt-get install prometheus prometheus-alertmanager').waitFor();
     await screenshot(page, '3-cmdb');
   });
 

@@ -99,7 +99,7 @@ export async function deployAllMonitors(): Promise<DeployOutcome> {
   const { metricsUrl } = config().sre.discovery;
   const rulesDir = path.resolve(config().sre.monitors.rulesDir);
   const file = path.join(rulesDir, `${ruleGroup}.yml`);
-  if (!metricsUrl) throw new ServiceUnavailableError('METRICS_URL is not configured: there is no Prometheus to deploy to.');
+  if (!metricsUrl) throw new ServiceUnavailableError('METRICS_URL is not configured: there is no Prometheus to deploy to. (npm run dev starts one when the Debian packages prometheus and prometheus-alertmanager are installed: apt-get install prometheus prometheus-alertmanager, then restart it.)');
   const client = prometheusClient(metricsUrl);
 
   const result = await db().transaction(async (trx) => {
