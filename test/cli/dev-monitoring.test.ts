@@ -4,6 +4,7 @@
  * alert it fires travels through the Alertmanager to the platform's webhook. Without the packages
  * nothing starts and the answer names what to install.
  */
+// needs: prometheus prometheus-alertmanager
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -3,6 +3,7 @@
  * promtool; the Grafana dashboard file is the one generated from its schema-typed source, and each
  * of its queries parses as PromQL; both name only metrics the platform exports.
  */
+// needs: prometheus
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,6 +5,7 @@
  * two share nothing but that place (and PostgreSQL and Redis): deploy-all still lands in Prometheus,
  * with the platform's own alert rules beside the monitors.
  */
+// needs: prometheus
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';

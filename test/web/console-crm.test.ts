@@ -4,6 +4,7 @@
  * opportunity across the board by dragging and by the "Move" menu, and reads the forecast; each
  * step is checked in Postgres.
  */
+// needs: chromium
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../helpers/eventually.js';

@@ -3,6 +3,7 @@
  * begun on SMS, email, the messaging app, Slack, voice and the web chat, each with its channel's
  * icon and name; the chat page shows messages from SMS and email with theirs. Screenshotted.
  */
+// needs: chromium
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, screenshot, signInAt } from '../helpers/browser.js';
