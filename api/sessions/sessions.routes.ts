@@ -1,4 +1,6 @@
 /** Session memory routes (spec 000): resolve, sessions, interactions, context, publishing and the SSE stream. */
+import type { Context } from 'koa';
+import { takeLimit } from '../../shared/limits.js';
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
@@ -200,6 +202,7 @@ export function sessionRoutes(): ApiRouter {
       },
       errors: { 409: closed409 },
       handler: async ({ params, body, headers }, ctx) => {
+        await limitPublish(params.session_id, ctx);
         const result = await acceptMessage(params.session_id, body, { idempotencyKey: headers['idempotency-key'], waitMs: config().sessions.publishWaitMs });
         ctx.status = result.message_published ? 200 : 202;
         if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
@@ -224,6 +227,7 @@ export function sessionRoutes(): ApiRouter {
       },
       errors: { 409: closed409 },
       handler: async ({ params, body }, ctx) => {
+        await limitPublish(params.session_id, ctx);
         const accepted = await acceptEvent(params.session_id, body, { waitMs: config().sessions.publishWaitMs });
         ctx.status = accepted.published ? 200 : 202;
         return { success: true, ...accepted };
@@ -256,4 +260,10 @@ export function sessionRoutes(): ApiRouter {
         return undefined;
       },
     });
+}
+
+/** Publishes per session and per caller (key or person) per minute, over all API processes. */
+async function limitPublish(sessionId: string, ctx: Context): Promise<void> {
+  const caller = (ctx.state.apiKeyId as string | undefined) ?? `person:${(ctx.state.person as { subject?: string } | undefined)?.subject ?? ''}`;
+  await Promise.all([takeLimit('sessionPublishes', sessionId), takeLimit('keyPublishes', caller)]);
 }
