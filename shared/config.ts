@@ -140,7 +140,7 @@ export const variables = {
   LIMIT_UPLOADS_CONCURRENT: [int(2, 0), 'uploads one person may have in progress at once, across API processes (0 = no limit)'],
   LIMIT_SIGNIN_STARTS_PER_MINUTE: [int(20, 0), 'sign-in starts (GET /api/global/auth/login) per client address per minute (0 = no limit)'],
   LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE: [int(1200, 0), 'messages and events published into one session per minute (0 = no limit)'],
-  LIMIT_PUBLISHES_PER_KEY_PER_MINUTE: [int(120000, 0), 'messages and events one API key (or person) publishes per minute over all sessions (0 = no limit)'],
+  LIMIT_PUBLISHES_PER_KEY_PER_MINUTE: [int(600000, 0), 'messages and events one API key (or person) publishes per minute over all sessions (0 = no limit)'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Variables = typeof variables;
