@@ -200,7 +200,7 @@ export function sessionRoutes(): ApiRouter {
         200: { description: 'Persisted and published', schema: publishResponse },
         202: { description: 'Accepted; persisting and publishing still under way', schema: publishResponse },
       },
-      errors: { 409: closed409 },
+      errors: { 409: closed409, 429: 'Over LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE for this session or LIMIT_PUBLISHES_PER_KEY_PER_MINUTE for this caller (Retry-After)' },
       handler: async ({ params, body, headers }, ctx) => {
         await limitPublish(params.session_id, ctx);
         const result = await acceptMessage(params.session_id, body, { idempotencyKey: headers['idempotency-key'], waitMs: config().sessions.publishWaitMs });
@@ -225,7 +225,7 @@ export function sessionRoutes(): ApiRouter {
         200: { description: 'Published', schema: eventAcceptedSchema },
         202: { description: 'Accepted, publishing under way', schema: eventAcceptedSchema },
       },
-      errors: { 409: closed409 },
+      errors: { 409: closed409, 429: 'Over LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE for this session or LIMIT_PUBLISHES_PER_KEY_PER_MINUTE for this caller (Retry-After)' },
       handler: async ({ params, body }, ctx) => {
         await limitPublish(params.session_id, ctx);
         const accepted = await acceptEvent(params.session_id, body, { waitMs: config().sessions.publishWaitMs });
