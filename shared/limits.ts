@@ -16,6 +16,8 @@ const definitions = {
   uploadBytes: { points: (l: Limits) => l.uploadBytesPerHour, seconds: 3600, what: 'bytes of uploads per hour (LIMIT_UPLOAD_BYTES_PER_HOUR)' },
   // A slot in progress expires after an hour at most, should its process die before giving it back.
   uploadsInProgress: { points: (l: Limits) => l.uploadsConcurrent, seconds: 3600, what: 'uploads in progress at once (LIMIT_UPLOADS_CONCURRENT)' },
+  // As uploads in progress: a stream's slot is given back when it ends, and lapses after an hour at most.
+  streams: { points: (l: Limits) => l.streamsPerPerson, seconds: 3600, what: 'open streams per person (LIMIT_STREAMS_PER_PERSON)' },
   signInStarts: { points: (l: Limits) => l.signInStartsPerMinute, seconds: 60, what: 'sign-in starts per minute from one address (LIMIT_SIGNIN_STARTS_PER_MINUTE)' },
   sessionPublishes: { points: (l: Limits) => l.publishesPerSessionPerMinute, seconds: 60, what: 'publishes into one session per minute (LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE)' },
   keyPublishes: { points: (l: Limits) => l.publishesPerKeyPerMinute, seconds: 60, what: 'publishes per minute by one caller (LIMIT_PUBLISHES_PER_KEY_PER_MINUTE)' },
@@ -51,8 +53,14 @@ export async function takeLimit(name: LimitName, key: string, points = 1): Promi
 
 /** Holds one of a limited number of slots for `key` (e.g. uploads in progress); call the result to give it back. */
 export async function holdSlot(name: LimitName, key: string): Promise<() => Promise<void>> {
-  await takeLimit(name, key);
   const l = limiter(name);
+  try {
+    await takeLimit(name, key);
+  } catch (err) {
+    // A refused attempt still counted in Redis: it holds no slot, so it is given back.
+    if (err instanceof TooManyRequestsError) await l?.reward(key, 1).catch(() => undefined);
+    throw err;
+  }
   let given = false;
   return async () => {
     if (given || !l) return;

@@ -7,11 +7,13 @@ import { startPlatform, type Platform } from '../helpers/platform.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { freshPhone } from '../helpers/chatapp.js';
+import { eventually } from '../helpers/eventually.js';
 
 process.env.LIMIT_UPLOADS_PER_HOUR = '3';
 process.env.LIMIT_UPLOAD_BYTES_PER_HOUR = String(64 * 1024);
 process.env.LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE = '5';
 process.env.LIMIT_SIGNIN_STARTS_PER_MINUTE = '3';
+process.env.LIMIT_STREAMS_PER_PERSON = '2';
 
 let api: Platform;
 beforeAll(async () => {
@@ -52,6 +54,29 @@ describe('limits per person', () => {
     for (let i = 0; i < 6; i++) statuses.push((await post(i)).status);
     expect(statuses.slice(0, 5).every((s) => s === 200 || s === 202)).toBe(true);
     expect(statuses[5]).toBe(429);
+  });
+
+  it('open streams per person, over all processes: the third is a 429; a closed one frees its slot', async () => {
+    const u = await createUser({ phone_number: freshPhone() });
+    const { session } = await resolveSession(u.user_id);
+    const open = async () => {
+      const abort = new AbortController();
+      const res = await api.request(`/api/portal/chat/${session.session_id}/events`, { headers: { 'X-User-Id': u.user_id }, signal: abort.signal });
+      return { status: res.status, close: () => abort.abort() };
+    };
+    const first = await open();
+    const second = await open();
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const third = await open();
+    expect(third.status).toBe(429);
+    first.close();
+    const again = await eventually(async () => {
+      const s = await open();
+      if (s.status === 200) return s;
+      return null;
+    }, 5000, 'a slot to come back');
+    second.close();
+    again.close();
   });
 
   it('anonymous sign-in starts per address', async () => {
