@@ -179,6 +179,13 @@ export const variables = {
 
   // Least authority: scoped keys and per-person limits.
   API_KEY_CACHE_MS: [int(5000, 0), 'how long an API process trusts what it read of a named key (POST /api/v1/keys); a revoked key stops working within this time, no restart needed'],
+  LIMIT_UPLOADS_PER_HOUR: [int(30, 0), 'document uploads one person may start per hour (0 = no limit); more get 429 with Retry-After'],
+  LIMIT_UPLOAD_BYTES_PER_HOUR: [int(200 * 1024 * 1024, 0), 'bytes of documents one person may upload per hour (0 = no limit)'],
+  LIMIT_UPLOADS_CONCURRENT: [int(2, 0), 'uploads one person may have in progress at once, across API processes (0 = no limit)'],
+  LIMIT_STREAMS_PER_PERSON: [int(20, 0), 'portal chat streams (GET /api/portal/chat/{id}/events) one person holds open at once, across API processes (0 = no limit)'],
+  LIMIT_SIGNIN_STARTS_PER_MINUTE: [int(20, 0), 'sign-in starts (GET /api/global/auth/login) per client address per minute (0 = no limit)'],
+  LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE: [int(1200, 0), 'messages and events published into one session per minute (0 = no limit)'],
+  LIMIT_PUBLISHES_PER_KEY_PER_MINUTE: [int(600000, 0), 'messages and events one API key (or person) publishes per minute over all sessions (0 = no limit)'],
   // --- npm run dev: the local Prometheus and Alertmanager it starts when their Debian packages are installed
   DEV_MONITORING: [bool(true), 'npm run dev: start a local Prometheus and Alertmanager (Debian prometheus, prometheus-alertmanager) wired to the platform when METRICS_URL is unset'],
   DEV_PROMETHEUS_PORT: [int(9090, 1), 'npm run dev: port of the local Prometheus'],
@@ -438,6 +445,15 @@ function nested(env: Env) {
       monitors: { autoApply: env.MONITORS_AUTO_APPLY, modelAuto: env.MONITORS_MODEL_AUTO, rulesDir: env.RULES_DIR, deployWaitMs: env.MONITORS_DEPLOY_WAIT_MS, platformRules: env.MONITORS_PLATFORM_RULES },
     },
     authority: { keyCacheMs: env.API_KEY_CACHE_MS },
+    limits: {
+      uploadsPerHour: env.LIMIT_UPLOADS_PER_HOUR,
+      uploadBytesPerHour: env.LIMIT_UPLOAD_BYTES_PER_HOUR,
+      uploadsConcurrent: env.LIMIT_UPLOADS_CONCURRENT,
+      streamsPerPerson: env.LIMIT_STREAMS_PER_PERSON,
+      signInStartsPerMinute: env.LIMIT_SIGNIN_STARTS_PER_MINUTE,
+      publishesPerSessionPerMinute: env.LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE,
+      publishesPerKeyPerMinute: env.LIMIT_PUBLISHES_PER_KEY_PER_MINUTE,
+    },
     toolServer: {
       port: env.MCP_SERVICE_PORT,
       publicUrl: (env.MCP_SERVICE_URL ?? `http://localhost:${env.MCP_SERVICE_PORT}`).replace(/\/+$/, ''),

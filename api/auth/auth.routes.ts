@@ -3,6 +3,7 @@ import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
 import { ValidationError } from '../../shared/errors.js';
 import { completeAuthorization, endSessionUrl, startAuthorization } from '../../shared/auth/oidc.js';
+import { takeLimit } from '../../shared/limits.js';
 import { createAuthSession, deleteAuthSession, savePendingLogin, sweepAuthSessions, takePendingLogin } from '../../shared/auth/auth-sessions.store.js';
 import { browserSession, csrfHeader, loginCookie, personOf, sessionCookie, setCookie } from './browser-session.js';
 import { checkCsrf } from '../middleware/auth.js';
@@ -49,8 +50,10 @@ export function authRoutes(): ApiRouter {
       auth: 'public',
       request: { query: z.object({ return_to: returnTo }) },
       responses: { 302: { description: 'to the identity provider' } },
-      errors: { 502: 'The identity provider could not be discovered', 503: 'Sign-in is not configured' },
+      errors: { 429: 'Over LIMIT_SIGNIN_STARTS_PER_MINUTE sign-in starts from this address (Retry-After)', 502: 'The identity provider could not be discovered', 503: 'Sign-in is not configured' },
       handler: async ({ query }, ctx) => {
+        // Each start stores a row until it completes or expires: anonymous starts are limited per address.
+        await takeLimit('signInStarts', ctx.ip);
         try {
           const start = await startAuthorization();
           await savePendingLogin({ state: start.state, nonce: start.nonce, code_verifier: start.codeVerifier, return_to: query.return_to });

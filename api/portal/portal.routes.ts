@@ -2,6 +2,8 @@
  * The self-service portal's own data (spec 002 § Self-service portal): profile, contacts, documents
  * and support cases. Every route acts for one person (see caller.ts) and sees only their rows.
  */
+import type { Context } from 'koa';
+import { holdSlot, takeLimit } from '../../shared/limits.js';
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
@@ -144,14 +146,14 @@ function documentRoutes(r: ApiRouter): ApiRouter {
       path: '/api/portal/documents',
       tags,
       summary: 'Upload a document',
-      description: `multipart/form-data with a \`file\` part (PDF, DOCX, HTML, plain text, Markdown or CSV) and optional fields \`category\` and \`tags\` (comma-separated). The body is read as it streams: past DOCUMENT_MAX_BYTES (default 20 MB) the upload stops with 413 and nothing is stored. The document starts \`pending\`; the portal.index-document job moves it to processing, then indexed, or failed with \`failure_reason\` (a file that cannot be read, or whose reading passes DOCUMENT_EXTRACT_TIMEOUT_MS or DOCUMENT_EXTRACT_MAX_MEMORY_MB, each named in the reason). ${actingUserNote}`,
+      description: `multipart/form-data with a \`file\` part (PDF, DOCX, HTML, plain text, Markdown or CSV) and optional fields \`category\` and \`tags\` (comma-separated). The body is read as it streams: past DOCUMENT_MAX_BYTES (default 20 MB) the upload stops with 413 and nothing is stored. Per person: LIMIT_UPLOADS_PER_HOUR uploads and LIMIT_UPLOAD_BYTES_PER_HOUR bytes (the request's Content-Length) per hour, LIMIT_UPLOADS_CONCURRENT at once; over one, 429 with Retry-After before the body is read. The document starts \`pending\`; the portal.index-document job moves it to processing, then indexed, or failed with \`failure_reason\` (a file that cannot be read, or whose reading passes DOCUMENT_EXTRACT_TIMEOUT_MS or DOCUMENT_EXTRACT_MAX_MEMORY_MB, each named in the reason). ${actingUserNote}`,
       auth: 'user',
       request: { headers: userHeader },
       responses: { 201: { description: 'The stored document (rag_status pending)', schema: docOut } },
-      errors: { 400: 'No `file` part, or a bad field', 413: 'The file is larger than DOCUMENT_MAX_BYTES (nothing stored)', 415: 'Not multipart/form-data, or an unsupported file type' },
+      errors: { 400: 'No `file` part, or a bad field', 413: 'The file is larger than DOCUMENT_MAX_BYTES (nothing stored)', 415: 'Not multipart/form-data, or an unsupported file type', 429: 'Over a per-person upload limit (LIMIT_UPLOADS_PER_HOUR, LIMIT_UPLOAD_BYTES_PER_HOUR, LIMIT_UPLOADS_CONCURRENT); Retry-After says when to try again' },
       handler: async (_i, ctx) => {
         const caller = await portalCaller(ctx);
-        return publicDocument(await storeUpload(caller.userId, await readUpload(ctx.req, ctx.get('Content-Type'))));
+        return publicDocument(await limitedUpload(caller.userId, ctx, () => readUpload(ctx.req, ctx.get('Content-Type')).then((u) => storeUpload(caller.userId, u))));
       },
     })
     .route({
@@ -372,4 +374,17 @@ function caseRoutes(r: ApiRouter): ApiRouter {
 export function portalRoutes(): ApiRouter {
   const r = new ApiRouter();
   return caseRoutes(documentRoutes(contactRoutes(profileRoutes(r))));
+}
+
+/** Runs an upload within the person's limits: count and bytes per hour (the declared length, before reading), uploads at once. */
+async function limitedUpload<T>(userId: string, ctx: Context, upload: () => Promise<T>): Promise<T> {
+  await takeLimit('uploads', userId);
+  const declared = Number(ctx.get('Content-Length'));
+  if (declared > 0) await takeLimit('uploadBytes', userId, declared);
+  const release = await holdSlot('uploadsInProgress', userId);
+  try {
+    return await upload();
+  } finally {
+    await release();
+  }
 }

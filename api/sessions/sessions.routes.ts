@@ -1,4 +1,6 @@
 /** Session memory routes (spec 000): resolve, sessions, interactions, context, publishing and the SSE stream. */
+import type { Context } from 'koa';
+import { takeLimit } from '../../shared/limits.js';
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
@@ -198,8 +200,9 @@ export function sessionRoutes(): ApiRouter {
         200: { description: 'Persisted and published', schema: publishResponse },
         202: { description: 'Accepted; persisting and publishing still under way', schema: publishResponse },
       },
-      errors: { 409: closed409 },
+      errors: { 409: closed409, 429: 'Over LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE for this session or LIMIT_PUBLISHES_PER_KEY_PER_MINUTE for this caller (Retry-After)' },
       handler: async ({ params, body, headers }, ctx) => {
+        await limitPublish(params.session_id, ctx);
         const result = await acceptMessage(params.session_id, body, { idempotencyKey: headers['idempotency-key'], waitMs: config().sessions.publishWaitMs });
         ctx.status = result.message_published ? 200 : 202;
         if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
@@ -222,8 +225,9 @@ export function sessionRoutes(): ApiRouter {
         200: { description: 'Published', schema: eventAcceptedSchema },
         202: { description: 'Accepted, publishing under way', schema: eventAcceptedSchema },
       },
-      errors: { 409: closed409 },
+      errors: { 409: closed409, 429: 'Over LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE for this session or LIMIT_PUBLISHES_PER_KEY_PER_MINUTE for this caller (Retry-After)' },
       handler: async ({ params, body }, ctx) => {
+        await limitPublish(params.session_id, ctx);
         const accepted = await acceptEvent(params.session_id, body, { waitMs: config().sessions.publishWaitMs });
         ctx.status = accepted.published ? 200 : 202;
         return { success: true, ...accepted };
@@ -256,4 +260,10 @@ export function sessionRoutes(): ApiRouter {
         return undefined;
       },
     });
+}
+
+/** Publishes per session and per caller (key or person) per minute, over all API processes. */
+async function limitPublish(sessionId: string, ctx: Context): Promise<void> {
+  const caller = (ctx.state.apiKeyId as string | undefined) ?? `person:${(ctx.state.person as { subject?: string } | undefined)?.subject ?? ''}`;
+  await Promise.all([takeLimit('sessionPublishes', sessionId), takeLimit('keyPublishes', caller)]);
 }

@@ -37,7 +37,10 @@ export function serviceTokens(tokens: string[]): BearerAuth {
   };
 }
 
-/** Accepts JWTs signed by the provider at baseUrl, for one of the audiences. */
+/** The scope a provider's access token must carry for this server. */
+export const requiredScope = 'mcp';
+
+/** Accepts JWT access tokens (typ at+jwt, scope mcp) signed by the provider at baseUrl, for one of the audiences. */
 export function identityProviderTokens(baseUrl: string, audiences: string[], fetchTimeoutMs = 5000): BearerAuth {
   let keys: Promise<{ issuer: string; jwks: ReturnType<typeof createRemoteJWKSet> }> | undefined;
   const discover = async () => {
@@ -62,9 +65,10 @@ export function identityProviderTokens(baseUrl: string, audiences: string[], fet
         throw err;
       });
       const { issuer, jwks } = await keys;
+      let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
       try {
-        const { payload } = await jwtVerify(token, jwks, { issuer, audience: audiences });
-        return { subject: String(payload.sub ?? payload.client_id ?? 'unknown') };
+        // An access token (RFC 9068 typ at+jwt), not an ID token of the same provider.
+        ({ payload } = await jwtVerify(token, jwks, { issuer, audience: audiences, typ: 'at+jwt' }));
       } catch (err) {
         // Not a verdict on the token: the key set could not be fetched (network, timeout, a non-200 answer).
         if (!(err instanceof joseErrors.JOSEError) || err instanceof joseErrors.JWKSTimeout || err.code === 'ERR_JOSE_GENERIC') {
@@ -72,6 +76,9 @@ export function identityProviderTokens(baseUrl: string, audiences: string[], fet
         }
         throw new InvalidTokenError(err.message);
       }
+      const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];
+      if (!scopes.includes(requiredScope)) throw new InvalidTokenError(`the token lacks the scope ${requiredScope}`);
+      return { subject: String(payload.sub ?? payload.client_id ?? 'unknown') };
     },
   };
 }

@@ -179,7 +179,7 @@ async function main() {
       `  Console        ${base}/admin   (portal: ${base}/portal; hot reload through Vite)`,
       `  API            ${base}`,
       `  API reference  ${base}/api/docs`,
-      `  Queues         ${base}/admin/queues   (user ${cfg.auth.admin.user}, password ${cfg.auth.admin.password})`,
+      `  Queues         ${base}/admin/queues   (sign in as an sre account)`,
       `  API key        ${cfg.auth.apiKeys[0]}   (X-API-Key or Authorization: Bearer)`,
       `  Tracker MCP    http://127.0.0.1:${cfg.toolServer.port}/mcp   (${env.IDENTITY_BASE_URL ? `tokens of ${env.IDENTITY_BASE_URL}` : `Authorization: Bearer ${env.MCP_SERVICE_TOKENS!.split(',')[0]}`})`,
       ...(mcpTokens ? [mcpTokens] : []),

@@ -19,6 +19,26 @@ const maxFileChars = 100_000;
 /** Most tree entries scanned by a path search (100 per page). */
 const maxSearchPages = 20;
 
+/** A file path inside the repository: relative, without `.`/`..` segments or backslashes (GitLab would resolve them elsewhere). */
+const repoPath = () =>
+  z
+    .string()
+    .max(1000)
+    .refine((p) => !p.startsWith('/') && !p.includes('\\') && !p.split('/').some((seg) => seg === '..' || seg === '.'), 'must be a relative path inside the repository (no leading /, no . or .. segments)');
+
+/**
+ * The branch a ref names as GitLab resolves it (`refs/heads/main`, `heads/main` → `main`): the existing
+ * branch's own name when there is one, else the name with those prefixes taken off.
+ */
+async function resolvedBranch(ref: string): Promise<string> {
+  const t = tracker();
+  const found = await call(`Reading branch ${ref}`, () => t.api.Branches.show(t.project, ref)).then(
+    (b) => String((b as Row).name),
+    (err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)),
+  );
+  return found ?? ref.replace(/^(refs\/)?heads\//, '');
+}
+
 async function defaultBranch(): Promise<string> {
   const t = tracker();
   const project = (await call('Reading the project', () => t.api.Projects.show(t.project))) as Row;
@@ -79,7 +99,7 @@ export const issueTrackerTools = [
     name: 'tracker_list_tree',
     executor: 'issue_tracker',
     description: 'List the files and folders of the project repository at a path and ref (branch, tag or commit; default: the default branch).',
-    input: z.object({ path: z.string().max(1000).optional(), ref: z.string().max(255).optional(), recursive: z.boolean().default(false), page, per_page: perPage }),
+    input: z.object({ path: repoPath().optional(), ref: z.string().max(255).optional(), recursive: z.boolean().default(false), page, per_page: perPage }),
     handler: async (input) => {
       const t = tracker();
       const ref = input.ref ?? (await defaultBranch());
@@ -115,7 +135,7 @@ export const issueTrackerTools = [
     name: 'tracker_read_file',
     executor: 'issue_tracker',
     description: 'Read a text file of the repository at a ref (default: the default branch). Binary files are reported, not returned.',
-    input: z.object({ path: z.string().min(1).max(1000), ref: z.string().max(255).optional() }),
+    input: z.object({ path: repoPath().pipe(z.string().min(1)), ref: z.string().max(255).optional() }),
     handler: async (input) => {
       const t = tracker();
       const ref = input.ref ?? (await defaultBranch());
@@ -138,7 +158,7 @@ export const issueTrackerTools = [
       '(default: the default branch). Writing to the default branch itself is refused unless allow_default_branch is true.',
     ].join(' '),
     input: z.object({
-      path: z.string().min(1).max(1000),
+      path: repoPath().pipe(z.string().min(1)),
       content: z.string().max(1_000_000),
       branch: z.string().min(1).max(255),
       commit_message: z.string().min(1).max(10_000),
@@ -148,7 +168,8 @@ export const issueTrackerTools = [
     handler: async (input) => {
       const t = tracker();
       const main = await defaultBranch();
-      if (input.branch === main && !input.allow_default_branch) {
+      // Compared as GitLab resolves the name, so refs/heads/main is the default branch too.
+      if ((await resolvedBranch(input.branch)) === main && !input.allow_default_branch) {
         throw new ValidationError(`Refusing to commit to the default branch ${main}: write to a feature branch and open a merge request, or pass allow_default_branch: true.`, [
           { path: 'input.branch', message: `is the default branch (${main}); allow_default_branch is false` },
         ]);

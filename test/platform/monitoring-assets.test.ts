@@ -12,7 +12,7 @@ import { parse, stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { dashboard, dashboardText } from '../../shared/cli/grafana-dashboard.js';
 import { metricsRegistry, registerQueueGauges } from '../../shared/metrics.js';
-import '../../api/sessions/stream.js';
+import '../../api/stream/session-stream.js';
 import '../../api/sre/events/events.routes.js';
 
 const root = path.resolve(import.meta.dirname, '../..');

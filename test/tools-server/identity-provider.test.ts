@@ -32,7 +32,7 @@ async function tokenFor(params: Record<string, string>): Promise<Response> {
   });
 }
 async function accessToken(resource?: string): Promise<string> {
-  const res = await tokenFor(resource ? { resource, scope: 'mcp' } : {});
+  const res = await tokenFor(resource ? { resource, scope: 'mcp' } : { scope: 'mcp' });
   const body = (await res.json()) as { access_token?: string };
   expect(res.status, JSON.stringify(body)).toBe(200);
   return body.access_token!;

@@ -155,6 +155,31 @@ describe('issue-tracker tools over MCP', () => {
     expect(gitlab.branches.get('main')!.commit).toBe(allowed.commit.id);
   });
 
+  it('the default-branch guard compares the branch as GitLab resolves it (refs/heads/main is main)', async () => {
+    const before = gitlab.branches.get('main')!.commit;
+    for (const branch of ['refs/heads/main', 'heads/main']) {
+      const refused = await call(client, 'tracker_write_file', { path: 'README.md', branch, commit_message: 'Edit', content: 'x' });
+      expect(refused.isError, branch).toBe(true);
+      expect(refused.body.errors).toEqual([{ path: 'input.branch', message: expect.stringContaining('default branch') }]);
+    }
+    expect(gitlab.branches.get('main')!.commit).toBe(before);
+  });
+
+  it('refuses paths with .. segments or a leading / before any tracker call', async () => {
+    const before = gitlab.requests.length;
+    for (const [name, args] of [
+      ['tracker_read_file', { path: '../other-project/secrets.env' }],
+      ['tracker_read_file', { path: '/etc/passwd' }],
+      ['tracker_list_tree', { path: 'src/../../x' }],
+      ['tracker_write_file', { path: 'src/./../x.txt', branch: 'feat/y', commit_message: 'y', content: 'y' }],
+    ] as const) {
+      const res = await call(client, name, args);
+      expect(res.isError, `${name} ${args.path}`).toBe(true);
+      expect(res.body.errors[0].path).toBe('input.path');
+    }
+    expect(gitlab.requests.length).toBe(before);
+  });
+
   it('closes and reopens a merge request', async () => {
     await ok(client, 'tracker_write_file', { path: 'x.txt', branch: 'feat/x', commit_message: 'x', content: 'x\n' });
     const mr = await ok(client, 'tracker_create_merge_request', { source_branch: 'feat/x', title: 'X' });
@@ -323,7 +348,7 @@ describe('who may call the tool server', () => {
     });
     started.push(server);
     const sign = (key: CryptoKey | Uint8Array, claims: { iss?: string; exp?: string } = {}) =>
-      new SignJWT({ scope: 'mcp' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('maria').setIssuer(claims.iss ?? issuer)
+      new SignJWT({ scope: 'mcp' }).setProtectedHeader({ alg: 'RS256', kid: 'k1', typ: 'at+jwt' }).setSubject('maria').setIssuer(claims.iss ?? issuer)
         .setAudience(`${audience}/mcp`).setIssuedAt().setExpirationTime(claims.exp ?? '5m').sign(key);
 
     const valid = await connect(server, await sign(privateKey));

@@ -1,0 +1,70 @@
+/**
+ * Limits per person (or key, or client address), held in Redis so they hold across API processes:
+ * a rate (so many per window) or a number in progress at once. Over a limit is a TooManyRequestsError
+ * (429 with Retry-After). Each limit is a setting (LIMIT_*), 0 turning it off.
+ */
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { config } from './config.js';
+import { TooManyRequestsError } from './errors.js';
+import { commandRedis } from './redis.js';
+
+type Limits = ReturnType<typeof config>['limits'];
+
+/** Every limit: its setting, its window in seconds, and what the 429 says. */
+const definitions = {
+  uploads: { points: (l: Limits) => l.uploadsPerHour, seconds: 3600, what: 'document uploads per hour (LIMIT_UPLOADS_PER_HOUR)' },
+  uploadBytes: { points: (l: Limits) => l.uploadBytesPerHour, seconds: 3600, what: 'bytes of uploads per hour (LIMIT_UPLOAD_BYTES_PER_HOUR)' },
+  // A slot in progress expires after an hour at most, should its process die before giving it back.
+  uploadsInProgress: { points: (l: Limits) => l.uploadsConcurrent, seconds: 3600, what: 'uploads in progress at once (LIMIT_UPLOADS_CONCURRENT)' },
+  // As uploads in progress: a stream's slot is given back when it ends, and lapses after an hour at most.
+  streams: { points: (l: Limits) => l.streamsPerPerson, seconds: 3600, what: 'open streams per person (LIMIT_STREAMS_PER_PERSON)' },
+  signInStarts: { points: (l: Limits) => l.signInStartsPerMinute, seconds: 60, what: 'sign-in starts per minute from one address (LIMIT_SIGNIN_STARTS_PER_MINUTE)' },
+  sessionPublishes: { points: (l: Limits) => l.publishesPerSessionPerMinute, seconds: 60, what: 'publishes into one session per minute (LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE)' },
+  keyPublishes: { points: (l: Limits) => l.publishesPerKeyPerMinute, seconds: 60, what: 'publishes per minute by one caller (LIMIT_PUBLISHES_PER_KEY_PER_MINUTE)' },
+} as const;
+export type LimitName = keyof typeof definitions;
+
+const limiters = new Map<LimitName, RateLimiterRedis>();
+
+function limiter(name: LimitName): RateLimiterRedis | undefined {
+  const def = definitions[name];
+  const points = def.points(config().limits);
+  if (points <= 0) return undefined;
+  let found = limiters.get(name);
+  if (!found) {
+    found = new RateLimiterRedis({ storeClient: commandRedis('limits'), keyPrefix: `${config().queues.prefix}:limit:${name}`, points, duration: def.seconds });
+    limiters.set(name, found);
+  }
+  return found;
+}
+
+/** Takes `points` of a limit for `key` (a person, key or address); over it, a 429 with the seconds until room. */
+export async function takeLimit(name: LimitName, key: string, points = 1): Promise<void> {
+  const l = limiter(name);
+  if (!l) return;
+  try {
+    await l.consume(key, points);
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+    const retry = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
+    throw new TooManyRequestsError(`Too many ${definitions[name].what}: at most ${l.points}; try again in ${retry} s.`, retry);
+  }
+}
+
+/** Holds one of a limited number of slots for `key` (e.g. uploads in progress); call the result to give it back. */
+export async function holdSlot(name: LimitName, key: string): Promise<() => Promise<void>> {
+  const l = limiter(name);
+  try {
+    await takeLimit(name, key);
+  } catch (err) {
+    // A refused attempt still counted in Redis: it holds no slot, so it is given back.
+    if (err instanceof TooManyRequestsError) await l?.reward(key, 1).catch(() => undefined);
+    throw err;
+  }
+  let given = false;
+  return async () => {
+    if (given || !l) return;
+    given = true;
+    await l.reward(key, 1).catch(() => undefined);
+  };
+}
