@@ -157,7 +157,7 @@ describe('the session event stream (SSE)', () => {
   it('a subscriber too slow to keep up is disconnected instead of buffered without bound', async () => {
     const { sessionId } = await newSession(api);
     const chat = await newInteraction(api, sessionId, 'chat');
-    const cutOff = async () => Number((await metricsRegistry.getSingleMetric('session_sse_slow_disconnects_total')!.get()).values[0]?.value ?? 0);
+    const cutOff = async () => Number((await metricsRegistry.getSingleMetric('switchboard_session_sse_slow_disconnects_total')!.get()).values[0]?.value ?? 0);
     const before = await cutOff();
     // A raw client that never reads: the kernel buffers fill, then the server's, until the server gives up on it.
     const http = await import('node:http');
