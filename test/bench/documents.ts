@@ -7,8 +7,8 @@
  * 2. top the chunks up to BENCH_CHUNKS (default 10,000), then BENCH_QUERIES (default 1,000) searches
  *    through GET /api/portal/documents/search: p50/p95, against a baseline of the same ts_rank query
  *    sent straight to PostgreSQL over the same chunks, with the ratio.
- * 3. session delivery while hostile documents are parsed: BENCH_MSG_RATE (default 100) messages/s to
- *    one session, each timed from its POST until a subscriber of the session's SSE stream has it,
+ * 3. session delivery while hostile documents are parsed: BENCH_MSG_RATE (default 100) messages/s
+ *    spread over BENCH_SESSIONS (default 20) sessions, each timed from its POST until a subscriber of the session's SSE stream has it,
  *    first BENCH_QUIET_S (default 5) seconds with no document, then while a DOCX that inflates to
  *    BENCH_BOMB_MB (default 100) MB and an HTML page of BENCH_HTML_OPENERS (default 8,000) unclosed
  *    openers of each kind (quadratic for a backtracking tag stripper) are extracted, until both have
@@ -32,6 +32,7 @@ const QUIET_S = Number(process.env.BENCH_QUIET_S ?? 5);
 const BOMB_MB = Number(process.env.BENCH_BOMB_MB ?? 100);
 const HTML_OPENERS = Number(process.env.BENCH_HTML_OPENERS ?? 8000);
 const ONLY_HOSTILE = process.env.BENCH_ONLY_HOSTILE === '1';
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 20);
 
 const { ensureTemplate, cloneTemplate, dropDatabase, serverUrl } = await import('../helpers/databases.js');
 const template = await ensureTemplate();
@@ -188,21 +189,29 @@ async function deliveryDuringHostileDocuments(url: string, headers: Record<strin
     if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<Record<string, string>>;
   };
-  const { user_id } = await json('/api/users', { phone_number: `+1555${String(Date.now() % 1e7).padStart(7, '0')}` });
-  const { session_id } = await json('/api/sessions/resolve', { user_id });
-  const { interaction_id } = await json(`/api/sessions/${session_id}/interactions`, { channel: 'web' });
+  const sessions = await Promise.all(
+    Array.from({ length: SESSIONS }, async (_, i) => {
+      const { user_id } = await json('/api/users', { phone_number: `+1555${String((Date.now() + i * 7919) % 1e7).padStart(7, '0')}` });
+      const { session_id } = await json('/api/sessions/resolve', { user_id });
+      const { interaction_id } = await json(`/api/sessions/${session_id}/interactions`, { channel: 'web' });
+      return { session_id: session_id!, interaction_id: interaction_id! };
+    }),
+  );
 
   const sentAt = new Map<string, number>();
   let window: number[] = [];
   let errors = 0;
-  const stream = subscribeSse(`${url}/api/sessions/${session_id}/events?channel=bench`, { 'X-API-Key': apiKey }, (e) => {
-    const data = JSON.parse(e.data) as { data?: { content?: string } };
-    const t = sentAt.get(data.data?.content ?? '');
-    if (t !== undefined) window.push(performance.now() - t);
-  });
-  await stream.opened;
+  const streams = sessions.map(({ session_id }) =>
+    subscribeSse(`${url}/api/sessions/${session_id}/events?channel=bench`, { 'X-API-Key': apiKey }, (e) => {
+      const data = JSON.parse(e.data) as { data?: { content?: string } };
+      const t = sentAt.get(data.data?.content ?? '');
+      if (t !== undefined) window.push(performance.now() - t);
+    }),
+  );
+  await Promise.all(streams.map((s) => s.opened));
   let n = 0;
   const timer = setInterval(() => {
+    const { session_id, interaction_id } = sessions[n % sessions.length]!;
     const content = `m${n++}`;
     sentAt.set(content, performance.now());
     json(`/api/sessions/${session_id}/messages`, { channel: 'web', role: 'user', content, interaction_id }).catch(() => errors++);
@@ -211,7 +220,7 @@ async function deliveryDuringHostileDocuments(url: string, headers: Record<strin
     const sorted = [...window].sort((a, b) => a - b);
     const expected = Math.round(seconds * MSG_RATE);
     console.log(
-      `delivery ${label}: ${sorted.length} messages in ${fmt(seconds, 1)} s at ${MSG_RATE}/s (POST to SSE): p50 ${fmt(percentile(sorted, 50), 1)} ms, p99 ${fmt(percentile(sorted, 99), 1)} ms, max ${fmt(sorted.at(-1) ?? NaN, 1)} ms; not yet delivered ~${Math.max(0, expected - sorted.length)}, failed POSTs ${errors}`,
+      `delivery ${label}: ${sorted.length} messages in ${fmt(seconds, 1)} s at ${MSG_RATE}/s over ${SESSIONS} sessions (POST to SSE): p50 ${fmt(percentile(sorted, 50), 1)} ms, p99 ${fmt(percentile(sorted, 99), 1)} ms, max ${fmt(sorted.at(-1) ?? NaN, 1)} ms; not yet delivered ~${Math.max(0, expected - sorted.length)}, failed POSTs ${errors}`,
     );
     window = [];
   };
@@ -244,7 +253,7 @@ async function deliveryDuringHostileDocuments(url: string, headers: Record<strin
   const hostileSeconds = (performance.now() - started) / 1000;
   report('while the hostile documents were extracted', hostileSeconds);
   clearInterval(timer);
-  stream.close();
+  for (const s of streams) s.close();
   const rows = (await db()('documents').whereIn('document_id', ids).select('document_id', 'filename', 'size', 'rag_status', 'failure_reason')) as Array<Record<string, string>>;
   for (const r of rows) {
     console.log(`  ${r.filename} (${fmt(Number(r.size) / 1024, 0)} KB): ${r.rag_status} after ${fmt(settledAt.get(r.document_id!)! / 1000, 1)} s${r.failure_reason ? ` — ${r.failure_reason}` : ''}`);
