@@ -177,6 +177,14 @@ const alert = (status: 'firing' | 'resolved', name: string, severity: string, se
   generatorURL: `http://prometheus.${demoDomain}/graph?g0.expr=${name}`,
 });
 
+/** Waits (up to 30 s) until the workers have stored at least `count` demo alerts. */
+async function alertsStored(api: DemoApi, count: number): Promise<void> {
+  for (let waited = 0; waited < 30_000; waited += 250) {
+    if ((await api.get<{ total: number }>('/api/v1/alerts?label=demo%3Dtrue&limit=1')).total >= count) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 async function seedAlerts(api: DemoApi): Promise<number> {
   const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
   const am = (status: 'firing' | 'resolved', alerts: unknown[]) => ({ version: '4', receiver: 'switchboard', status, groupLabels: {}, commonLabels: { demo: 'true' }, commonAnnotations: {}, externalURL: `http://alertmanager.${demoDomain}`, groupKey: `{}:{demo="${status}"}`, truncatedAlerts: 0, alerts });
@@ -191,6 +199,8 @@ async function seedAlerts(api: DemoApi): Promise<number> {
   await api.post('/webhooks/alertmanager/demo-prometheus', am('firing', firing));
   const resolvedOne = alert('firing', 'PodRestarting', 'warning', 'payments', 'Pod restarted 4 times in 15 minutes', ago(180));
   await api.post('/webhooks/alertmanager/demo-prometheus', am('firing', [resolvedOne]));
+  // As a real sender does, the resolution follows the firing it resolves (sent at once, the two could be ingested in either order).
+  await alertsStored(api, firing.length + 1);
   await api.post('/webhooks/alertmanager/demo-prometheus', am('resolved', [{ ...resolvedOne, status: 'resolved', endsAt: ago(150) }]));
   // A second source, in Grafana's unified alerting format.
   const grafana = (status: 'firing' | 'resolved', alerts: unknown[]) => ({
@@ -200,6 +210,7 @@ async function seedAlerts(api: DemoApi): Promise<number> {
   const gFiring = { ...alert('firing', 'QueueBacklog', 'critical', 'workers', 'Jobs waiting for more than 5 minutes', ago(8)), fingerprint: 'de0000000000d001', silenceURL: '', dashboardURL: '', panelURL: '', values: { B: 1240 } };
   const gResolved = { ...alert('firing', 'CertificateExpiring', 'info', 'edge', 'TLS certificate expires in 14 days', ago(600)), fingerprint: 'de0000000000d002', silenceURL: '', dashboardURL: '', panelURL: '', values: { B: 14 } };
   await api.post('/webhooks/grafana/demo-grafana', grafana('firing', [gFiring, gResolved]));
+  await alertsStored(api, firing.length + 3);
   await api.post('/webhooks/grafana/demo-grafana', grafana('resolved', [{ ...gResolved, status: 'resolved', endsAt: ago(30) }]));
   // Ingestion runs on the workers; waiting for it keeps the section's "already there" check true on the next run.
   const expected = firing.length + 3; // and two of them resolved

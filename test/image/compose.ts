@@ -53,7 +53,7 @@ console.log(`stand-ins (Debian packages, not the official images): ${Object.valu
 
 const portBase = Number(process.env.TEST_COMPOSE_PORT_BASE ?? 0);
 const [web1Port, web2Port, toolsPort] = portBase ? [portBase, portBase + 1, portBase + 2] : [await freePort(), await freePort(), await freePort()];
-const apiKey = `compose-${run}`;
+const apiKey = `compose-key-${run}-0000`;
 // What an operator puts in .env (credentials of a production start; the tools role's tracker and tokens).
 const dir = mkdtempSync(path.join(tmpdir(), 'sb-compose-'));
 const envFile = path.join(dir, '.env');
@@ -62,19 +62,20 @@ writeFileSync(
   [
     `API_KEYS=${apiKey}`,
     'ADMIN_USER=ops',
-    `ADMIN_PASSWORD=pw-${run}`,
-    `ALERT_WEBHOOK_TOKEN=alerts-${run}`,
-    `CRM_WEBHOOK_SECRET=crm-${run}`,
+    `ADMIN_PASSWORD=admin-password-${run}`,
+    `METRICS_TOKEN=metrics-token-${run}`,
+    `ALERT_WEBHOOK_TOKEN=alerts-token-${run}`,
+    `CRM_WEBHOOK_SECRET=crm-webhook-secret-${run}`,
     'PUBLIC_URL=https://switchboard.test',
     'OIDC_ISSUER_URL=https://id.switchboard.test',
     'OIDC_CLIENT_ID=switchboard',
-    `OIDC_CLIENT_SECRET=oidc-${run}`,
+    `OIDC_CLIENT_SECRET=oidc-secret-${run}`,
     'SERVICE_SESSION_SYSTEM=true',
     'DISCOVERY_ENABLED=false',
-    `MCP_SERVICE_TOKENS=mcp-${run}`,
+    `MCP_SERVICE_TOKENS=mcp-service-token-${run}`,
     'ISSUE_TRACKER_API_URL=https://tracker.switchboard.test',
     'ISSUE_TRACKER_PROJECT_PATH=ops/switchboard',
-    `ISSUE_TRACKER_MCP_TOKEN=tracker-${run}`,
+    `ISSUE_TRACKER_MCP_TOKEN=tracker-token-${run}-00`,
     '',
   ].join('\n'),
 );

@@ -21,7 +21,8 @@ const portBase = Number(process.env.TEST_IMAGE_PORT_BASE ?? 0);
 const [webPort, metricsPort] = portBase ? [portBase, portBase + 1] : [await freePort(), await freePort()];
 const run = randomBytes(3).toString('hex');
 const database = await freshDatabase('sb_image');
-const apiKey = `image-test-${run}`;
+const apiKey = `image-test-key-${run}`;
+const metricsToken = `metrics-token-${run}`;
 const redisHost = process.env.BUS_HOST ?? '127.0.0.1';
 const redisPort = process.env.BUS_PORT ?? '6379';
 // Production mode: every setting a real deployment needs (the identity provider is only contacted at sign-in).
@@ -33,12 +34,13 @@ const env = {
   PUBLIC_URL: 'https://switchboard.test',
   OIDC_ISSUER_URL: 'https://id.switchboard.test',
   OIDC_CLIENT_ID: 'switchboard',
-  OIDC_CLIENT_SECRET: 'image-test',
+  OIDC_CLIENT_SECRET: `oidc-secret-${run}`,
   API_KEYS: apiKey,
   ADMIN_USER: 'ops',
-  ADMIN_PASSWORD: `pw-${run}`,
-  ALERT_WEBHOOK_TOKEN: `alerts-${run}`,
-  CRM_WEBHOOK_SECRET: `crm-${run}`,
+  ADMIN_PASSWORD: `admin-password-${run}`,
+  METRICS_TOKEN: metricsToken,
+  ALERT_WEBHOOK_TOKEN: `alerts-token-${run}`,
+  CRM_WEBHOOK_SECRET: `crm-webhook-secret-${run}`,
   SERVICE_SESSION_SYSTEM: 'true',
   DISCOVERY_ENABLED: 'false',
   PORT: String(webPort),
@@ -82,7 +84,7 @@ try {
     await waitFor('worker /healthz', () => answers200(`http://127.0.0.1:${metricsPort}/healthz`), 60_000).catch((err) => {
       throw new Error(`${err.message}\n${podman(['logs', '--tail', '20', names.worker], { allowFail: true }).err}`);
     });
-    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { Authorization: `Bearer ${metricsToken}` } })).text();
     const info = metrics.split('\n').find((l) => l.startsWith('switchboard_build_info'));
     if (!info) throw new Error('no switchboard_build_info in the worker /metrics');
     return info;
