@@ -129,8 +129,9 @@ const slotJobId = (job: string, slot: string) => `${job}-${Date.parse(slot) / 10
 /** Every job of the platform, by name ("<domain>.<action>"). */
 export const jobDefinitions = {
   // --- the session stream (shared/stream/) ----------------------------------
-  // Persist then broadcast the events one request accepted into a session's stream, in order. The
-  // lane is the hash of the session; the id is the first event's, so a repeated add is one job.
+  // Persist then broadcast events accepted into sessions of one lane (stream/enqueue.ts), each
+  // session's in order. The lane is the hash of the session; the id is the first event's, so a
+  // repeated add is one job.
   'stream.deliver': define({
     queue: 'stream-lane-0',
     schema: deliverSchema,
@@ -349,6 +350,9 @@ export function queueOf(def: JobDefinition, payload: unknown): string {
   const lanes = def.partition.lanes();
   return lanes[laneOf(def.partition.key(payload), lanes.length)]!;
 }
+
+/** The queue a payload of a job would go to. */
+export const queueOfJob = <N extends JobName>(name: N, payload: JobPayload<N>): string => queueOf(jobDefinitions[name], payload);
 
 /** Validates a payload against its job's schema and adds the job to its queue. */
 export async function enqueue<N extends JobName>(name: N, payload: JobPayload<N>, extra?: JobsOptions) {
