@@ -3,7 +3,7 @@
  * handler after parsing the payload with the job's schema. A payload that does not parse fails at
  * once without retries (UnrecoverableError); any other error is retried by the queue's policy.
  */
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { z } from 'zod';
 import { config, ConfigError } from '../shared/config.js';
 import { blockingConnection } from '../shared/redis.js';
@@ -41,10 +41,9 @@ export function assertEveryJobHandled(reg: Registry, handlers: Handlers): void {
  */
 const defaultLocks = { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 5 };
 
-/** Starts one Worker per queue of the registry (or of `only`). */
 /**
  * The queues a worker process runs: every queue, or those WORKER_QUEUES names (a queue also brings
- * its lanes: sessions → sessions-lane-*). An unknown name stops start-up, naming it.
+ * its lanes: stream → stream-lane-*). An unknown name stops start-up, naming it.
  */
 export function workerQueues(all: string[], chosen: string[] | undefined): string[] {
   if (!chosen?.length) return all;
@@ -53,6 +52,7 @@ export function workerQueues(all: string[], chosen: string[] | undefined): strin
   return all.filter((q) => chosen.some((name) => q === name || q.startsWith(`${name}-lane-`)));
 }
 
+/** Starts one Worker per queue of the registry (or of `only`). */
 export function startWorkers(reg: Registry, handlers: Handlers, only?: string[]): Worker[] {
   assertEveryJobHandled(reg, handlers);
   const log = logger('worker');
@@ -78,7 +78,7 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
           end({ outcome: 'completed' });
           return result;
         } catch (err) {
-          end({ outcome: 'failed' });
+          end({ outcome: err instanceof DelayedError ? 'delayed' : 'failed' });
           throw err;
         }
       },

@@ -6,7 +6,7 @@
  * envelopes with the same sequences again (subscribers drop a sequence they have seen).
  */
 import knexFactory, { type Knex } from 'knex';
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import client from 'prom-client';
 import { publishEvent, type BusEvent } from '../bus.js';
 import { config } from '../config.js';
@@ -218,6 +218,9 @@ const setAside = new client.Counter({
   registers: [metricsRegistry],
 });
 
+/** How long a drain waits out a lock or an outage before it steps aside for a while (its queue has few slots per process). */
+const drainHoldMs = 10_000;
+
 /** Waits that end by themselves: a lock held elsewhere, a statement cut short, a conflict with another transaction. */
 const waitCodes = new Set(['55P03', '57014', '40001', '40P01']);
 const waitsOut = (err: unknown) => waitCodes.has((err as { code?: string })?.code ?? '') || unavailableDependency(err) !== undefined;
@@ -225,7 +228,8 @@ const waitsOut = (err: unknown) => waitCodes.has((err as { code?: string })?.cod
 /**
  * A parked session's drain (stream.drain-parked): writes its parked events from the oldest, each
  * removed once written. A lock or an outage is waited out here (the session's events keep waiting,
- * nobody else's do); any other failure fails the attempt, and the queue retries it with backoff.
+ * nobody else's do), stepping aside every drainHoldMs so a few stuck sessions cannot hold every
+ * slot of the queue; any other failure fails the attempt, and the queue retries it with backoff.
  * When the last attempt fails the event is set aside: removed from the parked list and kept in this
  * failed job (its data and reason, on the queue dashboard), and the rest of the session goes on.
  */
@@ -237,12 +241,18 @@ export async function drainParked(sessionId: string, job: Job): Promise<{ writte
     const parsed = streamEventSchema.safeParse(JSON.parse(head));
     try {
       if (!parsed.success) throw new Error(`unreadable parked event: ${parsed.error.message}`);
+      const waitingSince = Date.now();
       for (let attempt = 1; ; attempt++) {
         try {
           written += (await writeRuns([[parsed.data]]))[0]!;
           break;
         } catch (err) {
           if (!waitsOut(err)) throw err;
+          if (Date.now() - waitingSince > drainHoldMs) {
+            // A long lock or outage: give the queue's slot to other parked sessions and come back, using no attempt.
+            await job.moveToDelayed(Date.now() + 1_000, job.token);
+            throw new DelayedError();
+          }
           await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt)));
         }
       }
