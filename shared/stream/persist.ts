@@ -134,18 +134,18 @@ async function writeRuns(runs: StreamEvent[][]): Promise<number[]> {
 }
 
 /**
- * How long a write waits here for Postgres or Redis to come back: an outage is everyone's, so the
+ * How long a lane job waits here for Postgres or Redis to come back: an outage is everyone's, so the
  * lane waits holding its job (parking every session would only move the wait) and its later jobs
  * keep their order behind it.
  */
 const outageHoldMs = 5 * 60_000;
 
-/** writeRuns, waiting out an outage of Postgres or Redis (up to outageHoldMs); any other failure is thrown. */
-export async function writeThroughOutages(runs: StreamEvent[][]): Promise<number[]> {
+/** Runs `step`, again while Postgres or Redis is out (up to outageHoldMs); any other failure is thrown. */
+async function throughOutages<T>(step: () => Promise<T>): Promise<T> {
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
-      return await writeRuns(runs);
+      return await step();
     } catch (err) {
       if (unavailableDependency(err) === undefined || Date.now() - started > outageHoldMs) throw err;
       await new Promise((r) => setTimeout(r, Math.min(1_000, 25 * 2 ** attempt)));
@@ -161,10 +161,10 @@ export async function writeThroughOutages(runs: StreamEvent[][]): Promise<number
  */
 async function writeRound(runs: StreamEvent[][]): Promise<Array<number | { failed: unknown }>> {
   try {
-    return await writeThroughOutages(runs);
+    return await throughOutages(() => writeRuns(runs));
   } catch (err) {
     if (runs.length === 1) return [{ failed: err }];
-    return Promise.all(runs.map((run) => writeThroughOutages([run]).then(([n]) => n!, (failed: unknown) => ({ failed }))));
+    return Promise.all(runs.map((run) => throughOutages(() => writeRuns([run])).then(([n]) => n!, (failed: unknown) => ({ failed }))));
   }
 }
 
@@ -188,7 +188,9 @@ function bySession(events: StreamEvent[]): Map<string, StreamEvent[]> {
  */
 export async function deliverLaneJob(events: StreamEvent[]): Promise<{ published: number; parked: number }> {
   const sessions = [...bySession(events)];
-  const held = await Promise.all(sessions.map(([sessionId, list]) => holdIfParked(sessionId, list)));
+  // Redis out while parking or checking: the lane holds the job (a failed job would let later ones
+  // overtake it). Repeating a hold or park that did happen parks events twice, which writes nothing twice.
+  const held = await throughOutages(() => Promise.all(sessions.map(([sessionId, list]) => holdIfParked(sessionId, list))));
   let parked = sessions.reduce((n, [, list], i) => n + (held[i] ? list.length : 0), 0);
   let published = 0;
   let pending = sessions.filter((_, i) => !held[i]).map(([sessionId, list]) => ({ sessionId, runs: runsOf(list) }));
@@ -203,7 +205,7 @@ export async function deliverLaneJob(events: StreamEvent[]): Promise<{ published
       }
       const { sessionId, runs } = pending[i]!;
       const rest = [heads[i]!, ...runs].flat();
-      await park(sessionId, rest, outcome.failed);
+      await throughOutages(() => park(sessionId, rest, outcome.failed));
       parked += rest.length;
       runs.length = 0;
     }
