@@ -115,6 +115,8 @@ try {
   await dropDatabase(scratch);
   await deleteKeysWithPrefix(prefix);
 }
+// A connection that a late job opened after the shutdown hooks ran would keep the process alive (and the bench lock held).
+process.exit(0);
 
 async function indexAndSearch(url: string, userId: string, headers: Record<string, string>) {
   const user = { user_id: userId };
