@@ -138,11 +138,11 @@ const sourceLoader = childEntry.endsWith('.ts') ? ['--import', pathToFileURL(cre
 const stderrTail = 4096;
 
 /**
- * Why a child process and not a worker thread: a thread shares its process's cores and V8's GC
- * helper threads with the event loop that delivers session messages, and nothing lowers a thread's
- * CPU priority portably; a child gets the lowest priority (the OS runs delivery, the API, Postgres and
- * Redis first), its own heap limit (--max-old-space-size on its command line) and a SIGKILL at the
- * time limit, and whatever it allocates is returned to the OS when it exits.
+ * Why a child process and not a worker thread: a parsing thread takes CPU at the priority of the event
+ * loop that delivers session messages (nothing lowers a thread's priority portably), and V8 may abort
+ * the whole process when a thread passes its heap limit. A child runs at the lowest priority, so the
+ * OS runs delivery, the API, Postgres and Redis first; its heap limit is --max-old-space-size on its
+ * own command line, and passing it, or the time limit (SIGKILL), ends only the child.
  */
 function startChild(limits: ExtractionLimits): ChildProcess {
   const child = fork(childEntry, [], {
