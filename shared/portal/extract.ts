@@ -150,7 +150,12 @@ function startChild(limits: ExtractionLimits): ChildProcess {
     serialization: 'advanced',
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
-  if (child.pid !== undefined) setPriority(child.pid, constants.priority.PRIORITY_LOW);
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, constants.priority.PRIORITY_LOW);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
   return child;
 }
 
