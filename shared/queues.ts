@@ -103,7 +103,7 @@ export const queueDefinitions = {
   // ingest handler writes the payloads active in one process together (group commit). Twice its
   // largest batch (maxBatch in shared/sre/alerts/ingest.ts), so the next batch fills during a write.
   'sre-alerts': { concurrency: 128, jobOptions: retrying(8, 1000) },
-  // Portal: text extraction and full-text indexing of uploaded documents. Each extraction runs in a thread
+  // Portal: text extraction and full-text indexing of uploaded documents. Each extraction runs in a process
   // of its own within DOCUMENT_EXTRACT_TIMEOUT_MS and DOCUMENT_EXTRACT_MAX_MEMORY_MB (shared/portal/extract.ts).
   portal: { concurrency: 2, jobOptions: retrying(3, 2000) },
   // SRE discovery and monitor deployment (long runs kept apart from alert ingestion).
