@@ -7,7 +7,7 @@ import { config } from '../../shared/config.js';
 import { channelSchema, clientEventSchema, historyMessageSchema, messageInputSchema } from '../../shared/sessions/schemas.js';
 import { closeSession, resolveSession } from '../../shared/sessions/resolve.js';
 import { getSession, listSessions, sessionHistoryRows } from '../../shared/sessions/sessions.store.js';
-import { getUser } from '../../shared/sessions/users.store.js';
+import { getUser } from '../../shared/users/users.store.js';
 import { closeInteraction, startInteraction } from '../../shared/sessions/interactions.js';
 import { listInteractions } from '../../shared/sessions/interactions.store.js';
 import { acceptEvent, acceptMessage } from '../../shared/stream/index.js';

@@ -9,7 +9,7 @@ import { enqueue } from '../queues.js';
 import { logger } from '../logger.js';
 import { runAgent } from '../agent/agent.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
-import type { User } from '../sessions/users.store.js';
+import type { User } from '../users/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/interactions.store.js';

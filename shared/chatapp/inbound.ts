@@ -10,7 +10,7 @@ import { z } from '../zod.js';
 import { logger } from '../logger.js';
 import { runAgent, type AgentEvents } from '../agent/agent.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
-import { findUserByPhone } from '../sessions/users.store.js';
+import { findUserByPhone } from '../users/users.store.js';
 import { setConsent } from '../sessions/consents.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';

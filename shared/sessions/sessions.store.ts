@@ -1,7 +1,8 @@
 /**
  * Query module of `sessions`. The stream position columns (last_seq, message_count, last_activity,
- * context.last_channel) advance in the statements that append to the stream: messages.store.ts
- * (messages) and events.store.ts (other events); expiry writes its audit rows in its own statement.
+ * context.last_channel) advance in the statements that append to the stream (append-messages.sql.ts,
+ * append-stream-event.sql.ts); expiry closes sessions and their interactions with its audit rows in
+ * expire-sessions.sql.ts.
  */
 import type { Knex } from 'knex';
 import { db, preparedStatement } from '../db/index.js';
@@ -130,7 +131,7 @@ export async function isPastResumeWindow(k: Knex, sessionId: string): Promise<bo
  * The summary a session gets when it goes idle or closes, unless it has one: its first user message
  * cut to 140 characters (the sessions.summarize job replaces it with the model's when one is configured).
  */
-const fallbackSummary = (alias: string) =>
+export const fallbackSummary = (alias: string) =>
   `coalesce(${alias}.summary, (select case when length(m.content) > 140 then left(m.content, 139) || '…' else m.content end
      from session_messages m where m.session_id = ${alias}.session_id and m.role = 'user' order by m.position limit 1))`;
 
@@ -181,40 +182,6 @@ export interface EndedInteraction {
   channel: string;
 }
 
-/**
- * Closes every live session whose last activity is at or before now minus its resume window, ends
- * their active interactions, and writes an audit row of `auditType` for each session and of
- * `endedType` for each interaction, in one statement. Returns the sessions closed and the
- * interactions ended (whose CHANNEL_LEFT the caller publishes).
- */
-export async function closeExpiredSessions(auditType: string, endedType: string): Promise<{ sessionIds: string[]; ended: EndedInteraction[] }> {
-  const { rows } = await db().raw(
-    `with expired as (
-       update sessions s set status = 'closed', closed_at = now(), summary = ${fallbackSummary('s')}
-        where status in ('active', 'idle', 'resumable') and last_activity <= now() - resume_window
-       returning session_id, resume_window
-     ), ended as (
-       update session_interactions set status = 'closed', ended_at = now()
-        where status = 'active' and session_id in (select session_id from expired)
-       returning session_id, interaction_id, channel
-     ), audit as (
-       insert into session_events (session_id, interaction_id, event_type, payload)
-       select session_id, null::uuid, ?, jsonb_build_object('reason', 'expired', 'resume_window', resume_window::text) from expired
-       union all
-       select session_id, interaction_id, ?, jsonb_build_object('channel', channel, 'reason', 'session_expired') from ended
-     )
-     select session_id, null::uuid as interaction_id, null::text as channel from expired
-     union all
-     select session_id, interaction_id, channel from ended`,
-    [auditType, endedType],
-  );
-  const all = rows as Array<{ session_id: string; interaction_id: string | null; channel: string | null }>;
-  return {
-    sessionIds: all.filter((r) => !r.interaction_id).map((r) => r.session_id),
-    ended: all.filter((r) => r.interaction_id).map((r) => ({ session_id: r.session_id, interaction_id: r.interaction_id!, channel: r.channel! })),
-  };
-}
-
 const publishableRow = preparedStatement<{ status: string; interaction_ok: boolean }>(
   'sessions.publishable',
   `select s.status, exists (select 1 from session_interactions i where i.interaction_id = $1 and i.session_id = s.session_id) as interaction_ok
@@ -254,4 +221,17 @@ export async function sessionHeadsOfUser(trx: Knex.Transaction, userId: string):
 export async function streamHead(sessionId: string): Promise<number> {
   const row = await db()(SESSIONS).select('last_seq').where({ session_id: sessionId }).first();
   return Number(row?.last_seq ?? 0);
+}
+
+/** A user's part of an erasure: their sessions, with the interactions, messages and events that go with them (counted first). */
+export async function eraseUserSessions(trx: Knex.Transaction, user: { user_id: string }): Promise<Record<string, number>> {
+  const { rows } = await trx.raw(
+    `select
+       (select count(*) from session_interactions i join sessions s using (session_id) where s.user_id = :id)::int as session_interactions,
+       (select count(*) from session_messages m join sessions s using (session_id) where s.user_id = :id)::int as session_messages,
+       (select count(*) from session_events e join sessions s using (session_id) where s.user_id = :id)::int as session_events`,
+    { id: user.user_id },
+  );
+  const sessions = await trx(SESSIONS).where({ user_id: user.user_id }).delete();
+  return { sessions, ...rows[0] };
 }

@@ -12,7 +12,7 @@ import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { startLocalSmtp } from '../helpers/local-smtp-server.js';
 import { eventually } from '../helpers/eventually.js';
 import { freshPhone } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { listInteractions } from '../../shared/sessions/interactions.store.js';

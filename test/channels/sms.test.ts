@@ -12,7 +12,7 @@ import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 import { freshPhone } from '../helpers/chatapp.js';
 import { configureTwilioChannels, postTwilio, smsNumber, smsParams, twilioSid } from '../helpers/channels.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { getConsent, setConsent } from '../../shared/sessions/consents.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';

@@ -6,7 +6,7 @@
  * Run as a script (`npx tsx test/helpers/table-writers.ts`) to print the whole map.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
@@ -57,8 +57,8 @@ export interface Write {
 }
 
 /** Each write found in one source file; `unresolved` holds knex writes whose table could not be read. */
-export function writesIn(file: string, tables: ReadonlySet<string>): { writes: Write[]; unresolved: number[] } {
-  const source = ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);
+export function writesIn(file: string, tables: ReadonlySet<string>, text = readFileSync(join(root, file), 'utf8')): { writes: Write[]; unresolved: number[] } {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const consts = new Map<string, string>();
   const collect = (node: ts.Node): void => {
     if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) {
@@ -155,14 +155,19 @@ export interface WriterReport {
   unresolved: string[];
 }
 
-export function tableWriters(): WriterReport {
+/** Results per file read from disk: a test file asks several times, the tree does not change meanwhile. */
+const parsed = new Map<string, ReturnType<typeof writesIn>>();
+
+/** The writers of every table in shared/, api/ and workers/, plus `extra` sources (a test's made-up module). */
+export function tableWriters(extra: ReadonlyArray<{ file: string; text: string }> = []): WriterReport {
   const tables = migratedTables();
   const known = new Set(tables);
   const writers = new Map<string, string[]>();
   const operations = new Map<string, string[]>();
   const unresolved: string[] = [];
-  for (const file of scanned.flatMap(filesUnder).map((f) => relative(root, join(root, f)))) {
-    const found = writesIn(file, known);
+  const sources = [...scanned.flatMap(filesUnder).map((file) => ({ file, text: undefined })), ...extra];
+  for (const { file, text } of sources) {
+    const found = text === undefined ? (parsed.get(file) ?? parsed.set(file, writesIn(file, known)).get(file)!) : writesIn(file, known, text);
     unresolved.push(...found.unresolved.map((line) => `${file}:${line}`));
     for (const table of new Set(found.writes.map((w) => w.table))) {
       const into = isOperationFile(file) ? operations : writers;
