@@ -12,7 +12,7 @@ import { turnJournal } from '../agent/turn-steps.store.js';
 import type { User } from '../users/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
-import { listInteractions } from '../sessions/interactions.store.js';
+import { listInteractions } from '../sessions/sessions.store.js';
 import { acceptEvent, acceptMessage } from '../stream/index.js';
 import { getContext } from '../sessions/context.js';
 import type { Channel } from '../sessions/schemas.js';

@@ -14,7 +14,7 @@ import { findUserByPhone } from '../users/users.store.js';
 import { setConsent } from '../sessions/consents.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
-import { listInteractions } from '../sessions/interactions.store.js';
+import { listInteractions } from '../sessions/sessions.store.js';
 import { acceptEvent, acceptMessage } from '../stream/index.js';
 import { getContext } from '../sessions/context.js';
 import { getMessage, getReplyTo, insertInboundOnce, markProcessed, recordProviderStatus, type StoredMessage } from './messages.store.js';

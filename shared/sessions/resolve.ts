@@ -11,10 +11,9 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { auditTypes, recordAudit } from './events.store.js';
 import {
   activateSession, closeSessionRow, closedSessionConflict, getSession, insertSession, lockLiveSession, lockSession, type Session,
+  endActiveInteractions, type EndedInteraction,
 } from './sessions.store.js';
-import type { EndedInteraction } from './sessions.store.js';
 import { closeExpiredSessions } from './expire-sessions.sql.js';
-import { endActiveInteractions } from './interactions.store.js';
 import { announceLeft, endedAudit } from './interactions.js';
 import { lockUser } from '../users/users.store.js';
 import { publishSessionClosed } from '../stream/index.js';

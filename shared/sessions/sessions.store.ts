@@ -1,5 +1,6 @@
 /**
- * Query module of `sessions`. The stream position columns (last_seq, message_count, last_activity,
+ * The session aggregate's store: `sessions` and their channel interactions (`session_interactions`).
+ * The stream position columns (last_seq, message_count, last_activity,
  * context.last_channel) advance in the statements that append to the stream (append-messages.sql.ts,
  * append-stream-event.sql.ts); expiry closes sessions and their interactions with its audit rows in
  * expire-sessions.sql.ts.
@@ -7,7 +8,7 @@
 import type { Knex } from 'knex';
 import { db, preparedStatement } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { liveStatuses, type sessionSchema, type SessionStatus } from './schemas.js';
+import { liveStatuses, type Channel, type Interaction, type sessionSchema, type SessionStatus } from './schemas.js';
 import type { z } from '../zod.js';
 
 export const SESSIONS = 'sessions';
@@ -234,4 +235,105 @@ export async function eraseUserSessions(trx: Knex.Transaction, user: { user_id: 
   );
   const sessions = await trx(SESSIONS).where({ user_id: user.user_id }).delete();
   return { sessions, ...rows[0] };
+}
+
+// Interactions: a session's presence on a channel.
+
+export const INTERACTIONS = 'session_interactions';
+const INTERACTION_COLUMNS: string[] = ['interaction_id', 'session_id', 'channel', 'channel_ref', 'status', 'started_at', 'ended_at', 'legacy_interaction_id', 'metadata'];
+
+interface InteractionRow extends Omit<Interaction, 'started_at' | 'ended_at'> {
+  started_at: Date;
+  ended_at: Date | null;
+}
+
+const interactionToDomain = (row: InteractionRow): Interaction => ({
+  ...row,
+  started_at: row.started_at.toISOString(),
+  ended_at: row.ended_at?.toISOString() ?? null,
+});
+
+export interface NewInteraction {
+  channel: Channel;
+  channel_ref?: string | null;
+  metadata?: Record<string, unknown>;
+  legacy_interaction_id?: string | null;
+}
+
+/** The interaction, or NotFoundError. */
+export async function getInteraction(interactionId: string): Promise<Interaction> {
+  const row = (await db()(INTERACTIONS).select(INTERACTION_COLUMNS).where({ interaction_id: interactionId }).first()) as InteractionRow | undefined;
+  if (!row) throw new NotFoundError(`No interaction ${interactionId}.`);
+  return interactionToDomain(row);
+}
+
+/** Interactions of a session, oldest first. */
+export async function listInteractions(sessionId: string): Promise<Interaction[]> {
+  return ((await db()(INTERACTIONS).select(INTERACTION_COLUMNS).where({ session_id: sessionId }).orderBy('started_at')) as InteractionRow[]).map(interactionToDomain);
+}
+
+/** Records an active interaction on a session. */
+export async function insertInteraction(k: Knex, sessionId: string, input: NewInteraction): Promise<Interaction> {
+  const [row] = await k(INTERACTIONS)
+    .insert({
+      session_id: sessionId,
+      channel: input.channel,
+      channel_ref: input.channel_ref ?? null,
+      metadata: JSON.stringify(input.metadata ?? {}),
+      legacy_interaction_id: input.legacy_interaction_id ?? null,
+    })
+    .returning(INTERACTION_COLUMNS);
+  return interactionToDomain(row as InteractionRow);
+}
+
+/** The session of an interaction, or undefined for an unknown interaction. */
+export async function interactionSessionId(k: Knex, interactionId: string): Promise<string | undefined> {
+  const found = await k(INTERACTIONS).select('session_id').where({ interaction_id: interactionId }).first();
+  return found?.session_id as string | undefined;
+}
+
+/** Locks an interaction row for the rest of the transaction. */
+export async function lockInteraction(trx: Knex.Transaction, interactionId: string): Promise<Interaction> {
+  return interactionToDomain((await trx(INTERACTIONS).select(INTERACTION_COLUMNS).where({ interaction_id: interactionId }).forUpdate().first()) as InteractionRow);
+}
+
+/** Ends an interaction (closed, ended_at now). */
+export async function endInteraction(k: Knex, interactionId: string): Promise<Interaction> {
+  const [row] = await k(INTERACTIONS).where({ interaction_id: interactionId }).update({ status: 'closed', ended_at: k.fn.now() }).returning(INTERACTION_COLUMNS);
+  return interactionToDomain(row as InteractionRow);
+}
+
+/** Ends every active interaction of a session; returns those ended. */
+export async function endActiveInteractions(k: Knex, sessionId: string): Promise<Array<{ interaction_id: string; channel: string }>> {
+  return k(INTERACTIONS)
+    .where({ session_id: sessionId, status: 'active' })
+    .update({ status: 'closed', ended_at: k.fn.now() })
+    .returning(['interaction_id', 'channel']);
+}
+
+/** How many interactions of a session are active. */
+export async function countActiveInteractions(k: Knex, sessionId: string): Promise<number> {
+  const stillActive = await k(INTERACTIONS).where({ session_id: sessionId, status: 'active' }).count<{ count: number }[]>('* as count');
+  return Number(stillActive[0]!.count);
+}
+
+/**
+ * Active interactions whose channel has ended them: a chatapp interaction once the user's 24-hour
+ * customer window has closed (no open window for the user), a web-chat (`chat`) interaction after
+ * `chatIdleSeconds` without a message (or since it started). At most `limit`, oldest first.
+ */
+export async function timedOutInteractions(chatIdleSeconds: number, limit = 500, k: Knex = db()): Promise<Array<{ interaction_id: string; channel: string }>> {
+  const { rows } = await k.raw(
+    `select i.interaction_id, i.channel
+       from session_interactions i join sessions s on s.session_id = i.session_id
+      where i.status = 'active' and (
+        (i.channel = 'chatapp' and not exists (select 1 from chatapp_sessions c where c.user_id = s.user_id and c.window_expires_at > now()))
+        or (i.channel = 'chat' and greatest(i.started_at, (select max(m.created_at) from session_messages m
+                                                           where m.session_id = i.session_id and m.interaction_id = i.interaction_id))
+                                    <= now() - make_interval(secs => ?)))
+      order by i.started_at
+      limit ?`,
+    [chatIdleSeconds, limit],
+  );
+  return rows;
 }

@@ -15,7 +15,7 @@ import { freshPhone } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
-import { listInteractions } from '../../shared/sessions/interactions.store.js';
+import { listInteractions } from '../../shared/sessions/sessions.store.js';
 import { startEmailListener, senderAuthenticated } from '../../shared/channels/email/listener.js';
 import { stripQuoted } from '../../shared/channels/email/parse.js';
 import { db } from '../../shared/db/index.js';

@@ -16,7 +16,7 @@ import { createUser } from '../../shared/users/users.store.js';
 import { getConsent, setConsent } from '../../shared/sessions/consents.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
-import { listInteractions } from '../../shared/sessions/interactions.store.js';
+import { listInteractions } from '../../shared/sessions/sessions.store.js';
 import { processInbound, deliver } from '../../shared/channels/pipeline.js';
 import { SMS_OPT_IN_REPLY, SMS_OPT_OUT_REPLY, SMS_UNKNOWN_SENDER_REPLY } from '../../shared/channels/sms/sms.adapter.js';
 import { db } from '../../shared/db/index.js';

@@ -17,7 +17,7 @@ import { configureSlack, configureTwilioChannels, connectRelay, postSlack, postT
 import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
-import { listInteractions } from '../../shared/sessions/interactions.store.js';
+import { listInteractions } from '../../shared/sessions/sessions.store.js';
 
 const slack = await startLocalSlack(slackBotToken);
 configureSlack(slack.apiUrl);

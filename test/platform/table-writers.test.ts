@@ -9,8 +9,11 @@ describe('one store per aggregate', () => {
     expect(report.shared, `tables written by more than one module; move the statements into the aggregate's store, or into an <operation>.sql.ts when they deliberately span aggregates:\n${describeReport(report)}`).toEqual([]);
   });
 
-  it('every knex write names a table the check can read', () => {
+  it('every write names a table the check can read; a table named at run time only in an operation file', () => {
     expect(tableWriters().unresolved).toEqual([]);
+    const stray = { file: 'shared/stray-prune.ts', text: 'export const p = (k, t) => k.raw(`delete from ?? where created_at < now()`, [t]);' };
+    expect(tableWriters([stray]).unresolved).toEqual(['shared/stray-prune.ts:1']);
+    expect(tableWriters([{ ...stray, file: 'shared/stray-prune.sql.ts' }]).unresolved).toEqual([]);
   });
 
   it('a second module writing a table fails the check, naming the table and both modules', () => {
