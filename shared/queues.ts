@@ -268,7 +268,7 @@ export const jobDefinitions = {
     schema: z.object({ request_id: z.guid() }),
     jobId: (p) => `monitors-deploy-${p.request_id}`,
   }),
-  // Tick: delete rows past their retention (shared/retention.ts); one job per slot however many processes tick.
+  // Tick: delete rows past their retention (shared/prune-expired.sql.ts); one job per slot however many processes tick.
   'platform.prune': define({ queue: 'maintenance', schema: z.object({ slot: z.iso.datetime() }), jobId: (p) => slotJobId('platform.prune', p.slot) }),
   // One discovery run: a manual trigger names the run it opened; a scheduled tick names its slot.
   'discovery.run': define({

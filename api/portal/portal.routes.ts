@@ -7,7 +7,8 @@ import { holdSlot, takeLimit } from '../../shared/limits.js';
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
-import { getProfile, updateProfile } from '../../shared/sessions/users.store.js';
+import { getProfile, updateProfile } from '../../shared/users/users.store.js';
+import { profileSchema } from '../../shared/users/profile.js';
 import { deleteContact, findContact, insertContact, listContacts, updateContact } from '../../shared/portal/contacts.store.js';
 import { deleteDocument, findDocument, listDocuments, updateDocumentMeta } from '../../shared/portal/documents.store.js';
 import { documentStorage } from '../../shared/portal/document-storage.js';
@@ -16,7 +17,7 @@ import { listCases, listStaff } from '../../shared/portal/cases.store.js';
 import { assignCaseTo, caseWithComments, commentOnCase, createCase, editCase, transitionCase } from '../../shared/portal/cases.js';
 import { transitionsMarkdown } from '../../shared/portal/case-transitions.js';
 import {
-  caseSchema, casePriorities, caseStatuses, commentSchema, contactInput, contactSchema, contactUpdate, documentSchema, profileSchema,
+  caseSchema, casePriorities, caseStatuses, commentSchema, contactInput, contactSchema, contactUpdate, documentSchema,
   profileUpdateSchema, ragStatuses, searchHitSchema,
 } from '../../shared/portal/schemas.js';
 import { actingUserNote, portalCaller, userHeader } from './caller.js';

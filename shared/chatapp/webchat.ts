@@ -15,10 +15,9 @@ import type { HistoryEntry } from '../agent/history.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
-import { getInteraction, listInteractions } from '../sessions/interactions.store.js';
 import { acceptMessage, enqueueAndAwait } from '../stream/index.js';
 import { getContext } from '../sessions/context.js';
-import { getSession } from '../sessions/sessions.store.js';
+import { getInteraction, getSession, listInteractions } from '../sessions/sessions.store.js';
 import { AGENT_FAILED_REPLY, sessionEvents } from './inbound.js';
 
 export const WEB_CHANNEL = 'chat';
