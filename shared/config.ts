@@ -26,7 +26,7 @@ const retention = (fallback: string) =>
 
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
-  NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite and benchmarks, which configure themselves)'],
+  NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite only, which configures itself; the built platform refuses it)'],
   SWITCHBOARD_DEV: [bool(false), 'set by npm run dev only: development conveniences (API key dev-key, admin/admin, unsigned alert and lead webhooks); without it (or NODE_ENV=test) every start requires real credentials'],
   PORT: [int(3000, 0), 'HTTP port of the API (web role)'],
   HOST: [z.string().default('0.0.0.0'), 'address the API binds to'],
@@ -289,9 +289,10 @@ const realCredentials = {
 /**
  * The one place that decides whether a configuration is safe to start with; each problem names its variable.
  * With NODE_ENV unset (development) or production, and no SWITCHBOARD_DEV, the API refuses to run on
- * well-known or absent credentials: a forgotten variable must not leave a route open.
+ * well-known or absent credentials: a forgotten variable must not leave a route open. `built`: whether
+ * this is the compiled platform, which refuses the development and test modes whatever NODE_ENV.
  */
-export function startupSafetyProblems(env: Env, credentials = true): string[] {
+export function startupSafetyProblems(env: Env, credentials = true, built = builtPlatform): string[] {
   const problems: string[] = [];
   const why = env.NODE_ENV === 'production' ? 'required when NODE_ENV=production' : 'required outside npm run dev (SWITCHBOARD_DEV) and tests (NODE_ENV=test)';
   if (env.NODE_ENV === 'production') {
@@ -301,7 +302,9 @@ export function startupSafetyProblems(env: Env, credentials = true): string[] {
   }
   // Development conveniences (dev-key, admin/admin, unsigned webhooks) never reach production or the built platform.
   if (env.SWITCHBOARD_DEV && env.NODE_ENV === 'production') problems.push('SWITCHBOARD_DEV: must not be set when NODE_ENV=production');
-  else if (env.SWITCHBOARD_DEV && credentials && builtPlatform) problems.push('SWITCHBOARD_DEV: is for npm run dev only; the built platform (npm start, the Procfile roles) refuses it');
+  else if (env.SWITCHBOARD_DEV && credentials && built) problems.push('SWITCHBOARD_DEV: is for npm run dev only; the built platform (npm start, the Procfile roles) refuses it');
+  // NODE_ENV=test grants the same conveniences, so the built platform refuses it as it refuses SWITCHBOARD_DEV.
+  if (env.NODE_ENV === 'test' && built) problems.push('NODE_ENV: test is for the test suite only; the built platform (npm start, the Procfile roles) refuses it (use development or production)');
   if (env.NODE_ENV === 'production' && credentials && !env.METRICS_TOKEN) problems.push(`METRICS_TOKEN: ${why} (/metrics is not left open)`);
   if (credentials && !conveniencesAllowed(env)) {
     for (const [name, check] of Object.entries(realCredentials) as Array<[keyof typeof realCredentials, (v: string) => string | undefined]>) {
