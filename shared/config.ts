@@ -49,6 +49,7 @@ export const variables = {
   ],
   AUTH_SESSION_IDLE: [interval('8 hours'), 'a browser session ends after this long without a request, interval syntax'],
   AUTH_SESSION_MAX: [interval('7 days'), 'a browser session ends this long after sign-in whatever its use, interval syntax'],
+  AUTH_ROLES_REFRESH: [interval('5 minutes'), 'a browser session\'s roles (and name, email) are re-read from the identity provider at its first request after this long (refresh token, else userinfo); a person the provider no longer vouches for is signed out; interval syntax'],
   DEV_OIDC_PORT: [int(9410, 1), 'port of the identity provider npm run dev embeds when OIDC_ISSUER_URL is unset'],
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
@@ -344,7 +345,7 @@ function nested(env: Env) {
           }),
         ) as Record<string, 'sre' | 'staff' | 'sales'>,
       },
-      session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX },
+      session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX, rolesRefresh: env.AUTH_ROLES_REFRESH },
       devOidcPort: env.DEV_OIDC_PORT,
     },
     db: {

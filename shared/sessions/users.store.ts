@@ -206,6 +206,11 @@ export async function deleteUserData(trx: Knex.Transaction, userId: string): Pro
   return { users: 1, ...rows[0], chatapp_messages: chatappMessages, channel_messages: channelMessages };
 }
 
+/** Refreshes the provider's copies (name, email, roles) on the user of a provider subject, when there is one. */
+export async function updateProviderCopies(subject: string, copies: { name: string; email: string | null; roles: string[] }): Promise<void> {
+  await db()(TABLE).where({ idp_subject: subject }).update({ display_name: copies.name, email: copies.email, roles: copies.roles });
+}
+
 /** A user's roles as last copied from the identity provider (none for users the channels created); undefined for no such user. */
 export async function rolesOfUser(userId: string): Promise<string[] | undefined> {
   const row = (await db()(TABLE).select('roles').where({ user_id: userId }).first()) as { roles: string[] } | undefined;
