@@ -185,6 +185,9 @@ export const variables = {
   LIMIT_UPLOADS_CONCURRENT: [int(2, 0), 'uploads one person may have in progress at once, across API processes (0 = no limit)'],
   LIMIT_STREAMS_PER_PERSON: [int(20, 0), 'session streams on one person\'s sessions open at once, across API processes: their portal chat streams and those an API key opens on their sessions (GET /api/sessions/{id}/events) (0 = no limit)'],
   LIMIT_SIGNIN_STARTS_PER_MINUTE: [int(20, 0), 'sign-in starts (GET /api/global/auth/login) per client address per minute (0 = no limit)'],
+  LIMIT_PHONE_CODES_PER_HOUR: [int(5, 0), 'phone verification codes one person asks for per hour (POST /api/portal/profile/phone) (0 = no limit)'],
+  LIMIT_PHONE_CODE_ATTEMPTS: [int(5, 0), 'phone verification codes one person may enter per PHONE_CODE_TTL_MINUTES, right or wrong (POST /api/portal/profile/phone/verify) (0 = no limit)'],
+  PHONE_CODE_TTL_MINUTES: [int(10, 1), 'how long a phone verification code can be entered; it works once'],
   LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE: [int(1200, 0), 'messages and events published into one session per minute (0 = no limit)'],
   LIMIT_PUBLISHES_PER_KEY_PER_MINUTE: [int(600000, 0), 'messages and events one API key (or person) publishes per minute over all sessions (0 = no limit)'],
   // --- npm run dev: the local Prometheus and Alertmanager it starts when their Debian packages are installed
@@ -457,7 +460,10 @@ function nested(env: Env) {
       signInStartsPerMinute: env.LIMIT_SIGNIN_STARTS_PER_MINUTE,
       publishesPerSessionPerMinute: env.LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE,
       publishesPerKeyPerMinute: env.LIMIT_PUBLISHES_PER_KEY_PER_MINUTE,
+      phoneCodesPerHour: env.LIMIT_PHONE_CODES_PER_HOUR,
+      phoneCodeAttempts: env.LIMIT_PHONE_CODE_ATTEMPTS,
     },
+    phoneCodeTtlMinutes: env.PHONE_CODE_TTL_MINUTES,
     toolServer: {
       port: env.MCP_SERVICE_PORT,
       publicUrl: (env.MCP_SERVICE_URL ?? `http://localhost:${env.MCP_SERVICE_PORT}`).replace(/\/+$/, ''),

@@ -39,3 +39,16 @@ export async function windowOpen(phoneNumber: string, k: Knex = db()): Promise<b
   const row = await k(TABLE).where({ phone_number: phoneNumber }).andWhere('window_expires_at', '>', k.fn.now()).first('phone_number');
   return Boolean(row);
 }
+
+/**
+ * After a user's phone number changed: the window is the provider's, per number, so the old number's
+ * no longer applies to the user and the new number's opens only with its own next inbound message.
+ */
+export async function forgetWindowsOnPhoneChange(k: Knex, userId: string, newPhone: string | null): Promise<void> {
+  await k(TABLE)
+    .where({ user_id: userId })
+    .modify((q) => {
+      if (newPhone) q.orWhere({ phone_number: newPhone });
+    })
+    .delete();
+}

@@ -37,15 +37,29 @@ export const profileSchema = z
     display_name: z.string().nullable().openapi({ description: 'read-only: from the identity provider' }),
     roles: z.array(z.string()).openapi({ description: 'read-only: from the identity provider' }),
     timezone: z.string(),
-    phone: z.string().nullable().openapi({ description: 'E.164; the number the messaging channels know this person by (unique)' }),
+    phone: z.string().nullable().openapi({ description: 'E.164; the proven number the messaging channels know this person by (unique; set with POST /api/portal/profile/phone and …/verify)' }),
     notification_preferences: notificationPreferencesSchema,
   })
   .openapi('Profile');
 
 export const profileUpdateSchema = z
-  .object({ timezone: timezoneSchema, phone: e164.nullable(), notification_preferences: notificationPreferencesSchema })
+  .object({
+    timezone: timezoneSchema,
+    phone: e164.nullable().openapi({ description: 'null removes the number; a new one is proven first (POST /api/portal/profile/phone)' }),
+    notification_preferences: notificationPreferencesSchema,
+  })
   .partial()
   .strict();
+
+export const phoneCodeRequestSchema = z.object({ phone: e164.openapi({ description: 'the number to prove (E.164)' }) }).strict();
+export const phoneCodeSentSchema = z
+  .object({
+    status: z.literal('code_sent'),
+    phone: z.string(),
+    expires_at: z.string().openapi({ description: 'the code can be entered until then' }),
+  })
+  .openapi('PhoneCodeSent');
+export const phoneCodeVerifySchema = z.object({ code: z.string().regex(/^\d{6}$/, 'must be the 6 digits of the code') }).strict();
 
 const tag = z.string().trim().min(1).max(50);
 export const contactInput = z
