@@ -11,6 +11,7 @@ import { configureChatapp, freshPhone } from '../helpers/chatapp.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';
 import { createUser } from '../../shared/sessions/users.store.js';
 import { db } from '../../shared/db/index.js';
+import { portalUserWithoutPhone } from '../helpers/people.js';
 
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
@@ -23,17 +24,13 @@ beforeAll(async () => {
   api = await startPlatform();
 });
 
-async function portalUser(): Promise<string> {
-  const [row] = await db()('users').insert({ display_name: 'Portal Person' }).returning(['user_id']);
-  return row.user_id as string;
-}
 const asUser = (userId: string, path: string, json: unknown) => api.request(path, { method: 'POST', json, headers: { 'X-User-Id': userId } });
 const codeIn = (to: string) =>
   eventually(async () => /code is (\d{6})\./.exec(twilio.messages.filter((m) => m.params.To === to).at(-1)?.params.Body ?? '')?.[1], 15_000, `a code sent to ${to}`);
 
 describe('phone codes without an approved template', () => {
   it('go by SMS from SMS_FROM_NUMBER to a number that has not written lately, and prove it', async () => {
-    const person = await portalUser();
+    const person = await portalUserWithoutPhone();
     const phone = freshPhone();
     expect((await asUser(person, '/api/portal/profile/phone', { phone })).status).toBe(202);
     const code = await codeIn(phone);
@@ -51,7 +48,7 @@ describe('phone codes without an approved template', () => {
     const earlier = await createUser({ phone_number: phone });
     await extendWindow(earlier.user_id, phone);
     await db()('users').where({ user_id: earlier.user_id }).update({ phone_number: null });
-    const person = await portalUser();
+    const person = await portalUserWithoutPhone();
     expect((await asUser(person, '/api/portal/profile/phone', { phone })).status).toBe(202);
     const code = await codeIn(`whatsapp:${phone}`);
     expect(twilio.messages.filter((m) => m.params.To === phone)).toHaveLength(0);

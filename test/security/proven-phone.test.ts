@@ -13,6 +13,7 @@ import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../he
 import { createUser } from '../../shared/sessions/users.store.js';
 import { extendWindow, getWindow, windowOpen } from '../../shared/chatapp/window.store.js';
 import { db } from '../../shared/db/index.js';
+import { portalUserWithoutPhone } from '../helpers/people.js';
 import { queue } from '../../shared/queues.js';
 
 const twilio = await startLocalTwilio();
@@ -27,11 +28,6 @@ beforeAll(async () => {
   api = await startPlatform();
 });
 
-/** A portal user without a phone number (as after a first sign-in). */
-async function portalUser(): Promise<string> {
-  const [row] = await db()('users').insert({ display_name: 'Portal Person' }).returning(['user_id']);
-  return row.user_id as string;
-}
 const asUser = (userId: string, path: string, init: { method?: string; json?: unknown } = {}) => api.request(path, { ...init, headers: { 'X-User-Id': userId } });
 const askCode = (userId: string, phone: string) => asUser(userId, '/api/portal/profile/phone', { method: 'POST', json: { phone } });
 const enterCode = (userId: string, code: string) => asUser(userId, '/api/portal/profile/phone/verify', { method: 'POST', json: { code } });
@@ -55,7 +51,7 @@ async function routedTo(phone: string): Promise<string | null> {
 
 describe('proven phone numbers', () => {
   it('a claimed number routes nothing; the right code sets it and then it routes', async () => {
-    const claimer = await portalUser();
+    const claimer = await portalUserWithoutPhone();
     const phone = freshPhone();
     const asked = await askCode(claimer, phone);
     expect(asked.status).toBe(202);
@@ -85,7 +81,7 @@ describe('proven phone numbers', () => {
   }, 60_000);
 
   it('a wrong code and an expired code fail alike, naming body.code', async () => {
-    const person = await portalUser();
+    const person = await portalUserWithoutPhone();
     const phone = freshPhone();
     expect((await askCode(person, phone)).status).toBe(202);
     const code = await codeSentTo(phone);
@@ -103,8 +99,8 @@ describe('proven phone numbers', () => {
 
   it('a taken number and a free one get identical answers; no code goes to the taken one and none proves it', async () => {
     const owner = await createUser({ phone_number: freshPhone() });
-    const taker = await portalUser();
-    const honest = await portalUser();
+    const taker = await portalUserWithoutPhone();
+    const honest = await portalUserWithoutPhone();
     const free = freshPhone();
 
     const takenAsk = await askCode(taker, owner.phone_number);
@@ -132,7 +128,7 @@ describe('proven phone numbers', () => {
   }, 60_000);
 
   it('entering codes is limited: over LIMIT_PHONE_CODE_ATTEMPTS, 429 with Retry-After', async () => {
-    const guesser = await portalUser();
+    const guesser = await portalUserWithoutPhone();
     expect((await askCode(guesser, freshPhone())).status).toBe(202);
     const statuses: number[] = [];
     let last: Response | undefined;
@@ -147,7 +143,7 @@ describe('proven phone numbers', () => {
   });
 
   it('the messaging-app window follows a change of number: the old one no longer applies, the new one starts closed', async () => {
-    const person = await portalUser();
+    const person = await portalUserWithoutPhone();
     const oldPhone = freshPhone();
     expect((await askCode(person, oldPhone)).status).toBe(202);
     expect((await enterCode(person, await codeSentTo(oldPhone))).status).toBe(200);
