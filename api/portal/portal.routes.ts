@@ -34,7 +34,7 @@ function profileRoutes(r: ApiRouter): ApiRouter {
       path: '/api/portal/profile',
       tags,
       summary: 'My profile',
-      description: `email, display_name and roles are copies from the identity provider (refreshed at each sign-in, read-only here). ${actingUserNote}`,
+      description: `email, display_name and roles are copies from the identity provider (refreshed at each sign-in and every AUTH_ROLES_REFRESH of a browser session, read-only here); phone is the proven number (POST /api/portal/profile/phone). ${actingUserNote}`,
       auth: 'user',
       request: { headers: userHeader },
       responses: { 200: { description: 'The profile', schema: profileSchema } },
