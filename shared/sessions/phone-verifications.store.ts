@@ -33,10 +33,7 @@ export async function replaceVerification(input: { verification_id: string; user
   return saved!;
 }
 
-/**
- * Takes (deletes) the user's verification in the caller's transaction when it is unexpired: a code
- * is entered once, right or wrong the caller decides, and a new one must be asked for after a success.
- */
+/** The user's unexpired verification, locked in the caller's transaction until it is used (deleted) or the transaction ends. */
 export async function lockVerification(trx: Knex.Transaction, userId: string): Promise<PhoneVerification | undefined> {
   return (await trx(TABLE)
     .where({ user_id: userId })
