@@ -92,7 +92,6 @@ export async function claimRolesCheck(token: string): Promise<HeldTokens | undef
     .update({ roles_checked_at: k.fn.now() })
     .returning(['access_token', 'refresh_token', 'id_token'])) as Array<{ access_token: string | null; refresh_token: string | null; id_token: string | null }>;
   if (!row) return undefined;
-  // A session from before tokens were kept has nothing to re-read with: an empty access token is refused like an expired one.
   return { access_token: row.access_token ?? '', refresh_token: row.refresh_token, id_token: row.id_token };
 }
 

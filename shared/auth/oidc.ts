@@ -145,6 +145,8 @@ function personOf(idClaims: Record<string, unknown>, info: Record<string, unknow
  * without a refresh token) is a SignInRevokedError; an unreachable provider an UpstreamError.
  */
 export async function rereadPerson(subject: string, held: HeldTokens): Promise<SignedInPerson> {
+  // A session from before tokens were kept has nothing to re-read with: its person signs in again.
+  if (!held.refresh_token && !held.access_token) throw new SignInRevokedError(`The session of ${subject} holds no token to re-read it with.`);
   const cfg = await providerConfig();
   let tokens = held;
   let idClaims: Record<string, unknown> = { sub: subject };

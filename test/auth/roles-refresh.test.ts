@@ -59,4 +59,13 @@ describe('roles re-read from the identity provider', () => {
     expect(await db()('auth_sessions').where({ subject: 'leaver' }).first()).toBeUndefined();
     expect((await leaver.request('/api/v1/alerts')).status).toBe(401);
   });
+
+  it('a session from before tokens were kept is signed out at its first check (nothing to re-read it with)', async () => {
+    const old = await signIn(app.url, accounts.ops!);
+    const cookieToken = old.cookie.slice('sb_session='.length);
+    const { createHash } = await import('node:crypto');
+    const tokenHash = createHash('sha256').update(cookieToken).digest('base64url');
+    await db()('auth_sessions').where({ token_hash: tokenHash }).update({ access_token: null, refresh_token: null });
+    await eventually(async () => ((await old.request('/api/global/auth/me')).status === 401 ? true : null), 10_000, 'the old session to end');
+  });
 });
