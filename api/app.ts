@@ -78,7 +78,8 @@ export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Ko
     }
   });
   app.use(problems());
-  app.use(securityHeaders());
+  const webMode = options.web ?? defaultWebMode();
+  app.use(securityHeaders({ inlineScripts: webMode === 'vite' }));
   app.use(canonicalPath());
   app.use(outageDeadline(cfg.http.outageDeadlineMs));
   app.use(
@@ -93,7 +94,7 @@ export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Ko
   app.use(refuseDeepBodies(cfg.input.maxJsonDepth));
 
   mountQueueDashboard(app);
-  mountWebApp(app, options.web ?? defaultWebMode(), options.server, options.webDir);
+  mountWebApp(app, webMode, options.server, options.webDir);
   const docs = docsRouter();
   app.use(docs.routes());
   for (const middleware of routersMiddleware([...domainRouters(), ...extra])) app.use(middleware);

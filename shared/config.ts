@@ -26,7 +26,7 @@ const retention = (fallback: string) =>
 
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
-  NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite and benchmarks, which configure themselves)'],
+  NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite only, which configures itself; the built platform refuses it)'],
   SWITCHBOARD_DEV: [bool(false), 'set by npm run dev only: development conveniences (API key dev-key, admin/admin, unsigned alert and lead webhooks); without it (or NODE_ENV=test) every start requires real credentials'],
   PORT: [int(3000, 0), 'HTTP port of the API (web role)'],
   HOST: [z.string().default('0.0.0.0'), 'address the API binds to'],
@@ -49,6 +49,7 @@ export const variables = {
   ],
   AUTH_SESSION_IDLE: [interval('8 hours'), 'a browser session ends after this long without a request, interval syntax'],
   AUTH_SESSION_MAX: [interval('7 days'), 'a browser session ends this long after sign-in whatever its use, interval syntax'],
+  AUTH_ROLES_REFRESH: [interval('5 minutes'), 'a browser session\'s roles (and name, email) are re-read from the identity provider at its first request after this long (refresh token, else userinfo); a person the provider no longer vouches for is signed out; interval syntax'],
   DEV_OIDC_PORT: [int(9410, 1), 'port of the identity provider npm run dev embeds when OIDC_ISSUER_URL is unset'],
 
   DATABASE_URL: [optionalUrl, 'PostgreSQL connection string; unset in dev starts an embedded PostgreSQL under .data/'],
@@ -182,8 +183,11 @@ export const variables = {
   LIMIT_UPLOADS_PER_HOUR: [int(30, 0), 'document uploads one person may start per hour (0 = no limit); more get 429 with Retry-After'],
   LIMIT_UPLOAD_BYTES_PER_HOUR: [int(200 * 1024 * 1024, 0), 'bytes of documents one person may upload per hour (0 = no limit)'],
   LIMIT_UPLOADS_CONCURRENT: [int(2, 0), 'uploads one person may have in progress at once, across API processes (0 = no limit)'],
-  LIMIT_STREAMS_PER_PERSON: [int(20, 0), 'portal chat streams (GET /api/portal/chat/{id}/events) one person holds open at once, across API processes (0 = no limit)'],
+  LIMIT_STREAMS_PER_PERSON: [int(20, 0), 'session streams on one person\'s sessions open at once, across API processes: their portal chat streams and those an API key opens on their sessions (GET /api/sessions/{id}/events) (0 = no limit)'],
   LIMIT_SIGNIN_STARTS_PER_MINUTE: [int(20, 0), 'sign-in starts (GET /api/global/auth/login) per client address per minute (0 = no limit)'],
+  LIMIT_PHONE_CODES_PER_HOUR: [int(5, 0), 'phone verification codes one person asks for per hour (POST /api/portal/profile/phone) (0 = no limit)'],
+  LIMIT_PHONE_CODE_ATTEMPTS: [int(5, 0), 'phone verification codes one person may enter per PHONE_CODE_TTL_MINUTES, right or wrong (POST /api/portal/profile/phone/verify) (0 = no limit)'],
+  PHONE_CODE_TTL_MINUTES: [int(10, 1), 'how long a phone verification code can be entered; it works once'],
   LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE: [int(1200, 0), 'messages and events published into one session per minute (0 = no limit)'],
   LIMIT_PUBLISHES_PER_KEY_PER_MINUTE: [int(600000, 0), 'messages and events one API key (or person) publishes per minute over all sessions (0 = no limit)'],
   // --- npm run dev: the local Prometheus and Alertmanager it starts when their Debian packages are installed
@@ -289,9 +293,10 @@ const realCredentials = {
 /**
  * The one place that decides whether a configuration is safe to start with; each problem names its variable.
  * With NODE_ENV unset (development) or production, and no SWITCHBOARD_DEV, the API refuses to run on
- * well-known or absent credentials: a forgotten variable must not leave a route open.
+ * well-known or absent credentials: a forgotten variable must not leave a route open. `built`: whether
+ * this is the compiled platform, which refuses the development and test modes whatever NODE_ENV.
  */
-export function startupSafetyProblems(env: Env, credentials = true): string[] {
+export function startupSafetyProblems(env: Env, credentials = true, built = builtPlatform): string[] {
   const problems: string[] = [];
   const why = env.NODE_ENV === 'production' ? 'required when NODE_ENV=production' : 'required outside npm run dev (SWITCHBOARD_DEV) and tests (NODE_ENV=test)';
   if (env.NODE_ENV === 'production') {
@@ -301,7 +306,9 @@ export function startupSafetyProblems(env: Env, credentials = true): string[] {
   }
   // Development conveniences (dev-key, admin/admin, unsigned webhooks) never reach production or the built platform.
   if (env.SWITCHBOARD_DEV && env.NODE_ENV === 'production') problems.push('SWITCHBOARD_DEV: must not be set when NODE_ENV=production');
-  else if (env.SWITCHBOARD_DEV && credentials && builtPlatform) problems.push('SWITCHBOARD_DEV: is for npm run dev only; the built platform (npm start, the Procfile roles) refuses it');
+  else if (env.SWITCHBOARD_DEV && credentials && built) problems.push('SWITCHBOARD_DEV: is for npm run dev only; the built platform (npm start, the Procfile roles) refuses it');
+  // NODE_ENV=test grants the same conveniences, so the built platform refuses it as it refuses SWITCHBOARD_DEV.
+  if (env.NODE_ENV === 'test' && built) problems.push('NODE_ENV: test is for the test suite only; the built platform (npm start, the Procfile roles) refuses it (use development or production)');
   if (env.NODE_ENV === 'production' && credentials && !env.METRICS_TOKEN) problems.push(`METRICS_TOKEN: ${why} (/metrics is not left open)`);
   if (credentials && !conveniencesAllowed(env)) {
     for (const [name, check] of Object.entries(realCredentials) as Array<[keyof typeof realCredentials, (v: string) => string | undefined]>) {
@@ -341,7 +348,7 @@ function nested(env: Env) {
           }),
         ) as Record<string, 'sre' | 'staff' | 'sales'>,
       },
-      session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX },
+      session: { idle: env.AUTH_SESSION_IDLE, max: env.AUTH_SESSION_MAX, rolesRefresh: env.AUTH_ROLES_REFRESH },
       devOidcPort: env.DEV_OIDC_PORT,
     },
     db: {
@@ -453,7 +460,10 @@ function nested(env: Env) {
       signInStartsPerMinute: env.LIMIT_SIGNIN_STARTS_PER_MINUTE,
       publishesPerSessionPerMinute: env.LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE,
       publishesPerKeyPerMinute: env.LIMIT_PUBLISHES_PER_KEY_PER_MINUTE,
+      phoneCodesPerHour: env.LIMIT_PHONE_CODES_PER_HOUR,
+      phoneCodeAttempts: env.LIMIT_PHONE_CODE_ATTEMPTS,
     },
+    phoneCodeTtlMinutes: env.PHONE_CODE_TTL_MINUTES,
     toolServer: {
       port: env.MCP_SERVICE_PORT,
       publicUrl: (env.MCP_SERVICE_URL ?? `http://localhost:${env.MCP_SERVICE_PORT}`).replace(/\/+$/, ''),

@@ -21,6 +21,8 @@ const definitions = {
   signInStarts: { points: (l: Limits) => l.signInStartsPerMinute, seconds: 60, what: 'sign-in starts per minute from one address (LIMIT_SIGNIN_STARTS_PER_MINUTE)' },
   sessionPublishes: { points: (l: Limits) => l.publishesPerSessionPerMinute, seconds: 60, what: 'publishes into one session per minute (LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE)' },
   keyPublishes: { points: (l: Limits) => l.publishesPerKeyPerMinute, seconds: 60, what: 'publishes per minute by one caller (LIMIT_PUBLISHES_PER_KEY_PER_MINUTE)' },
+  phoneCodes: { points: (l: Limits) => l.phoneCodesPerHour, seconds: 3600, what: 'phone verification codes per hour (LIMIT_PHONE_CODES_PER_HOUR)' },
+  phoneCodeAttempts: { points: (l: Limits) => l.phoneCodeAttempts, seconds: () => config().phoneCodeTtlMinutes * 60, what: 'phone verification code attempts (LIMIT_PHONE_CODE_ATTEMPTS per PHONE_CODE_TTL_MINUTES)' },
 } as const;
 export type LimitName = keyof typeof definitions;
 
@@ -32,7 +34,8 @@ function limiter(name: LimitName): RateLimiterRedis | undefined {
   if (points <= 0) return undefined;
   let found = limiters.get(name);
   if (!found) {
-    found = new RateLimiterRedis({ storeClient: commandRedis('limits'), keyPrefix: `${config().queues.prefix}:limit:${name}`, points, duration: def.seconds });
+    const seconds = typeof def.seconds === 'function' ? def.seconds() : def.seconds;
+    found = new RateLimiterRedis({ storeClient: commandRedis('limits'), keyPrefix: `${config().queues.prefix}:limit:${name}`, points, duration: seconds });
     limiters.set(name, found);
   }
   return found;

@@ -261,6 +261,16 @@ export const jobDefinitions = {
     jobId: (p) => `index-document-${p.request_id}`,
   }),
 
+  // Sends one phone verification code (messaging app or SMS; shared/portal/phone-proof.ts). Enqueued
+  // for every request, with `code` null when the number is another account's (nothing is sent). The
+  // payload carries the code: removed once sent, a failed one kept an hour (a code lapses in PHONE_CODE_TTL_MINUTES).
+  'portal.phone-code': define({
+    queue: 'chatapp',
+    schema: z.object({ verification_id: z.guid(), phone_number: z.string().regex(/^\+[1-9]\d{1,14}$/), code: z.string().regex(/^\d{6}$/).nullable() }),
+    jobId: (p) => `phone-code-${p.verification_id}`,
+    options: { removeOnComplete: true, removeOnFail: { age: 3600 } },
+  }),
+
   // --- discovery ------------------------------------------------------------
   // Deploy every monitor to Prometheus (deploy-all), on the rules pool; the request waits for the outcome.
   'sre.monitors-deploy': define({

@@ -11,6 +11,7 @@ import { drainParkedJob } from './stream/drain-parked.job.js';
 import { expireJob } from './sessions/expire.job.js';
 import { summarizeJob } from './sessions/summarize.job.js';
 import { sendMessage } from './chatapp/send.job.js';
+import { sendPhoneCode } from './portal/phone-code.job.js';
 import { processInboundMessage } from './chatapp/inbound.job.js';
 import { answerWebChatTurn } from './chatapp/webchat.job.js';
 import { processChannelInbound } from './channels/inbound.job.js';
@@ -69,6 +70,7 @@ export const handlers: { [N in JobName]: JobHandler<N> } = {
 
   // --- portal
   'portal.index-document': indexDocumentJob,
+  'portal.phone-code': sendPhoneCode,
 
   // --- discovery
   'discovery.run': runDiscovery,

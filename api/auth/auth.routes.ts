@@ -70,7 +70,7 @@ export function authRoutes(): ApiRouter {
       path: '/api/global/auth/oidc/callback',
       tags,
       summary: 'Sign-in callback of the identity provider',
-      description: `Checks \`state\` against the sign-in this browser started (used once), exchanges the code with the PKCE verifier, checks the ID token's nonce, reads name, email and roles (OIDC_ROLES_CLAIM of the ID token or userinfo, mapped by OIDC_ROLE_MAP), matches the person to a users row (by subject, else verified email, else a new row; email, name and roles copied), creates the server-side session and sets its httpOnly cookie \`${sessionCookie}\`. Failures end on an HTML page (400 for a tampered state or a refused/replayed code).`,
+      description: `Checks \`state\` against the sign-in this browser started (used once), exchanges the code with the PKCE verifier, checks the ID token's nonce, reads name, email and roles (OIDC_ROLES_CLAIM of the ID token or userinfo, mapped by OIDC_ROLE_MAP), matches the person to a users row (by subject, else verified email, else a new row; email, name and roles copied), creates the server-side session (keeping the access token, and the refresh token when the provider issues one, to re-read the person every AUTH_ROLES_REFRESH) and sets its httpOnly cookie \`${sessionCookie}\`. Failures end on an HTML page (400 for a tampered state or a refused/replayed code).`,
       auth: 'public',
       request: {
         query: z.object({
@@ -101,7 +101,9 @@ export function authRoutes(): ApiRouter {
           // Signing in again replaces this browser's previous session rather than leaving it behind.
           const previous = ctx.cookies.get(sessionCookie);
           if (previous) await deleteAuthSession(previous);
-          const { token, session } = await createAuthSession({ subject: person.subject, name: person.name, email: person.email, roles: person.roles, id_token: person.idToken });
+          const { token, session } = await createAuthSession({
+            subject: person.subject, name: person.name, email: person.email, roles: person.roles, id_token: person.idToken, access_token: person.accessToken, refresh_token: person.refreshToken,
+          });
           setCookie(ctx, sessionCookie, token, session.expires_at);
           // Sign-ins are rare next to requests: each one also clears ended sessions and abandoned sign-ins.
           await sweepAuthSessions();
@@ -140,7 +142,7 @@ export function authRoutes(): ApiRouter {
       path: '/api/global/auth/me',
       tags,
       summary: 'Who is signed in',
-      description: `The signed-in person with their roles, and the CSRF token the app sends in ${csrfHeader}.`,
+      description: `The signed-in person with their roles, and the CSRF token the app sends in ${csrfHeader}. Name, email and roles are re-read from the identity provider at the first request after AUTH_ROLES_REFRESH (default 5 minutes; with the refresh token when the provider issued one, else userinfo with the access token): a role removed at the provider is gone by then, from every route. A person the provider no longer vouches for (refresh or access token refused) is signed out there (401); an unreachable provider leaves the roles as they were until the next check.`,
       auth: 'session',
       responses: { 200: { description: 'the person', schema: me } },
       handler: (_input, ctx) => {

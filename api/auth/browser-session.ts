@@ -4,7 +4,8 @@
  */
 import type { Context } from 'koa';
 import { config } from '../../shared/config.js';
-import { findAuthSession, type AuthSession } from '../../shared/auth/auth-sessions.store.js';
+import type { AuthSession } from '../../shared/auth/auth-sessions.store.js';
+import { liveAuthSession } from '../../shared/auth/roles-refresh.js';
 
 export const sessionCookie = 'sb_session';
 /** Binds a sign-in in progress to the browser that started it (its value is the OIDC state). */
@@ -36,12 +37,12 @@ export function setCookie(ctx: Context, name: string, value: string | null, expi
   ctx.cookies.set(name, value, value === null ? { ...options, expires: new Date(0) } : options);
 }
 
-/** The live session of the request's cookie, or undefined (memoised on the context). */
+/** The live session of the request's cookie, its roles re-read when AUTH_ROLES_REFRESH has passed, or undefined (memoised on the context). */
 export async function browserSession(ctx: Context): Promise<AuthSession | undefined> {
   const state = ctx.state as { [cached]?: Promise<AuthSession | undefined> };
   if (!(cached in state)) {
     const token = ctx.cookies.get(sessionCookie);
-    state[cached] = token ? findAuthSession(token) : Promise.resolve(undefined);
+    state[cached] = token ? liveAuthSession(token) : Promise.resolve(undefined);
   }
   return state[cached];
 }

@@ -11,7 +11,6 @@ import { lastMessages, toHistory } from '../../shared/sessions/messages.store.js
 import { eventTypes, historyMessageSchema } from '../../shared/sessions/schemas.js';
 import { WEB_CHANNEL, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
 import { serveSessionStream } from '../stream/session-stream.js';
-import { holdSlot } from '../../shared/limits.js';
 import { sessionSystemRouter } from '../sessions/gate.js';
 import { actingUserNote, portalCaller, userHeader } from './caller.js';
 
@@ -90,14 +89,11 @@ export function portalChatRoutes() {
         query: z.object({ last_event_id: z.coerce.number().int().min(0).optional() }),
       },
       responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: sessionEventEnvelope } },
-      errors: { 409: 'The session is closed', 429: 'Too many open streams: this process, or this person over all processes (LIMIT_STREAMS_PER_PERSON); Retry-After says when to try again' },
+      errors: { 409: 'The session is closed', 429: 'Too many open streams: this process, or this person over all processes (LIMIT_STREAMS_PER_PERSON, which counts the streams of the person\'s sessions opened with an API key too); Retry-After says when to try again' },
       handler: async ({ params, query, headers }, ctx) => {
         const caller = await portalCaller(ctx);
         const session = await getSession(params.session_id).catch(() => undefined);
         if (!session || session.user_id !== caller.userId) throw new NotFoundError(`No session ${params.session_id}.`);
-        // Streams of one person, over every API process: the slot goes back when the stream ends.
-        const release = await holdSlot('streams', caller.userId);
-        ctx.res.once('close', () => void release());
         await serveSessionStream(ctx, session, WEB_CHANNEL, headers['last-event-id'], query.last_event_id);
         return undefined;
       },

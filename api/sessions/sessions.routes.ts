@@ -244,7 +244,7 @@ export function sessionRoutes(): ApiRouter {
         'Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, never compressed. The API key may be sent as `Authorization: Bearer` or `X-API-Key`.',
         'A subscriber more than 1 MiB behind is disconnected; it reconnects with Last-Event-ID and replays.',
         'When the session closes (POST close, or expiry) the interactions it ended are announced with CHANNEL_LEFT, then the final event `CONTEXT_UPDATE` with `data: {session_status: "closed", reason}` is sent and the stream ends (a subscriber on the channel the final event carries, the session\'s last channel, gets only its `id:` line, which moves its Last-Event-ID without an event, and its stream ends too). Opening the stream of a closed session without Last-Event-ID, or with one at or past its final event, is a 409 (which also stops an EventSource from reconnecting); with an earlier one, the replay is sent and the stream ends.',
-        'Open streams are capped per API process (SSE_MAX_STREAMS, default 10,000) and per API key within a process (SSE_MAX_STREAMS_PER_KEY, default 2,000): over a cap the answer is 429 with `Retry-After` (seconds) and nothing is streamed.',
+        'Open streams are capped per API process (SSE_MAX_STREAMS, default 10,000), per API key within a process (SSE_MAX_STREAMS_PER_KEY, default 2,000), and per person over all API processes (LIMIT_STREAMS_PER_PERSON, default 20): the streams of one user\'s sessions, whichever key opened them, counted with that person\'s own portal chat streams. An API key acts for no person of its own, so the person is the session\'s user. Over a cap the answer is 429 with `Retry-After` (seconds) and nothing is streamed.',
       ].join('\n\n'),
       auth: 'apiKey',
       request: {
@@ -253,7 +253,7 @@ export function sessionRoutes(): ApiRouter {
         headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'must be a sequence number').optional() }),
       },
       responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream', schema: z.string() } },
-      errors: { 429: 'Too many open streams in this process or for this API key (Retry-After says when to try again)' },
+      errors: { 429: 'Too many open streams in this process, for this API key, or on this session\'s person (LIMIT_STREAMS_PER_PERSON); Retry-After says when to try again' },
       handler: async ({ params, query, headers }, ctx) => {
         await serveSessionStream(ctx, await getSession(params.session_id), query.channel, headers['last-event-id'], query.last_event_id);
         return undefined;

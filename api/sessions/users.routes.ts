@@ -58,7 +58,7 @@ export function userRoutes(): ApiRouter {
       path: '/api/users/{user_id}',
       tags,
       summary: 'Change a user',
-      description: 'Not in the spec. `phone_number` must be E.164 and unique (a number another user has → 409 with that `user_id`); the user\'s messaging-app window record follows the new number. `null` clears `display_name` or `email`.',
+      description: 'Not in the spec. `phone_number` must be E.164 and unique (a number another user has → 409 with that `user_id`): the integration holding the API key vouches for it (people prove theirs in the portal with a code: POST /api/portal/profile/phone). The messaging-app window follows the change: the old number\'s 24-hour window no longer applies to the user, the new number\'s opens with its first inbound message. `null` clears `display_name` or `email`.',
       auth: 'apiKey',
       request: { params: userIdParams, body: userPatch },
       responses: { 200: { description: 'The user', schema: userSchema } },

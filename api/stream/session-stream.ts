@@ -17,6 +17,7 @@ import { ValidationError } from '../../shared/errors.js';
 import { metricsRegistry, metricPrefix } from '../../shared/metrics.js';
 import { SseLifetime, startSseResponse, streamCaller } from './sse.js';
 import { isFinalEvent } from '../../shared/stream/index.js';
+import { holdSlot } from '../../shared/limits.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
 export const slowSubscriberBytes = 1024 * 1024;
@@ -44,11 +45,12 @@ export function sseFrame(event: BusEvent): string {
  * GET …/events of a session (the session API's and the portal chat's): the resume point from the
  * Last-Event-ID header or the `last_event_id` query, then the stream. A closed session streams only
  * a replay that ends with its final event; with nothing left to replay it is a 409, which (unlike a
- * 200 that ends at once) stops an EventSource from reconnecting for ever.
+ * 200 that ends at once) stops an EventSource from reconnecting for ever. Each stream holds one of
+ * its person's LIMIT_STREAMS_PER_PERSON slots, whoever opened it (the person, or an API key).
  */
 export async function serveSessionStream(
   ctx: Context,
-  session: { session_id: string; status: string },
+  session: { session_id: string; user_id: string; status: string },
   channel: string,
   headerId: string | undefined,
   queryId: number | undefined,
@@ -57,6 +59,10 @@ export async function serveSessionStream(
   const closed = session.status === 'closed';
   if (closed && (lastEventId === undefined || !(await streamEventsAfter(session.session_id, lastEventId, 1)).length)) throw closedSessionConflict(session.session_id);
   if (lastEventId !== undefined && !Number.isSafeInteger(lastEventId)) throw new ValidationError('Last-Event-ID is out of range.', [{ path: 'headers.last-event-id', message: 'must be a sequence number' }]);
+  // Counted for the session's person over every API process: a key serves many people, so a cap of
+  // its own would only repeat SSE_MAX_STREAMS_PER_KEY; the slot goes back when the response closes.
+  const release = await holdSlot('streams', session.user_id);
+  ctx.res.once('close', () => void release());
   await streamSession(ctx, session.session_id, channel, lastEventId, closed);
 }
 

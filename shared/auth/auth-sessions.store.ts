@@ -6,6 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { db } from '../db/index.js';
 import { config } from '../config.js';
 import type { Role } from './roles.js';
+import type { HeldTokens } from './oidc.js';
 
 const SESSIONS = 'auth_sessions';
 const LOGINS = 'auth_logins';
@@ -35,6 +36,8 @@ export interface NewAuthSession {
   email: string | null;
   roles: Role[];
   id_token: string | null;
+  access_token: string | null;
+  refresh_token: string | null;
 }
 
 /** Creates a session; returns the cookie token (never stored) with the row. */
@@ -53,23 +56,48 @@ export async function createAuthSession(input: NewAuthSession): Promise<{ token:
 
 /**
  * The live session of a cookie token, or undefined when unknown, past its absolute end or idle too
- * long (such a row is deleted on the way). Refreshes last_seen_at.
+ * long (such a row is deleted on the way). Refreshes last_seen_at. `rolesDue`: its roles were last
+ * read from the provider longer than AUTH_ROLES_REFRESH ago.
  */
-export async function findAuthSession(token: string): Promise<AuthSession | undefined> {
+export async function findAuthSession(token: string): Promise<{ session: AuthSession; rolesDue: boolean } | undefined> {
   const k = db();
-  const idle = config().auth.session.idle;
+  const { idle, rolesRefresh } = config().auth.session;
   const row = (await k(SESSIONS)
     .where({ token_hash: hash(token) })
-    .first([...COLUMNS, k.raw('(expires_at > now() and last_seen_at + ?::interval > now()) as live', [idle]), k.raw(`last_seen_at < now() - interval '${touchEverySeconds} seconds' as stale_touch`)])) as
-    | (AuthSession & { live: boolean; stale_touch: boolean })
-    | undefined;
+    .first([
+      ...COLUMNS,
+      k.raw('(expires_at > now() and last_seen_at + ?::interval > now()) as live', [idle]),
+      k.raw(`last_seen_at < now() - interval '${touchEverySeconds} seconds' as stale_touch`),
+      k.raw('roles_checked_at <= now() - ?::interval as roles_due', [rolesRefresh]),
+    ])) as (AuthSession & { live: boolean; stale_touch: boolean; roles_due: boolean }) | undefined;
   if (!row) return undefined;
   if (!row.live) {
     await k(SESSIONS).where({ token_hash: hash(token) }).delete();
     return undefined;
   }
   if (row.stale_touch) await k(SESSIONS).where({ token_hash: hash(token) }).update({ last_seen_at: k.fn.now() });
-  const { live: _live, stale_touch: _touch, ...session } = row;
+  const { live: _live, stale_touch: _touch, roles_due: rolesDue, ...session } = row;
+  return { session, rolesDue };
+}
+
+/**
+ * Takes the due roles check of a session: one request of many wins (the row's check time moves on
+ * at once) and gets the tokens to re-read the person with; the others go on with the roles they have.
+ */
+export async function claimRolesCheck(token: string): Promise<HeldTokens | undefined> {
+  const k = db();
+  const [row] = (await k(SESSIONS)
+    .where({ token_hash: hash(token) })
+    .where('roles_checked_at', '<=', k.raw('now() - ?::interval', [config().auth.session.rolesRefresh]))
+    .update({ roles_checked_at: k.fn.now() })
+    .returning(['access_token', 'refresh_token', 'id_token'])) as Array<{ access_token: string | null; refresh_token: string | null; id_token: string | null }>;
+  if (!row) return undefined;
+  return { access_token: row.access_token ?? '', refresh_token: row.refresh_token, id_token: row.id_token };
+}
+
+/** Stores what the provider said of a session's person on a roles check (roles, name, email, new tokens); the session as it is now. */
+export async function updateCheckedSession(token: string, person: Pick<AuthSession, 'name' | 'email' | 'roles'> & HeldTokens): Promise<AuthSession | undefined> {
+  const [session] = (await db()(SESSIONS).where({ token_hash: hash(token) }).update(person).returning(COLUMNS)) as AuthSession[];
   return session;
 }
 

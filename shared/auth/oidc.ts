@@ -74,7 +74,13 @@ export interface SignedInPerson {
   emailVerified: boolean;
   roles: Role[];
   idToken: string | null;
+  /** What re-reads the person later (see rereadPerson): the access token, and the refresh token when the provider issues one. */
+  accessToken: string;
+  refreshToken: string | null;
 }
+
+/** The provider no longer vouches for a signed-in person: a refused refresh token or access token. */
+export class SignInRevokedError extends Error {}
 
 /**
  * Completes a sign-in from the callback's query string: exchanges the code (PKCE verifier, state and
@@ -96,17 +102,28 @@ export async function completeAuthorization(search: string, expected: { state: s
     throw signInError(err);
   }
   const idClaims = (tokens.claims() ?? {}) as Record<string, unknown>;
-  let claims: Record<string, unknown> = { ...idClaims };
-  const { rolesClaim, roleMap } = config().auth.oidc;
+  let info: Record<string, unknown> | undefined;
   if (cfg.serverMetadata().userinfo_endpoint) {
     try {
-      const info = await oidc.fetchUserInfo(cfg, tokens.access_token, String(idClaims.sub));
-      // The ID token wins for the roles claim when both carry one; userinfo fills what it lacks.
-      claims = { ...info, ...idClaims, [rolesClaim]: idClaims[rolesClaim] ?? info[rolesClaim] };
+      info = await oidc.fetchUserInfo(cfg, tokens.access_token, String(idClaims.sub));
     } catch (err) {
       throw new UpstreamError(`The identity provider's userinfo failed: ${(err as Error).message}`);
     }
   }
+  return personOf(idClaims, info, { access_token: tokens.access_token, refresh_token: tokens.refresh_token ?? null, id_token: tokens.id_token ?? null });
+}
+
+/** What re-reads a signed-in person at the provider (kept with the browser session). */
+export interface HeldTokens {
+  access_token: string;
+  refresh_token: string | null;
+  id_token: string | null;
+}
+
+/** The person of ID token claims completed by userinfo (the ID token wins for the roles claim when both carry one). */
+function personOf(idClaims: Record<string, unknown>, info: Record<string, unknown> | undefined, tokens: HeldTokens): SignedInPerson {
+  const { rolesClaim, roleMap } = config().auth.oidc;
+  const claims: Record<string, unknown> = info ? { ...info, ...idClaims, [rolesClaim]: idClaims[rolesClaim] ?? info[rolesClaim] } : { ...idClaims };
   const email = typeof claims.email === 'string' ? claims.email : null;
   const name = [claims.name, claims.preferred_username, email, claims.sub].find((v): v is string => typeof v === 'string' && v.length > 0)!;
   return {
@@ -115,8 +132,48 @@ export async function completeAuthorization(search: string, expected: { state: s
     email,
     emailVerified: claims.email_verified === true || claims.email_verified === 'true',
     roles: rolesFromClaims(claims, rolesClaim, roleMap),
-    idToken: tokens.id_token ?? null,
+    idToken: tokens.id_token,
+    accessToken: tokens.access_token,
+    refreshToken: tokens.refresh_token,
   };
+}
+
+/**
+ * Reads a signed-in person again from the provider, as it says now: with the refresh token when the
+ * provider issued one (new tokens, userinfo with the new access token), else userinfo with the held
+ * access token. A refused token (the grant was revoked, the account removed, the access token expired
+ * without a refresh token) is a SignInRevokedError; an unreachable provider an UpstreamError.
+ */
+export async function rereadPerson(subject: string, held: HeldTokens): Promise<SignedInPerson> {
+  // A session from before tokens were kept has nothing to re-read with: its person signs in again.
+  if (!held.refresh_token && !held.access_token) throw new SignInRevokedError(`The session of ${subject} holds no token to re-read it with.`);
+  const cfg = await providerConfig();
+  let tokens = held;
+  let idClaims: Record<string, unknown> = { sub: subject };
+  try {
+    if (held.refresh_token) {
+      const fresh = await oidc.refreshTokenGrant(cfg, held.refresh_token);
+      // A provider that rotates refresh tokens sends a new one; one that does not keeps the old one valid.
+      tokens = { access_token: fresh.access_token, refresh_token: fresh.refresh_token ?? held.refresh_token, id_token: fresh.id_token ?? held.id_token };
+      const claims = fresh.claims();
+      if (claims && claims.sub !== subject) throw new SignInRevokedError('The refreshed ID token names another subject.');
+      if (claims) idClaims = claims as Record<string, unknown>;
+    }
+    const info = cfg.serverMetadata().userinfo_endpoint ? await oidc.fetchUserInfo(cfg, tokens.access_token, subject) : undefined;
+    if (!info && !held.refresh_token) throw new SignInRevokedError('The provider has neither a refresh token nor userinfo to re-read roles with.');
+    return personOf(idClaims, info, tokens);
+  } catch (err) {
+    if (err instanceof SignInRevokedError) throw err;
+    if (refusedToken(err)) throw new SignInRevokedError(`The identity provider refused to vouch for ${subject} again: ${(err as Error).message}`);
+    throw new UpstreamError(`The identity provider could not be reached to re-read ${subject}: ${(err as Error).message}`);
+  }
+}
+
+/** Whether the provider refused a token (as opposed to failing): a revoked grant, an expired access token, another subject. */
+function refusedToken(err: unknown): boolean {
+  if (err instanceof oidc.ResponseBodyError) return err.error === 'invalid_grant' || err.error === 'invalid_token';
+  if (err instanceof oidc.WWWAuthenticateChallengeError) return err.status === 401;
+  return err instanceof oidc.ClientError && (err.code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' || err.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED');
 }
 
 function signInError(err: unknown): Error {

@@ -40,9 +40,17 @@ export async function windowOpen(phoneNumber: string, k: Knex = db()): Promise<b
   return Boolean(row);
 }
 
-/** A user's window record follows their new phone number (in the transaction that changes it). */
-export async function followPhoneNumber(trx: Knex, userId: string, phoneNumber: string): Promise<void> {
-  await trx(TABLE).where({ user_id: userId }).update({ phone_number: phoneNumber });
+/**
+ * After a user's phone number changed: the window is the provider's, per number, so the old number's
+ * no longer applies to the user and the new number's opens only with its own next inbound message.
+ */
+export async function forgetWindowsOnPhoneChange(k: Knex, userId: string, newPhone: string | null): Promise<void> {
+  await k(TABLE)
+    .where({ user_id: userId })
+    .modify((q) => {
+      if (newPhone) q.orWhere({ phone_number: newPhone });
+    })
+    .delete();
 }
 
 /** A user's part of an erasure: their window records. */

@@ -109,7 +109,8 @@ export async function startDevProvider(options: DevProviderOptions): Promise<Dev
         redirect_uris: options.redirectUris,
         post_logout_redirect_uris: options.postLogoutRedirectUris ?? [],
         response_types: ['code'],
-        grant_types: ['authorization_code'],
+        // Refresh tokens let the platform re-read a person's roles (AUTH_ROLES_REFRESH), as with Keycloak.
+        grant_types: ['authorization_code', 'refresh_token'],
       },
       // A machine client without a browser: a coding assistant asking for a token to the tool server.
       ...(toolResources.size
@@ -120,7 +121,9 @@ export async function startDevProvider(options: DevProviderOptions): Promise<Dev
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     claims: { openid: ['sub', rolesClaim], profile: ['name', 'preferred_username'], email: ['email', 'email_verified'] },
     // Explicit lifetimes (seconds), which also keeps the provider from printing a notice per default.
-    ttl: { AccessToken: 3600, ClientCredentials: 3600, AuthorizationCode: 60, IdToken: 3600, Interaction: 600, Session: 86_400, Grant: 86_400 },
+    ttl: { AccessToken: 3600, ClientCredentials: 3600, AuthorizationCode: 60, IdToken: 3600, Interaction: 600, Session: 7 * 86_400, Grant: 7 * 86_400, RefreshToken: 7 * 86_400 },
+    // The sign-in client gets a refresh token without asking for offline_access (which needs a consent prompt here).
+    issueRefreshToken: async (_ctx, client) => client.clientId === clientId,
     // Our client always uses PKCE; the dev provider insists, as a careful real one would.
     pkce: { required: () => true },
     features: {

@@ -12,9 +12,23 @@ export const timezoneSchema = z
   .openapi({ example: 'Europe/Paris' });
 
 export const profileUpdateSchema = z
-  .object({ timezone: timezoneSchema, phone: e164.nullable(), notification_preferences: notificationPreferencesSchema })
+  .object({
+    timezone: timezoneSchema,
+    phone: e164.nullable().openapi({ description: 'null removes the number; a new one is proven first (POST /api/portal/profile/phone)' }),
+    notification_preferences: notificationPreferencesSchema,
+  })
   .partial()
   .strict();
+
+export const phoneCodeRequestSchema = z.object({ phone: e164.openapi({ description: 'the number to prove (E.164)' }) }).strict();
+export const phoneCodeSentSchema = z
+  .object({
+    status: z.literal('code_sent'),
+    phone: z.string(),
+    expires_at: z.string().openapi({ description: 'the code can be entered until then' }),
+  })
+  .openapi('PhoneCodeSent');
+export const phoneCodeVerifySchema = z.object({ code: z.string().regex(/^\d{6}$/, 'must be the 6 digits of the code') }).strict();
 
 const tag = z.string().trim().min(1).max(50);
 export const contactInput = z

@@ -24,11 +24,11 @@ export type NotificationPreferences = z.output<typeof notificationPreferencesSch
 export const profileSchema = z
   .object({
     user_id: z.string(),
-    email: z.string().nullable().openapi({ description: 'read-only: from the identity provider, refreshed at each sign-in' }),
+    email: z.string().nullable().openapi({ description: 'read-only: from the identity provider, refreshed at each sign-in and every AUTH_ROLES_REFRESH' }),
     display_name: z.string().nullable().openapi({ description: 'read-only: from the identity provider' }),
     roles: z.array(z.string()).openapi({ description: 'read-only: from the identity provider' }),
     timezone: z.string(),
-    phone: z.string().nullable().openapi({ description: 'E.164; the number the messaging channels know this person by (unique)' }),
+    phone: z.string().nullable().openapi({ description: 'E.164; the proven number the messaging channels know this person by (unique; set with POST /api/portal/profile/phone and …/verify)' }),
     notification_preferences: notificationPreferencesSchema,
   })
   .openapi('Profile');

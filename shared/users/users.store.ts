@@ -4,8 +4,8 @@
  */
 import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../db/index.js';
-import { ConflictError, NotFoundError } from '../errors.js';
-import { followPhoneNumber } from '../chatapp/window.store.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { forgetWindowsOnPhoneChange } from '../chatapp/window.store.js';
 import { notificationPreferencesSchema, type NotificationPreferences, type Profile } from './profile.js';
 
 const TABLE = 'users';
@@ -82,22 +82,38 @@ export async function getProfile(userId: string): Promise<Profile> {
   return { ...row, notification_preferences: notificationPreferencesSchema.parse(row.notification_preferences ?? {}) };
 }
 
-/** Changes the editable fields; a phone number another user has is a ConflictError naming `phone`. */
+/**
+ * Changes the editable fields. The phone number may only be removed here (null): a new one is set
+ * once proven (shared/portal/phone-proof.ts), so a number routes nothing to an account that merely claims it.
+ */
 export async function updateProfile(userId: string, change: { timezone?: string; phone?: string | null; notification_preferences?: NotificationPreferences }): Promise<Profile> {
   const patch: Record<string, unknown> = {};
   if (change.timezone !== undefined) patch.timezone = change.timezone;
-  if (change.phone !== undefined) patch.phone_number = change.phone;
   if (change.notification_preferences !== undefined) patch.notification_preferences = JSON.stringify(change.notification_preferences);
-  if (Object.keys(patch).length) {
-    try {
-      const n = await db()(TABLE).where({ user_id: userId }).update(patch);
-      if (!n) throw new NotFoundError(`No user ${userId}.`);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ConflictError('This phone number belongs to another account.', [{ path: 'body.phone', message: 'is already taken' }]);
-      throw err;
+  await db().transaction(async (trx) => {
+    const current = (await trx(TABLE).select('phone_number').where({ user_id: userId }).forNoKeyUpdate().first()) as { phone_number: string | null } | undefined;
+    if (!current) throw new NotFoundError(`No user ${userId}.`);
+    // The profile's own number sent back unchanged is fine; another one must be proven first.
+    if (typeof change.phone === 'string' && change.phone !== current.phone_number) {
+      throw new ValidationError('A new phone number is set by proving it: POST /api/portal/profile/phone sends a code to it, POST /api/portal/profile/phone/verify enters it.', [
+        { path: 'body.phone', message: 'must be proven with a code first (POST /api/portal/profile/phone); only null (remove) is accepted here' },
+      ]);
     }
-  }
+    if (Object.keys(patch).length) await trx(TABLE).where({ user_id: userId }).update(patch);
+    if (change.phone === null) await setPhoneNumber(trx, userId, null);
+  });
   return getProfile(userId);
+}
+
+/**
+ * Sets or clears a user's phone number in the caller's transaction (a number another user has is a
+ * unique violation); when it changes, the messaging-app windows follow (forgetWindowsOnPhoneChange).
+ */
+export async function setPhoneNumber(trx: Knex.Transaction, userId: string, phone: string | null): Promise<void> {
+  const current = (await trx(TABLE).select('phone_number').where({ user_id: userId }).first()) as { phone_number: string | null } | undefined;
+  if (!current || current.phone_number === phone) return;
+  await trx(TABLE).where({ user_id: userId }).update({ phone_number: phone });
+  await forgetWindowsOnPhoneChange(trx, userId, phone);
 }
 
 /** What the identity provider owns of a person, copied onto their user at each sign-in. */
@@ -146,17 +162,18 @@ export interface UserChanges {
 }
 
 /**
- * Changes a user. A new phone number must be free (409 naming the user who has it); the user's
- * messaging-app window record follows the number in the same transaction.
+ * Changes a user (an integration with the API key vouches for the number). A new phone number must be
+ * free (409 naming the user who has it); the messaging-app windows follow it (setPhoneNumber).
  */
 export async function updateUser(userId: string, changes: UserChanges): Promise<User> {
   try {
     return await db().transaction(async (trx) => {
-      const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
-      const [user] = await trx(TABLE).where({ user_id: userId }).update(set).returning(COLUMNS);
-      if (!user) throw new NotFoundError(`No user ${userId}.`);
-      if (changes.phone_number !== undefined) await followPhoneNumber(trx, userId, changes.phone_number);
-      return user as User;
+      if (!(await lockUser(trx, userId))) throw new NotFoundError(`No user ${userId}.`);
+      const { phone_number: phone, ...rest } = changes;
+      const set = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+      if (Object.keys(set).length) await trx(TABLE).where({ user_id: userId }).update(set);
+      if (phone !== undefined) await setPhoneNumber(trx, userId, phone);
+      return (await trx(TABLE).select(COLUMNS).where({ user_id: userId }).first()) as User;
     });
   } catch (err) {
     if (isUniqueViolation(err) && changes.phone_number) {
@@ -182,6 +199,11 @@ export async function lockUserForErasure(trx: Knex.Transaction, userId: string):
 /** Deletes the user row; its foreign keys cascade to whatever the domains' erasers left. */
 export async function deleteUser(trx: Knex.Transaction, userId: string): Promise<void> {
   await trx(TABLE).where({ user_id: userId }).delete();
+}
+
+/** Refreshes the provider's copies (name, email, roles) on the user of a provider subject, when there is one. */
+export async function updateProviderCopies(subject: string, copies: { name: string; email: string | null; roles: string[] }): Promise<void> {
+  await db()(TABLE).where({ idp_subject: subject }).update({ display_name: copies.name, email: copies.email, roles: copies.roles });
 }
 
 /** A user's roles as last copied from the identity provider (none for users the channels created); undefined for no such user. */

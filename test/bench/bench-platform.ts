@@ -36,11 +36,24 @@ export async function benchStorage(): Promise<{ database: string; prefix: string
   };
 }
 
-/** The environment of roles started by a benchmark on its own database and queue prefix. */
+/** A secret made up for one run, long enough for a start that requires real credentials (MIN_SECRET_LENGTH). */
+export const runSecret = (name: string) => `bench-${name}-${randomBytes(8).toString('hex')}`;
+
+/**
+ * The environment of roles started by a benchmark on its own database and queue prefix: a development
+ * start with real credentials, as an operator's staging machine runs it (NODE_ENV=test is the suite's,
+ * refused by the built platform; production needs a real identity provider and https). API_KEYS in
+ * `extra` must be real keys too (at least MIN_SECRET_LENGTH characters).
+ */
 export function roleEnv(database: string, prefix: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
     ...process.env,
-    NODE_ENV: 'test',
+    NODE_ENV: 'development',
+    SWITCHBOARD_DEV: '',
+    ADMIN_USER: 'bench',
+    ADMIN_PASSWORD: runSecret('admin'),
+    ALERT_WEBHOOK_TOKEN: runSecret('alerts'),
+    CRM_WEBHOOK_SECRET: runSecret('crm'),
     DATABASE_URL: serverUrl(database),
     QUEUE_PREFIX: prefix,
     SERVICE_SESSION_SYSTEM: 'true',

@@ -25,7 +25,7 @@ import { fork, execFileSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchStorage, fmt, httpCaller, inPool, roleEnv, rssMb, sleep, startRole, stopProcesses } from './bench-platform.js';
+import { benchStorage, fmt, httpCaller, inPool, roleEnv, rssMb, runSecret, sleep, startRole, stopProcesses } from './bench-platform.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000);
 /** BENCH_BUILT=1: the compiled API (npm run build first), as npm start runs it; else the source under tsx. */
@@ -33,7 +33,7 @@ const ENTRY = process.env.BENCH_BUILT === '1' ? 'dist/api/main.js' : 'api/main.t
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 2);
 const SETTLE = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
 const CHANNELS = ['voice', 'chat', 'sms', 'slack'] as const;
-const KEYS = ['idle-key-1', 'idle-key-2', 'idle-key-3', 'idle-key-4', 'idle-key-5'];
+const KEYS = [1, 2, 3, 4, 5].map((i) => runSecret(`key-${i}`));
 const perKeyCap = Math.ceil(STREAMS / KEYS.length);
 const steps = [0, 1_000, 5_000, STREAMS].filter((n, i, all) => n <= STREAMS && all.indexOf(n) === i);
 const here = path.dirname(fileURLToPath(import.meta.url));

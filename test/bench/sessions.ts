@@ -48,7 +48,7 @@ import knexFactory from 'knex';
 import { serverUrl } from '../helpers/databases.js';
 import { freePort } from '../helpers/ports.js';
 import { redisAddress } from '../helpers/redis-keys.js';
-import { benchStorage, fmt, httpCaller, inPool, now, roleEnv, rssMb, sleep, startRole, stopProcesses, waitForReady } from './bench-platform.js';
+import { benchStorage, fmt, httpCaller, inPool, now, roleEnv, rssMb, runSecret, sleep, startRole, stopProcesses, waitForReady } from './bench-platform.js';
 import { cpuSnapshot, cpuUsed, type CpuSnapshot } from './machine-cpu.js';
 import { childrenOf, startNchan, type Nchan } from './nchan.js';
 import { percentile } from './percentile.js';
@@ -66,7 +66,7 @@ const TIMELINE = Number(process.env.BENCH_TIMELINE_SECONDS ?? 20);
 const SIDES = (process.env.BENCH_SIDES ?? 'switchboard,nchan').split(',') as Side[];
 const TARGET = process.env.BENCH_TARGET?.replace(/\/+$/, '');
 const START = (process.env.BENCH_START ?? 'roles') as 'roles' | 'start' | 'dev';
-const API_KEY = TARGET ? (process.env.BENCH_API_KEY ?? 'dev-key') : 'bench-key';
+const API_KEY = TARGET ? (process.env.BENCH_API_KEY ?? 'dev-key') : runSecret('key');
 const NGINX_WORKERS = 2;
 /** A step holds its rate when p99 is under this and nothing is lost. */
 const HELD_P99_MS = 100;
@@ -132,7 +132,7 @@ async function startPlatform(env: NodeJS.ProcessEnv): Promise<{ platform: Platfo
     };
   }
   const port = await freePort();
-  // npm start keeps the benchmark's NODE_ENV=test: production refuses to start without a real identity provider and https.
+  // npm start runs roleEnv's development start with real credentials: production needs a real identity provider and https.
   const launchEnv: NodeJS.ProcessEnv = { ...env, PORT: String(port), ...(START === 'dev' ? { NODE_ENV: 'development' } : {}) };
   let launcher: ChildProcess;
   if (START === 'start') {

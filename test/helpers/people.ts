@@ -1,4 +1,4 @@
-/** People for tests of what the assistant may do: a user with given roles, as a sign-in would have copied them. */
+/** People for tests: a user with given roles, as a sign-in would have copied them; a portal user without a phone number. */
 import { db } from '../../shared/db/index.js';
 import { createUser, type User } from '../../shared/users/users.store.js';
 import { freshPhone } from './chatapp.js';
@@ -8,4 +8,10 @@ export async function userWithRoles(roles: string[], phone = freshPhone()): Prom
   const user = await createUser({ phone_number: phone });
   await db()('users').where({ user_id: user.user_id }).update({ roles });
   return user;
+}
+
+/** A portal user without a phone number, as after a first sign-in; returns the user id. */
+export async function portalUserWithoutPhone(): Promise<string> {
+  const [row] = (await db()('users').insert({ display_name: 'Portal Person' }).returning(['user_id'])) as Array<{ user_id: string }>;
+  return row!.user_id;
 }

@@ -85,7 +85,7 @@ describe('configuration', () => {
     const cfg = loadConfig({ PORT: '4100', SWITCHBOARD_DEV: '1' });
     expect(cfg.publicUrl).toBe('http://localhost:4100');
     expect(cfg.auth.oidc).toMatchObject({ issuerUrl: undefined, rolesClaim: 'roles', roleMap: {} });
-    expect(cfg.auth.session).toEqual({ idle: '8 hours', max: '7 days' });
+    expect(cfg.auth.session).toEqual({ idle: '8 hours', max: '7 days', rolesRefresh: '5 minutes' });
   });
 
   it('.env.example documents every variable', () => {

@@ -1,6 +1,7 @@
 /**
  * Limits per person, held in Redis (so they hold across API processes): uploads per hour (count and
- * bytes) and at once, publishes per session, anonymous sign-in starts; over one, 429 with Retry-After.
+ * bytes) and at once, publishes per session, open streams (the person's own and those an API key opens
+ * on their sessions), anonymous sign-in starts; over one, 429 with Retry-After.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
@@ -77,6 +78,40 @@ describe('limits per person', () => {
     }, 5000, 'a slot to come back');
     second.close();
     again.close();
+  });
+
+  it('streams an API key opens on one person\'s sessions count for that person, over all processes: the third is a 429 with Retry-After', async () => {
+    const u = await createUser({ phone_number: freshPhone() });
+    const other = await createUser({ phone_number: freshPhone() });
+    const { session } = await resolveSession(u.user_id);
+    const { session: otherSession } = await resolveSession(other.user_id);
+    const open = async (sessionId: string, channel: string) => {
+      const abort = new AbortController();
+      const res = await api.request(`/api/sessions/${sessionId}/events?channel=${channel}`, { signal: abort.signal });
+      return { res, close: () => abort.abort() };
+    };
+    const first = await open(session.session_id, 'chat');
+    const second = await open(session.session_id, 'voice');
+    expect([first.res.status, second.res.status]).toEqual([200, 200]);
+    const third = await open(session.session_id, 'sms');
+    expect(third.res.status).toBe(429);
+    expect(Number(third.res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await third.res.json()).detail).toContain('LIMIT_STREAMS_PER_PERSON');
+    // The same key still streams another person's session: the cap is the person's, not the key's.
+    const elsewhere = await open(otherSession.session_id, 'chat');
+    expect(elsewhere.res.status).toBe(200);
+    // The person's own portal chat stream shares their slots.
+    const portal = await api.request(`/api/portal/chat/${session.session_id}/events`, { headers: { 'X-User-Id': u.user_id } });
+    expect(portal.status).toBe(429);
+    second.close();
+    const again = await eventually(async () => {
+      const s = await open(session.session_id, 'sms');
+      if (s.res.status === 200) return s;
+      return null;
+    }, 5000, 'a slot to come back');
+    first.close();
+    again.close();
+    elsewhere.close();
   });
 
   it('anonymous sign-in starts per address', async () => {

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseEnv } from '../../shared/config.js';
+import { parseEnv, startupSafetyProblems } from '../../shared/config.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -41,6 +41,16 @@ describe('safe production start', () => {
     expect(problems({ ...production, METRICS_TOKEN: '' })).toContain('METRICS_TOKEN: required');
     const short = problems({ ...production, API_KEYS: `${long},x`, ADMIN_PASSWORD: 'p', ALERT_WEBHOOK_TOKEN: 't', CRM_WEBHOOK_SECRET: 's', METRICS_TOKEN: 'm' });
     for (const name of ['API_KEYS', 'ADMIN_PASSWORD', 'ALERT_WEBHOOK_TOKEN', 'CRM_WEBHOOK_SECRET', 'METRICS_TOKEN']) expect(short).toContain(`${name}: must be at least 16 characters`);
+  });
+
+  it('the built platform refuses the test mode as it refuses development mode, whatever else is set', () => {
+    const { NODE_ENV: _, ...rest } = production;
+    const testMode = parseEnv({ ...rest, NODE_ENV: 'test' });
+    expect(startupSafetyProblems(testMode, true, false)).toEqual([]);
+    expect(startupSafetyProblems(testMode, true, true)).toEqual([expect.stringMatching(/^NODE_ENV: test is for the test suite only; the built platform .* refuses it/)]);
+    expect(startupSafetyProblems(parseEnv({ ...rest, NODE_ENV: 'development' }), true, true)).toEqual([]);
+    expect(startupSafetyProblems(parseEnv({ ...rest, NODE_ENV: 'development', SWITCHBOARD_DEV: 'true' }), true, false)).toEqual([]);
+    expect(startupSafetyProblems(parseEnv({ ...rest, NODE_ENV: 'development', SWITCHBOARD_DEV: 'true' }), true, true)).toEqual([expect.stringContaining('SWITCHBOARD_DEV: is for npm run dev only')]);
   });
 
   it('a refused start says why in one line per problem, without a stack trace', () => {

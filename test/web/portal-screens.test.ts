@@ -4,14 +4,22 @@
  * edits the profile; another person reaching those rows by URL sees not-found (and the API 404).
  */
 // needs: chromium
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, screenshot, signInAt } from '../helpers/browser.js';
 import { signIn, startIdentity, type SignedIn } from '../helpers/identity.js';
 import { makeDocx, makePdf } from '../helpers/documents.js';
 import { eventually } from '../helpers/eventually.js';
+import { startLocalTwilio } from '../helpers/local-twilio-server.js';
+import { configureChatapp } from '../helpers/chatapp.js';
 
 process.env.DOCUMENT_MAX_BYTES = String(64 * 1024);
+// Phone codes go out through the messaging-app client to a local provider, as the approved template.
+const twilio = await startLocalTwilio();
+configureChatapp(twilio.baseUrl);
+const codeTemplateSid = 'HX' + 'd'.repeat(32);
+process.env.CHATAPP_TEMPLATE_SIDS = `phone_verification=${codeTemplateSid}`;
+afterAll(() => twilio.close());
 const accounts = {
   pat: { login: 'pat', password: 'pat', name: 'Pat Portal', email: 'pat@example.test', roles: [] },
   quinn: { login: 'quinn', password: 'quinn', name: 'Quinn Other', email: 'quinn@example.test', roles: [] },
@@ -20,6 +28,7 @@ const idp = await startIdentity({ accounts });
 const { startPlatform } = await import('../helpers/platform.js');
 const app = await startPlatform({ port: idp.appPort });
 const { queue } = await import('../../shared/queues.js');
+const { db } = await import('../../shared/db/index.js');
 const browser = await launchBrowser();
 
 let context: BrowserContext;
@@ -219,7 +228,7 @@ describe('portal screens in Chromium', () => {
     await screenshot(page, 'portal-document-detail');
   }, 120_000);
 
-  it('profile: read-only provider fields; an edit persists across a reload; a bad timezone and a taken phone show beside their fields', async () => {
+  it('profile: read-only provider fields; an edit persists across a reload; a bad timezone shows beside its field; a phone is set once its code is entered, a taken one never', async () => {
     const timezone = page.getByRole('combobox', { name: 'Timezone' });
     await goto('/profile');
     const provider = page.getByRole('region', { name: 'From your identity provider' });
@@ -228,7 +237,6 @@ describe('portal screens in Chromium', () => {
     await provider.getByText('user', { exact: true }).waitFor();
     await timezone.fill('Europe/Paris');
     await timezone.press('Escape');
-    await page.getByLabel('Phone').fill('+33612345678');
     await page.getByLabel('SMS').uncheck();
     await page.getByRole('switch', { name: 'Quiet hours (no notifications)' }).check();
     await page.getByLabel('Quiet from').fill('21:30');
@@ -237,13 +245,37 @@ describe('portal screens in Chromium', () => {
     await page.getByText('Profile saved').waitFor();
     expect(await json(await patApi.request('/api/portal/profile'))).toMatchObject({
       timezone: 'Europe/Paris',
-      phone: '+33612345678',
+      phone: null,
       notification_preferences: { channels: { email: true, sms: false, chatapp: true, push: true }, quiet_hours: { enabled: true, start: '21:30', end: '06:45' } },
     });
+
+    // A new number: the code sent to it (through the messaging-app client) is entered; a wrong one is refused beside the field.
+    const phone = page.getByLabel('Phone', { exact: true });
+    const codeSentTo = (number: string) =>
+      eventually(async () => {
+        const sent = twilio.messages.filter((m) => m.params.To === `whatsapp:${number}` && m.params.ContentSid === codeTemplateSid).at(-1);
+        return sent && (JSON.parse(sent.params.ContentVariables!) as { 1: string })[1];
+      }, 15_000, `the code sent to ${number}`);
+    await phone.fill('+33612345678');
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.getByText('Code sent to +33612345678').waitFor();
+    const code = await codeSentTo('+33612345678');
+    expect((await json(await patApi.request('/api/portal/profile'))).phone).toBeNull();
+    const codeInput = page.getByLabel('Code', { exact: true });
+    await codeInput.fill(code === '000000' ? '000001' : '000000');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByText('is wrong or has expired').waitFor();
+    expect(await codeInput.getAttribute('aria-invalid')).toBe('true');
+    await screenshot(page, 'portal-profile-code-entry');
+    await codeInput.fill(code);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByText('Messages from +33612345678 reach you.').waitFor();
+    expect((await json(await patApi.request('/api/portal/profile'))).phone).toBe('+33612345678');
+
     await page.reload();
     await timezone.waitFor();
     expect(await timezone.inputValue()).toBe('Europe/Paris');
-    expect(await page.getByLabel('Phone').inputValue()).toBe('+33612345678');
+    expect(await phone.inputValue()).toBe('+33612345678');
     expect(await page.getByLabel('SMS').isChecked()).toBe(false);
     expect(await page.getByLabel('Email', { exact: true }).isChecked()).toBe(true);
     expect(await page.getByLabel('Quiet from').inputValue()).toBe('21:30');
@@ -255,15 +287,17 @@ describe('portal screens in Chromium', () => {
     await page.getByText('must be an IANA time zone name such as Europe/Paris').waitFor();
     expect(await timezone.getAttribute('aria-invalid')).toBe('true');
 
-    await json(await quinnApi.request('/api/portal/profile', { method: 'PATCH', json: { phone: '+14155550123' } }));
-    await timezone.fill('America/New_York');
-    await timezone.press('Escape');
-    await page.getByLabel('Phone').fill('+14155550123');
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.getByText('is already taken').waitFor();
-    expect(await page.getByLabel('Phone').getAttribute('aria-invalid')).toBe('true');
-    expect(await timezone.getAttribute('aria-invalid')).not.toBe('true');
+    // Another person's number: the page says the same as for a free one, and no code proves it.
+    const { user_id: quinnId } = await json(await quinnApi.request('/api/portal/profile'));
+    await db()('users').where({ user_id: quinnId }).update({ phone_number: '+14155550123' });
+    await phone.fill('+14155550123');
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.getByText('Code sent to +14155550123').waitFor();
+    await codeInput.fill(code);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByText('is wrong or has expired').waitFor();
     await screenshot(page, 'portal-profile-field-errors');
+    expect(twilio.messages.filter((m) => m.params.To === 'whatsapp:+14155550123')).toHaveLength(0);
     expect((await json(await patApi.request('/api/portal/profile'))).phone).toBe('+33612345678');
   }, 120_000);
 

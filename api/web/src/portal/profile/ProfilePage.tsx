@@ -1,6 +1,7 @@
 /**
  * My profile: email, display name and roles as the identity provider gave them (read-only);
- * timezone, phone and notification preferences editable, each refusal beside its field.
+ * timezone and notification preferences editable, each refusal beside its field; the phone number
+ * set only once proven with the code sent to it.
  */
 import { Autocomplete, Badge, Button, Card, Checkbox, Group, SimpleGrid, Stack, Switch, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
@@ -28,7 +29,6 @@ const timezones = (() => {
 
 function ProfileForm({ profile }: { profile: Profile }) {
   const [timezone, setTimezone] = useState(profile.timezone);
-  const [phone, setPhone] = useState(profile.phone ?? '');
   const [channelOn, setChannelOn] = useState<Record<Channel, boolean>>(
     () => Object.fromEntries(channels.map(({ key }) => [key, profile.notification_preferences.channels[key] ?? true])) as Record<Channel, boolean>,
   );
@@ -46,7 +46,6 @@ function ProfileForm({ profile }: { profile: Profile }) {
     const { error: failed } = await fetchClient.PATCH('/api/portal/profile', {
       body: {
         timezone: timezone.trim(),
-        phone: phone.trim() === '' ? null : phone.trim(),
         notification_preferences: { channels: channelOn, quiet_hours: { enabled: quietOn, start: quietStart, end: quietEnd } },
       },
     });
@@ -68,14 +67,6 @@ function ProfileForm({ profile }: { profile: Profile }) {
           onChange={setTimezone}
           error={fieldError('body.timezone')}
         />
-        <TextInput
-          label="Phone"
-          description="International format (E.164), e.g. +14155550100: the number the messaging channels know you by"
-          placeholder="+14155550100"
-          value={phone}
-          onChange={(e) => setPhone(e.currentTarget.value)}
-          error={fieldError('body.phone')}
-        />
         <Checkbox.Group
           label="Notify me by"
           value={channels.filter(({ key }) => channelOn[key]).map(({ key }) => key)}
@@ -93,12 +84,108 @@ function ProfileForm({ profile }: { profile: Profile }) {
           <TextInput type="time" label="Quiet from" value={quietStart} onChange={(e) => setQuietStart(e.currentTarget.value)} disabled={!quietOn} w={140} error={fieldError('body.notification_preferences.quiet_hours.start')} />
           <TextInput type="time" label="Quiet until" value={quietEnd} onChange={(e) => setQuietEnd(e.currentTarget.value)} disabled={!quietOn} w={140} error={fieldError('body.notification_preferences.quiet_hours.end')} />
         </Group>
-        <ProblemAlert error={error} shownBeside={['body.timezone', 'body.phone', 'body.notification_preferences.channels', 'body.notification_preferences.quiet_hours.start', 'body.notification_preferences.quiet_hours.end']} />
+        <ProblemAlert error={error} shownBeside={['body.timezone', 'body.notification_preferences.channels', 'body.notification_preferences.quiet_hours.start', 'body.notification_preferences.quiet_hours.end']} />
         <Group>
           <Button type="submit" loading={busy}>
             Save settings
           </Button>
         </Group>
+      </Stack>
+    </Card>
+  );
+}
+
+/**
+ * The number the messaging channels know me by. A new one is proven first: a code is sent to it and
+ * entered here; until then it reaches nobody (the server answers alike whoever has the number).
+ */
+function PhoneCard({ phone }: { phone: string | null }) {
+  const [number, setNumber] = useState(phone ?? '');
+  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [code, setCode] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const fieldError = useFieldErrors(error);
+
+  async function run(call: () => Promise<{ error?: unknown }>, done: () => Promise<void> | void) {
+    setBusy(true);
+    setError(null);
+    const { error: failed } = await call();
+    setBusy(false);
+    if (failed) return setError(failed);
+    await done();
+  }
+  const sendCode = () =>
+    run(
+      () => fetchClient.POST('/api/portal/profile/phone', { body: { phone: number.trim() } }),
+      () => {
+        setSentTo(number.trim());
+        setCode('');
+        notifications.show({ message: `Code sent to ${number.trim()}` });
+      },
+    );
+  const verify = () =>
+    run(
+      () => fetchClient.POST('/api/portal/profile/phone/verify', { body: { code: code.trim() } }),
+      async () => {
+        notifications.show({ message: 'Phone number verified' });
+        await invalidatePaths('/api/portal/profile');
+      },
+    );
+  const remove = () =>
+    run(
+      () => fetchClient.PATCH('/api/portal/profile', { body: { phone: null } }),
+      async () => {
+        notifications.show({ message: 'Phone number removed' });
+        await invalidatePaths('/api/portal/profile');
+      },
+    );
+
+  return (
+    <Card withBorder component="section" aria-label="Number the messaging channels know you by">
+      <Stack gap="sm" maw={520}>
+        <Text size="sm">{phone ? `Messages from ${phone} reach you.` : 'No number yet: the messaging channels do not know you.'}</Text>
+        <Group align="start" wrap="nowrap">
+          <TextInput
+            flex={1}
+            label="Phone"
+            description="International format (E.164), e.g. +14155550100; a code is sent to it to prove it is yours"
+            placeholder="+14155550100"
+            value={number}
+            onChange={(e) => setNumber(e.currentTarget.value)}
+            error={fieldError('body.phone')}
+          />
+          <Button mt={46} onClick={() => void sendCode()} loading={busy && !sentTo} disabled={!number.trim() || number.trim() === phone}>
+            Send code
+          </Button>
+        </Group>
+        {sentTo && (
+          <form aria-label="Enter the code" noValidate onSubmit={(e) => (e.preventDefault(), void verify())}>
+            <Group align="start" wrap="nowrap">
+              <TextInput
+                flex={1}
+                label="Code"
+                description={`The 6 digits sent to ${sentTo}; they work once, for a few minutes`}
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                value={code}
+                onChange={(e) => setCode(e.currentTarget.value)}
+                error={fieldError('body.code')}
+              />
+              <Button mt={28} type="submit" loading={busy}>
+                Verify
+              </Button>
+            </Group>
+          </form>
+        )}
+        <ProblemAlert error={error} shownBeside={['body.phone', 'body.code']} />
+        {phone && (
+          <Group>
+            <Button variant="subtle" color="red" onClick={() => void remove()}>
+              Remove number
+            </Button>
+          </Group>
+        )}
       </Stack>
     </Card>
   );
@@ -133,7 +220,8 @@ export default function ProfilePage() {
             </SimpleGrid>
           </Card>
           {/* Keyed on the saved values: after a save (or another tab's), the form starts from what is stored. */}
-          <ProfileForm key={JSON.stringify([p.timezone, p.phone, p.notification_preferences])} profile={p} />
+          <PhoneCard key={p.phone ?? ''} phone={p.phone} />
+          <ProfileForm key={JSON.stringify([p.timezone, p.notification_preferences])} profile={p} />
         </>
       )}
     </Stack>
