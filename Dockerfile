@@ -9,7 +9,9 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # npm ci refuses a lockfile whose optional platform packages the registry does not serve (see .ci/run).
-RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+# npm's cache is a build cache, not a layer: the deps stage and later builds install from it.
+RUN --mount=type=cache,target=/root/.npm \
+  npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY api api
 COPY shared shared
@@ -23,8 +25,8 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN (npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund || npm install --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund) \
-  && npm cache clean --force
+RUN --mount=type=cache,target=/root/.npm \
+  npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund || npm install --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \

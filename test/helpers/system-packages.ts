@@ -12,6 +12,10 @@ export const systemPackages: Record<string, string[]> = {
   prometheus: ['/usr/bin/prometheus', '/usr/bin/promtool'],
   'prometheus-alertmanager': ['/usr/bin/prometheus-alertmanager'],
   openssl: ['/usr/bin/openssl'],
+  // The container image test: rootful podman with the runc runtime, debootstrap for its local base image.
+  podman: ['/usr/bin/podman'],
+  runc: ['/usr/sbin/runc'],
+  debootstrap: ['/usr/sbin/debootstrap'],
 };
 
 const isExecutable = (file: string) => {

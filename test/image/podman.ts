@@ -23,9 +23,25 @@ export function podman(args: string[], options: { input?: string; allowFail?: bo
  * where a registry is reachable), else the local stand-in deploy/base-image.sh builds (and keeps).
  */
 export function baseImage(): string {
-  if (process.env.NODE_IMAGE) return process.env.NODE_IMAGE;
-  const out = execFileSync('bash', [path.join(root, 'deploy/base-image.sh')], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  return out.trim().split('\n').pop()!;
+  const tag =
+    process.env.NODE_IMAGE ??
+    execFileSync('bash', [path.join(root, 'deploy/base-image.sh')], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
+  containersStart(tag);
+  return tag;
+}
+
+/**
+ * Fails before the long build where podman cannot start a container at all. Rootful podman gives a
+ * container 1048576 open files and processes unless told otherwise; root without CAP_SYS_RESOURCE
+ * (inside some VMs and sandboxes) may not raise its limits that far, and runc refuses to start.
+ */
+export function containersStart(image: string): void {
+  const r = podman(['run', '--rm', '--network', 'host', '--entrypoint', 'node', image, '--version'], { allowFail: true });
+  if (r.code === 0) return;
+  const hint = /error setting rlimit/.test(r.err)
+    ? '\npodman cannot raise the containers\' limits here: set `default_ulimits = []` under [containers] in /etc/containers/containers.conf (containers then keep podman\'s own limits; .ci/run does this)'
+    : '';
+  throw new Error(`podman cannot start a container from ${image}: ${r.err.split('\n').slice(-3).join('\n')}${hint}`);
 }
 
 /** Builds the project's image on `base`; returns its size in bytes and the seconds the build took. */
