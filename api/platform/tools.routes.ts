@@ -1,7 +1,6 @@
 /** The tool gateway (list and execute the registry's agent tools) and the MCP endpoint over Streamable HTTP. */
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
-import { loadToolCatalog } from '../../shared/tool-catalog.js';
 import { toolJsonSchema, type ToolCaller } from '../../shared/tools.js';
 import { callToolByName, toolsFor } from '../../shared/tool-gateway/gateway.js';
 import { listToolCalls, toolCallOutcomes } from '../../shared/tool-gateway/tool-calls.store.js';
@@ -45,7 +44,6 @@ async function callerOf(ctx: Context): Promise<ToolCaller> {
 }
 
 export function toolRoutes(): ApiRouter {
-  loadToolCatalog();
   return new ApiRouter()
     .route({
       method: 'get',

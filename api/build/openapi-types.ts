@@ -5,8 +5,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { domainRouters } from '../../api/app.js';
-import { openApiDocument } from '../../api/openapi.js';
+import { domainRouters } from '../app.js';
+import { openApiDocument } from '../openapi.js';
 
 domainRouters();
 const doc = openApiDocument();
