@@ -11,6 +11,7 @@ import { ValidationError, fieldErrors, type FieldError } from '../shared/errors.
 import { config } from '../shared/config.js';
 import { rawTextStorable, unstorableFields } from '../shared/storable.js';
 import { requireAdmin, requireCaller } from './middleware/auth.js';
+import { readMultipart, type MultipartLimits, type UploadedFile } from './middleware/multipart.js';
 import { csrfHeader, sessionCookie } from './auth/browser-session.js';
 import { scopeDescriptions, scopeForPath, type Scope } from '../shared/auth/scopes.js';
 
@@ -51,6 +52,7 @@ export interface RouteSpec<
   B extends z.ZodType | undefined,
   H extends AnyObject | undefined,
   R extends Responses = Responses,
+  M extends AnyObject | undefined = undefined,
 > {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template, e.g. /api/sessions/{session_id}. */
@@ -75,12 +77,19 @@ export interface RouteSpec<
      * schema (and its field errors). It saves walking and copying every field of a large body twice.
      */
     acceptsBody?: (body: unknown) => boolean;
+    /**
+     * A multipart/form-data body instead of `body`: one file part and the text fields `fields`
+     * (documented as the form, with the file as binary); the handler gets `upload: {file, fields}`.
+     */
+    multipart?: MultipartLimits & { fields: M };
   };
+  /** Middleware run after validation and the router's `beforeHandler`, before a multipart body is read and the handler runs (e.g. limits checked before an upload is read). */
+  use?: Middleware[];
   /** Success responses by status. */
   responses: R;
   /** Error statuses this route produces beyond the automatic ones (400, 401, 404, 413), with their meaning. */
   errors?: Record<number, string>;
-  handler: (input: { params: Out<P>; query: Out<Q>; body: Out<B>; headers: Out<H> }, ctx: Context) => Promise<NoInfer<Reply<R>> | void> | NoInfer<Reply<R>> | void;
+  handler: (input: { params: Out<P>; query: Out<Q>; body: Out<B>; headers: Out<H>; upload: M extends AnyObject ? { file: UploadedFile; fields: z.output<M> } : undefined }, ctx: Context) => Promise<NoInfer<Reply<R>> | void> | NoInfer<Reply<R>> | void;
 }
 
 export const problemSchema = z
@@ -177,7 +186,7 @@ const noQuery = z.object({}).strict();
 /** The object schema refusing unknown keys (a schema that is not a plain object is left as it is). */
 const strictObject = (schema: z.ZodType): z.ZodType => (schema instanceof z.ZodObject ? schema.strict() : schema);
 
-function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
+function documentRoute(spec: Omit<RouteSpec<any, any, any, any, any, any>, 'handler'>) {
   const responses: RouteConfig['responses'] = {};
   for (const [status, r] of Object.entries(spec.responses as Responses)) {
     responses[status] = {
@@ -191,7 +200,8 @@ function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
   if (spec.auth !== 'public') errors[401] ??= defaultErrorMeaning[401]!;
   if (spec.auth !== 'public' && spec.auth !== 'admin') errors[403] ??= defaultErrorMeaning[403]!;
   if (spec.request?.params) errors[404] ??= defaultErrorMeaning[404]!;
-  if (spec.request?.body) errors[413] ??= defaultErrorMeaning[413]!;
+  if (spec.request?.body || spec.request?.multipart) errors[413] ??= defaultErrorMeaning[413]!;
+  const multipart = spec.request?.multipart;
   for (const [status, description] of Object.entries(errors)) {
     responses[status] = { description, content: { 'application/problem+json': { schema: problemSchema } } };
   }
@@ -209,6 +219,14 @@ function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
       ...(spec.request?.body
         ? { body: { required: true, content: { [spec.request.bodyType ?? 'application/json']: { schema: spec.request.body } } } }
         : {}),
+      ...(multipart
+        ? {
+            body: {
+              required: true,
+              content: { 'multipart/form-data': { schema: multipart.fields.extend({ [multipart.file]: z.string().openapi({ format: 'binary', description: 'the file' }) }) } },
+            },
+          }
+        : {}),
     },
     responses,
   });
@@ -217,6 +235,8 @@ function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
 export interface RouterOptions {
   /** Middleware run before every route of this router, ahead of auth and validation (e.g. a feature gate). */
   use?: Middleware[];
+  /** Middleware run on every route of this router once the request is authenticated and valid, before its handler (e.g. resolving whom a portal request acts for). */
+  beforeHandler?: Middleware[];
   /** Error responses every route of this router can give (a route's own `errors` override them). */
   errors?: Record<number, string>;
 }
@@ -246,7 +266,8 @@ export class ApiRouter {
     Q extends AnyObject | undefined = undefined,
     B extends z.ZodType | undefined = undefined,
     H extends AnyObject | undefined = undefined,
-  >(spec: RouteSpec<P, Q, B, H, R>): this {
+    M extends AnyObject | undefined = undefined,
+  >(spec: RouteSpec<P, Q, B, H, R, M>): this {
     documentRoute({ ...spec, errors: { ...this.options.errors, ...spec.errors } });
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const successStatus = Number(Object.keys(spec.responses)[0] ?? 200);
@@ -256,7 +277,9 @@ export class ApiRouter {
     const middleware: Middleware[] = [];
     const auth = authMiddleware(spec.auth, spec.scope ?? scopeForPath(spec.path));
     if (auth) middleware.push(auth);
-    middleware.push(async (ctx) => {
+    const multipart = spec.request?.multipart;
+    type Input = Parameters<typeof spec.handler>[0];
+    middleware.push(async (ctx, next) => {
       const errors: FieldError[] = [];
       const input = {
         params: parsePart(spec.request?.params, ctx.params, 'params', errors),
@@ -270,8 +293,22 @@ export class ApiRouter {
           (ctx.request as { rawBody?: unknown }).rawBody,
           spec.request?.acceptsBody,
         ),
-      } as Parameters<typeof spec.handler>[0];
+      } as Input;
       if (errors.length) throw new ValidationError(`The request is invalid: ${errors.map((e) => e.path).join(', ')}.`, errors);
+      ctx.state.routeInput = input;
+      await next();
+    });
+    // The router's and the route's own middleware see a valid request; a multipart body is read after them.
+    middleware.push(...(this.options.beforeHandler ?? []), ...(spec.use ?? []));
+    middleware.push(async (ctx) => {
+      const input = ctx.state.routeInput as Input;
+      if (multipart) {
+        const upload = await readMultipart(ctx, multipart);
+        const errors: FieldError[] = [];
+        const fields = parsePart(multipart.fields, upload.fields, 'body', errors);
+        if (errors.length) throw new ValidationError(`The request is invalid: ${errors.map((e) => e.path).join(', ')}.`, errors);
+        (input as { upload: unknown }).upload = { file: upload.file, fields };
+      }
       const result = await spec.handler(input, ctx);
       if (result !== undefined) {
         if (ctx.status === 404 && ctx.body === undefined) ctx.status = successStatus;

@@ -11,7 +11,7 @@ import { normalizedAlerts } from './sre/alerts/payloads.js';
 import { blockingConnection, bullConnection } from './redis.js';
 import { reportRedisError } from './outages.js';
 import { createHash } from 'node:crypto';
-import { leadBatchJob } from './crm/schemas.js';
+import { leadBatchJob } from './crm/model.js';
 
 export interface QueueDefinition {
   /** Jobs of this queue one worker process runs at once. */

@@ -3,8 +3,9 @@ import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { createAccount, deleteAccount, getAccountDetail, updateAccount } from '../../shared/crm/accounts.js';
 import { listAccounts } from '../../shared/crm/account.store.js';
-import { pageQuery } from '../../shared/crm/pagination.js';
-import { account, accountDetail, accountInput, accountUpdate, segments } from '../../shared/crm/schemas.js';
+import { keysetPageQuery } from '../../shared/crm/pagination.js';
+import { account, accountInput, accountUpdate, segments } from '../../shared/crm/model.js';
+import { accountDetail } from './accounts.schemas.js';
 import { listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ account_id: uuid() });
@@ -18,7 +19,7 @@ export function accountRoutes(): ApiRouter {
       summary: 'List accounts',
       description: `Filters: \`q\` (text search in name and domain), \`segment\`, \`industry\` (case-insensitive).\n\n${listDescription}`,
       auth: 'sales',
-      request: { query: z.object({ q: z.string().max(200).optional(), segment: z.enum(segments).optional(), industry: z.string().max(100).optional(), ...pageQuery(['created_at', 'updated_at', 'name'], 'name') }) },
+      request: { query: z.object({ q: z.string().max(200).optional(), segment: z.enum(segments).optional(), industry: z.string().max(100).optional(), ...keysetPageQuery(['created_at', 'updated_at', 'name'], 'name') }) },
       responses: { 200: { description: 'A page of accounts', schema: pageOf(account, 'AccountPage') } },
       handler: async ({ query }) => toPage(await listAccounts({ search: query.q, segment: query.segment, industry: query.industry }, query)),
     })

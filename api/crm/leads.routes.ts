@@ -4,8 +4,8 @@ import { z, uuid } from '../../shared/zod.js';
 import { convertLead, createLead, deleteLead, getLead, leadTransitions, updateLead } from '../../shared/crm/leads.js';
 import { listLeads } from '../../shared/crm/lead.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
-import { pageQuery } from '../../shared/crm/pagination.js';
-import { conversion, conversionInput, historyEntry, lead, leadInput, leadStatus, leadUpdate } from '../../shared/crm/schemas.js';
+import { keysetPageQuery } from '../../shared/crm/pagination.js';
+import { conversion, conversionInput, historyEntry, lead, leadInput, leadStatus, leadUpdate } from '../../shared/crm/model.js';
 import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ lead_id: uuid() });
@@ -23,7 +23,7 @@ export function leadRoutes(): ApiRouter {
       description: `Filters: \`status\`, \`source\` (case-insensitive), \`q\` (text search in first name, last name, full name, email and company).\n\n${listDescription}`,
       auth: 'sales',
       request: {
-        query: z.object({ status: leadStatus.optional(), source: z.string().max(100).optional(), q: z.string().max(200).optional(), ...pageQuery(['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'status'], '-created_at') }),
+        query: z.object({ status: leadStatus.optional(), source: z.string().max(100).optional(), q: z.string().max(200).optional(), ...keysetPageQuery(['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'status'], '-created_at') }),
       },
       responses: { 200: { description: 'A page of leads', schema: pageOf(lead, 'LeadPage') } },
       handler: async ({ query }) => toPage(await listLeads({ status: query.status, source: query.source, search: query.q }, query)),

@@ -4,8 +4,8 @@ import { z, uuid } from '../../shared/zod.js';
 import { createOpportunity, deleteOpportunity, getOpportunity, updateOpportunity } from '../../shared/crm/opportunities.js';
 import { listOpportunities } from '../../shared/crm/opportunity.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
-import { pageQuery } from '../../shared/crm/pagination.js';
-import { historyEntry, opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/schemas.js';
+import { keysetPageQuery } from '../../shared/crm/pagination.js';
+import { historyEntry, opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/model.js';
 import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ opportunity_id: uuid() });
@@ -31,7 +31,7 @@ export function opportunityRoutes(): ApiRouter {
           pipeline_id: uuid().optional(),
           stage: z.string().max(100).optional(),
           q: z.string().max(200).optional(),
-          ...pageQuery(['created_at', 'updated_at', 'name', 'amount', 'probability', 'close_date'], '-created_at'),
+          ...keysetPageQuery(['created_at', 'updated_at', 'name', 'amount', 'probability', 'close_date'], '-created_at'),
         }),
       },
       responses: { 200: { description: 'A page of opportunities', schema: pageOf(opportunity, 'OpportunityPage') } },

@@ -4,7 +4,7 @@ import { z, uuid } from '../../shared/zod.js';
 import { toolJsonSchema, type ToolCaller } from '../../shared/tools.js';
 import { callToolByName, toolsFor } from '../../shared/tool-gateway/gateway.js';
 import { listToolCalls, toolCallOutcomes } from '../../shared/tool-gateway/tool-calls.store.js';
-import { pageQuery, pageSchema } from '../../shared/sre/listing.js';
+import { offsetPageQuery, offsetPageSchema } from '../../shared/sre/listing.js';
 import type { Context } from 'koa';
 import type { Authority } from '../../shared/auth/scopes.js';
 import { UnauthorizedError } from '../../shared/errors.js';
@@ -102,10 +102,10 @@ export function toolRoutes(): ApiRouter {
           outcome: z.enum(toolCallOutcomes).optional(),
           caller_id: z.string().max(200).optional(),
           user_id: uuid().optional(),
-          ...pageQuery,
+          ...offsetPageQuery,
         }),
       },
-      responses: { 200: { description: 'A page of calls', schema: pageSchema(toolCall, 'ToolCallPage') } },
+      responses: { 200: { description: 'A page of calls', schema: offsetPageSchema(toolCall, 'ToolCallPage') } },
       handler: ({ query }) => listToolCalls(query),
     })
     .route({

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { notificationPreferencesSchema, type NotificationPreferences } from '../portal/schemas.js';
+import { notificationPreferencesSchema, type NotificationPreferences } from '../portal/model.js';
 
 const TABLE = 'users';
 const COLUMNS: string[] = ['user_id', 'display_name', 'phone_number', 'email', 'created_at', 'updated_at'];

@@ -11,7 +11,7 @@ import { eventually } from '../helpers/eventually.js';
 import { makeDocx, makeDocxBomb, quadraticHtml } from '../helpers/documents.js';
 import { newUser } from '../sessions/helpers.js';
 import { storeUpload } from '../../shared/portal/documents.js';
-import { findDocument } from '../../shared/portal/documents.store.js';
+import { getDocument } from '../../shared/portal/documents.store.js';
 import { ExtractionError, extractChunks } from '../../shared/portal/extract.js';
 import { queue } from '../../shared/queues.js';
 import { db } from '../../shared/db/index.js';
@@ -28,10 +28,10 @@ beforeAll(async () => {
   owner = await newUser(api);
 });
 
-const upload = (filename: string, contentType: string, content: Buffer) => storeUpload(owner, { filename, contentType, content, fields: {} });
+const upload = (filename: string, contentType: string, content: Buffer) => storeUpload(owner, { file: { filename, contentType, content }, category: null, tags: [] });
 const settled = (documentId: string, ms = 20_000) =>
   eventually(async () => {
-    const doc = await findDocument(documentId);
+    const doc = await getDocument(documentId);
     return doc && ['indexed', 'failed'].includes(doc.rag_status) ? doc : undefined;
   }, ms, `document ${documentId} indexed or failed`);
 const chunkText = async (documentId: string) => (await db()('document_chunks').where({ document_id: documentId }).select('content')).map((r) => r.content as string).join(' ');
