@@ -10,23 +10,41 @@ import { z } from '../shared/zod.js';
 import { ValidationError, fieldErrors, type FieldError } from '../shared/errors.js';
 import { config } from '../shared/config.js';
 import { rawTextStorable, unstorableFields } from '../shared/storable.js';
-import { requireAdmin, requireCaller } from './middleware/auth.js';
+import { requireCaller } from './middleware/auth.js';
 import { readMultipart, type MultipartLimits, type UploadedFile } from './middleware/multipart.js';
 import { csrfHeader, sessionCookie } from './auth/browser-session.js';
 import { scopeDescriptions, scopeForPath, type Scope } from '../shared/auth/scopes.js';
+import type { Role } from '../shared/auth/roles.js';
 
 /**
- * Who may call a route.
- * - `apiKey`: an API key, or a browser session with role `sre` (the operators' role: the SRE API and
- *   the platform's service routes).
- * - `staff`: an API key, or a session with role `staff`.
- * - `sales`: an API key, or a session with role `sales` or `sre` (the CRM).
- * - `user`: an API key, or any signed-in person.
- * - `session`: a signed-in person only (their own account: /me).
- * - `admin`: basic auth (the queue dashboard). `public`: anyone.
- * Browser sessions send unsafe methods with the X-CSRF-Token header.
+ * Who may call a route, named for what it admits. A key needs the route's scope (`scope`, default
+ * the scope of its path); browser sessions send unsafe methods with the X-CSRF-Token header.
+ * - `key-or-sre`: an API key, or a browser session with role `sre` (the SRE API and the platform's service routes).
+ * - `key-or-staff`: an API key, or a session with role `staff`.
+ * - `key-or-sales-or-sre`: an API key, or a session with role `sales` or `sre` (the CRM).
+ * - `key-or-person`: an API key, or any signed-in person.
+ * - `person`: a signed-in person only (their own account: /me).
+ * - `public`: anyone.
  */
-export type Auth = 'apiKey' | 'staff' | 'sales' | 'user' | 'session' | 'admin' | 'public';
+export type Auth = 'key-or-sre' | 'key-or-staff' | 'key-or-sales-or-sre' | 'key-or-person' | 'person' | 'public';
+
+/** The session roles each kind of caller admits (undefined: any signed-in person), and whether a key is accepted. */
+const admits: Record<Exclude<Auth, 'public'>, { apiKey: boolean; roles?: Role[] }> = {
+  'key-or-sre': { apiKey: true, roles: ['sre'] },
+  'key-or-staff': { apiKey: true, roles: ['staff'] },
+  'key-or-sales-or-sre': { apiKey: true, roles: ['sales', 'sre'] },
+  'key-or-person': { apiKey: true },
+  person: { apiKey: false },
+};
+
+/** The sentence the API reference gives each route about who may call it. */
+function admitsSentence(auth: Auth, scope: Scope | 'any'): string {
+  if (auth === 'public') return 'Open to anyone.';
+  const { apiKey, roles } = admits[auth];
+  const person = roles ? `a signed-in person with role ${roles.map((r) => `\`${r}\``).join(' or ')}` : 'any signed-in person';
+  if (!apiKey) return `Admits ${person} (no API key).`;
+  return `Admits an API key${scope === 'any' ? '' : ` with scope \`${scope}\``}, or ${person}.`;
+}
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -125,7 +143,6 @@ const scopesNote = [
 ].join('\n- ');
 openapi.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key', description: scopesNote });
 openapi.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token (same scopes)' });
-openapi.registerComponent('securitySchemes', 'Admin', { type: 'http', scheme: 'basic' });
 openapi.registerComponent('securitySchemes', 'Session', {
   type: 'apiKey',
   in: 'cookie',
@@ -136,29 +153,14 @@ openapi.registerComponent('securitySchemes', 'Session', {
 /** The security requirement of a route: keys with the scope it needs (OpenAPI lists it), or a session. */
 function securityOf(auth: Auth, scope: Scope | 'any'): RouteConfig['security'] {
   const scopes = scope === 'any' ? [] : [scope];
-  if (auth === 'apiKey' || auth === 'staff' || auth === 'sales' || auth === 'user') return [{ ApiKey: scopes }, { Bearer: scopes }, { Session: [] }];
-  if (auth === 'session') return [{ Session: [] }];
-  if (auth === 'admin') return [{ Admin: [] }];
-  return [];
+  if (auth === 'public') return [];
+  return admits[auth].apiKey ? [{ ApiKey: scopes }, { Bearer: scopes }, { Session: [] }] : [{ Session: [] }];
 }
 
 function authMiddleware(auth: Auth, scope: Scope | 'any'): Middleware | undefined {
-  switch (auth) {
-    case 'apiKey':
-      return requireCaller({ apiKey: true, role: 'sre', scope });
-    case 'staff':
-      return requireCaller({ apiKey: true, role: 'staff', scope });
-    case 'sales':
-      return requireCaller({ apiKey: true, role: ['sales', 'sre'], scope });
-    case 'user':
-      return requireCaller({ apiKey: true, scope });
-    case 'session':
-      return requireCaller({ apiKey: false });
-    case 'admin':
-      return requireAdmin();
-    case 'public':
-      return undefined;
-  }
+  if (auth === 'public') return undefined;
+  const { apiKey, roles } = admits[auth];
+  return apiKey ? requireCaller({ apiKey, role: roles, scope }) : requireCaller({ apiKey });
 }
 
 /**
@@ -198,7 +200,7 @@ function documentRoute(spec: Omit<RouteSpec<any, any, any, any, any, any>, 'hand
   const hasInput = spec.request && Object.values(spec.request).some((v) => v && typeof v === 'object');
   if (hasInput) errors[400] = `${errors[400] ?? defaultErrorMeaning[400]!}. ${unstorableMeaning}.`;
   if (spec.auth !== 'public') errors[401] ??= defaultErrorMeaning[401]!;
-  if (spec.auth !== 'public' && spec.auth !== 'admin') errors[403] ??= defaultErrorMeaning[403]!;
+  if (spec.auth !== 'public') errors[403] ??= defaultErrorMeaning[403]!;
   if (spec.request?.params) errors[404] ??= defaultErrorMeaning[404]!;
   if (spec.request?.body || spec.request?.multipart) errors[413] ??= defaultErrorMeaning[413]!;
   const multipart = spec.request?.multipart;
@@ -210,7 +212,7 @@ function documentRoute(spec: Omit<RouteSpec<any, any, any, any, any, any>, 'hand
     path: spec.path,
     tags: spec.tags,
     summary: spec.summary,
-    description: spec.description,
+    description: [spec.description, admitsSentence(spec.auth, spec.scope ?? scopeForPath(spec.path))].filter(Boolean).join('\n\n'),
     security: securityOf(spec.auth, spec.scope ?? scopeForPath(spec.path)),
     request: {
       params: spec.request?.params,

@@ -40,8 +40,6 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
    * definitions fit the registry.
    */
   jobId?(payload: z.output<S>): string | undefined;
-  /** Queues the job was declared on before: jobs still waiting there when a release moves it are run, not refused. */
-  formerQueues?: readonly string[];
 }
 
 const keepFailedDays = 14;
@@ -192,11 +190,10 @@ export const jobDefinitions = {
   // One accepted webhook payload: dedup upsert of its alerts, then incident rules and runbooks.
   'sre.alerts-ingest': define({
     queue: 'sre-alerts',
-    formerQueues: ['sre'],
     schema: z.object({
       payload_id: z.uuid(),
-      // sha256 of the body as received (webhookPayloadId); absent on jobs queued by an older API.
-      body_digest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+      // sha256 of the body as received (webhookPayloadId): a retry of the body is recognised across windows.
+      body_digest: z.string().regex(/^[0-9a-f]{64}$/),
       source_id: z.uuid(),
       source: z.string(),
       received_at: z.iso.datetime(),

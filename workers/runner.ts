@@ -41,10 +41,9 @@ export function assertEveryJobHandled(reg: Registry, handlers: Handlers): void {
  */
 const defaultLocks = { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 5 };
 
-/** Starts one Worker per queue of the registry (or of `only`). */
 /**
  * The queues a worker process runs: every queue, or those WORKER_QUEUES names (a queue also brings
- * its lanes: sessions → sessions-lane-*). An unknown name stops start-up, naming it.
+ * its lanes: stream → stream-lane-*). An unknown name stops start-up, naming it.
  */
 export function workerQueues(all: string[], chosen: string[] | undefined): string[] {
   if (!chosen?.length) return all;
@@ -53,6 +52,7 @@ export function workerQueues(all: string[], chosen: string[] | undefined): strin
   return all.filter((q) => chosen.some((name) => q === name || q.startsWith(`${name}-lane-`)));
 }
 
+/** Starts one Worker per queue of the registry (or of `only`). */
 export function startWorkers(reg: Registry, handlers: Handlers, only?: string[]): Worker[] {
   assertEveryJobHandled(reg, handlers);
   const log = logger('worker');
@@ -65,7 +65,7 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
       async (job) => {
         const jobDef = reg.jobs[job.name];
         const handler = handlers[job.name];
-        if (!jobDef || !handler || !(jobDef.queue === queueName || jobDef.partition?.lanes().includes(queueName) || jobDef.formerQueues?.includes(queueName))) {
+        if (!jobDef || !handler || !(jobDef.queue === queueName || jobDef.partition?.lanes().includes(queueName))) {
           throw new UnrecoverableError(`no handler for job "${job.name}" on queue "${queueName}"`);
         }
         const parsed = jobDef.schema.safeParse(job.data);

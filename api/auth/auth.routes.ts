@@ -141,7 +141,7 @@ export function authRoutes(): ApiRouter {
       tags,
       summary: 'Who is signed in',
       description: `The signed-in person with their roles, and the CSRF token the app sends in ${csrfHeader}.`,
-      auth: 'session',
+      auth: 'person',
       responses: { 200: { description: 'the person', schema: me } },
       handler: (_input, ctx) => {
         const s = personOf(ctx)!;

@@ -25,7 +25,7 @@ export function documentRoutes(): ApiRouter {
       tags,
       summary: 'My documents',
       description: `Newest first; filters \`category\`, \`tags\` (every one), \`rag_status\`. ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: {
         headers: userHeader,
         query: documentQuery,
@@ -39,7 +39,7 @@ export function documentRoutes(): ApiRouter {
       tags,
       summary: 'Upload a document',
       description: `multipart/form-data with a \`file\` part (PDF, DOCX, HTML, plain text, Markdown or CSV) and optional fields \`category\` and \`tags\` (comma-separated). The body is read as it streams: past DOCUMENT_MAX_BYTES (default 20 MB) the upload stops with 413 and nothing is stored. Per person: LIMIT_UPLOADS_PER_HOUR uploads and LIMIT_UPLOAD_BYTES_PER_HOUR bytes (the request's Content-Length) per hour, LIMIT_UPLOADS_CONCURRENT at once; over one, 429 with Retry-After before the body is read. The document starts \`pending\`; the portal.index-document job moves it to processing, then indexed, or failed with \`failure_reason\` (a file that cannot be read, or whose reading passes DOCUMENT_EXTRACT_TIMEOUT_MS or DOCUMENT_EXTRACT_MAX_MEMORY_MB, each named in the reason). ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader, multipart: documentUpload },
       // Limits are taken before the body is read: an upload over one is refused unread.
       use: [uploadLimits],
@@ -53,7 +53,7 @@ export function documentRoutes(): ApiRouter {
       tags,
       summary: 'Search my documents',
       description: `Full text (PostgreSQL, English stemming) over my indexed documents: web-search syntax (\`"exact phrase"\`, \`-word\`, \`or\`). Hits are ranked by ts_rank, each with the file name and a snippet (ts_headline, matches in ** **). ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader, query: documentSearchQuery },
       responses: { 200: { description: 'Hits, best first', schema: z.object({ hits: z.array(searchHitSchema) }) } },
       handler: async ({ query }, ctx) => ({ hits: await searchDocuments(callerOf(ctx).userId, query.q, query.limit) }),
@@ -64,7 +64,7 @@ export function documentRoutes(): ApiRouter {
       tags,
       summary: 'One of my documents',
       description: actingUserNote,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader, params },
       responses: { 200: { description: 'The document', schema: docOut } },
       handler: async ({ params: p }, ctx) => {
@@ -79,7 +79,7 @@ export function documentRoutes(): ApiRouter {
       tags,
       summary: 'Rename or re-file a document',
       description: actingUserNote,
-      auth: 'user',
+      auth: 'key-or-person',
       request: {
         headers: userHeader,
         params,
@@ -98,7 +98,7 @@ export function documentRoutes(): ApiRouter {
       tags,
       summary: 'Download a document',
       description: `The file as uploaded, with its content type, as an attachment. ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader, params },
       responses: { 200: { description: 'The file', contentType: 'application/octet-stream', schema: z.string().openapi({ format: 'binary' }) } },
       handler: async ({ params: p }, ctx) => {
@@ -117,7 +117,7 @@ export function documentRoutes(): ApiRouter {
       tags,
       summary: 'Index a document again',
       description: `Back to pending and a new indexing job; its chunks are replaced when it finishes. ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader, params },
       responses: { 202: { description: 'Queued', schema: docOut } },
       handler: async ({ params: p }, ctx) => publicDocument(await reindexDocument(callerOf(ctx).userId, p.document_id)),
@@ -128,7 +128,7 @@ export function documentRoutes(): ApiRouter {
       tags,
       summary: 'Delete a document',
       description: `The document, its content and its chunks (no longer found by search). ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader, params },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params: p }, ctx) => {
