@@ -1,6 +1,6 @@
 /**
- * Portal documents: streamed upload with the size limit, indexing for retrieval (the
- * portal.index-document job), re-index and search.
+ * Portal documents: storing an upload (read and size-limited by the API's multipart middleware),
+ * indexing for retrieval (the portal.index-document job), re-index and search.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { config } from '../config.js';
