@@ -1,6 +1,6 @@
 /**
  * Puts every domain's tools into the one registry (shared/tools.ts). Each entry file loads it once
- * (api/main.ts, workers/main.ts, the CLIs serving tools, the test set-up): nothing below them imports
+ * (api/main.ts, workers/main.ts, the CLIs serving tools; in tests, startPlatform()): nothing below them imports
  * it, so the agent and the gateway stay free of the domains whose tools call back into them.
  */
 import { registerToolSource, registerTools, setExecutorAccess } from './tools.js';

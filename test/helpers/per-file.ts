@@ -17,9 +17,6 @@ process.env.QUEUE_PREFIX = prefix;
 process.env.NODE_ENV = 'test';
 process.env.SERVICE_SESSION_SYSTEM ??= 'true';
 process.env.WORKER_METRICS_PORT = '0';
-// What api/main.ts and workers/main.ts do at start-up: a test file is an entry file too.
-const { loadToolCatalog } = await import('../../shared/tool-catalog.js');
-loadToolCatalog();
 
 afterAll(async () => {
   const { shutdown } = await import('../../shared/lifecycle.js');
