@@ -131,8 +131,8 @@ export const variables = {
   AUTOMATION_API_KEY: [z.string().default(''), 'workflow automation API key (x-automation-api-key / X-N8N-API-KEY)'],
 
   DOCUMENT_MAX_BYTES: [int(20 * 1024 * 1024, 1), 'largest portal document upload in bytes (larger → 413, nothing stored)'],
-  DOCUMENT_EXTRACT_TIMEOUT_MS: [int(30000, 100), 'time limit of extracting one document\'s text (its own thread); over it the document is failed with the reason'],
-  DOCUMENT_EXTRACT_MAX_MEMORY_MB: [int(256, 16), 'heap limit in MB of the thread extracting one document\'s text; over it the document is failed with the reason'],
+  DOCUMENT_EXTRACT_TIMEOUT_MS: [int(30000, 100), 'wall-time limit of extracting one document\'s text (its own process, at the lowest CPU priority, start included); over it the process is killed and the document failed with the reason'],
+  DOCUMENT_EXTRACT_MAX_MEMORY_MB: [int(256, 16), 'heap limit in MB (--max-old-space-size) of the process extracting one document\'s text; over it the document is failed with the reason'],
   AGENT_API_URL: [optionalUrl, 'agent API the portal reads conversation history from (GET /sessions…); default this platform (PUBLIC_URL)'],
   AGENT_API_KEY: [z.string().default(''), 'X-API-Key the portal sends to AGENT_API_URL; default the first of API_KEYS'],
   TOOL_CALL_TIMEOUT_MS: [int(30000, 100), 'time limit of one tool-gateway call (gateway routes, /mcp, agent); over it the call is a tool error'],

@@ -101,7 +101,7 @@ export const queueDefinitions = {
   // ingest handler writes the payloads active in one process together (group commit). Twice its
   // largest batch (maxBatch in shared/sre/alerts/ingest.ts), so the next batch fills during a write.
   'sre-alerts': { concurrency: 128, jobOptions: retrying(8, 1000) },
-  // Portal: text extraction and full-text indexing of uploaded documents. Each extraction runs in a thread
+  // Portal: text extraction and full-text indexing of uploaded documents. Each extraction runs in a process
   // of its own within DOCUMENT_EXTRACT_TIMEOUT_MS and DOCUMENT_EXTRACT_MAX_MEMORY_MB (shared/portal/extract.ts).
   portal: { concurrency: 2, jobOptions: retrying(3, 2000) },
   // SRE discovery and monitor deployment (long runs kept apart from alert ingestion).
@@ -127,8 +127,9 @@ const slotJobId = (job: string, slot: string) => `${job}-${Date.parse(slot) / 10
 /** Every job of the platform, by name ("<domain>.<action>"). */
 export const jobDefinitions = {
   // --- the session stream (shared/stream/) ----------------------------------
-  // Persist then broadcast the events one request accepted into a session's stream, in order. The
-  // lane is the hash of the session; the id is the first event's, so a repeated add is one job.
+  // Persist then broadcast events accepted into sessions of one lane (stream/enqueue.ts), each
+  // session's in order. The lane is the hash of the session; the id is the first event's, so a
+  // repeated add is one job.
   'stream.deliver': define({
     queue: 'stream-lane-0',
     schema: deliverSchema,
@@ -264,7 +265,7 @@ export const jobDefinitions = {
     schema: z.object({ request_id: z.guid() }),
     jobId: (p) => `monitors-deploy-${p.request_id}`,
   }),
-  // Tick: delete rows past their retention (shared/retention.ts); one job per slot however many processes tick.
+  // Tick: delete rows past their retention (shared/prune-expired.sql.ts); one job per slot however many processes tick.
   'platform.prune': define({ queue: 'maintenance', schema: z.object({ slot: z.iso.datetime() }), jobId: (p) => slotJobId('platform.prune', p.slot) }),
   // One discovery run: a manual trigger names the run it opened; a scheduled tick names its slot.
   'discovery.run': define({
@@ -346,6 +347,9 @@ export function queueOf(def: JobDefinition, payload: unknown): string {
   const lanes = def.partition.lanes();
   return lanes[laneOf(def.partition.key(payload), lanes.length)]!;
 }
+
+/** The queue a payload of a job would go to. */
+export const queueOfJob = <N extends JobName>(name: N, payload: JobPayload<N>): string => queueOf(jobDefinitions[name], payload);
 
 /** Validates a payload against its job's schema and adds the job to its queue. */
 export async function enqueue<N extends JobName>(name: N, payload: JobPayload<N>, extra?: JobsOptions) {

@@ -8,6 +8,7 @@ import { checkRedisDurability } from '../shared/redis.js';
 import { closeQueues, registry } from '../shared/queues.js';
 import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
+import { unavailableDependency } from '../shared/outages.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../shared/metrics.js';
 import { loadToolCatalog } from '../shared/tool-catalog.js';
 import { handlers } from './registry.js';
@@ -27,7 +28,12 @@ try {
   onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
   onShutdown('scheduler', startScheduler(schedules()));
   // Connections made and the pool opened to DATABASE_POOL_MIN before saying so: the first jobs wait for neither.
-  await Promise.all([...workers.map((w) => w.waitUntilReady()), ...Array.from({ length: cfg.db.poolMin }, () => db().raw('select 1'))]);
+  // A Postgres slow to answer (a busy host, several roles starting at once) is no reason to exit: jobs connect when they run.
+  const pool = Promise.all(Array.from({ length: cfg.db.poolMin }, () => db().raw('select 1'))).then(() => undefined, (err: unknown) => err);
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  const slow = await pool;
+  if (slow !== undefined && unavailableDependency(slow) === undefined) throw slow;
+  if (slow !== undefined) logger('worker').warn({ err: (slow as Error).message }, 'Postgres did not answer in time at start; jobs connect as they run');
 
   const metrics = http.createServer(async (req, res) => {
     // Liveness of this worker process for an orchestrator or the image's HEALTHCHECK: its workers are running.

@@ -3,7 +3,7 @@
  * handler after parsing the payload with the job's schema. A payload that does not parse fails at
  * once without retries (UnrecoverableError); any other error is retried by the queue's policy.
  */
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { z } from 'zod';
 import { config, ConfigError } from '../shared/config.js';
 import { blockingConnection } from '../shared/redis.js';
@@ -78,7 +78,7 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
           end({ outcome: 'completed' });
           return result;
         } catch (err) {
-          end({ outcome: 'failed' });
+          end({ outcome: err instanceof DelayedError ? 'delayed' : 'failed' });
           throw err;
         }
       },

@@ -7,7 +7,7 @@ import { takeLimit } from '../../shared/limits.js';
 import { createAuthSession, deleteAuthSession, savePendingLogin, sweepAuthSessions, takePendingLogin } from '../../shared/auth/auth-sessions.store.js';
 import { browserSession, csrfHeader, loginCookie, personOf, sessionCookie, setCookie } from './browser-session.js';
 import { checkCsrf } from '../middleware/auth.js';
-import { upsertSignedInUser } from '../../shared/sessions/users.store.js';
+import { upsertSignedInUser } from '../../shared/users/sign-in.js';
 import { sendSignInErrorPage } from './error-page.js';
 
 const tags = ['Sign-in'];

@@ -12,7 +12,7 @@ import { config } from '../../shared/config.js';
 import { logger } from '../../shared/logger.js';
 import { ServiceUnavailableError, ValidationError, fieldErrors } from '../../shared/errors.js';
 import { twilioLib, validTwilioRequest } from '../../shared/clients/twilio-channels.js';
-import { findUserByPhone } from '../../shared/sessions/users.store.js';
+import { findUserByPhone } from '../../shared/users/users.store.js';
 import { channelUrl, verifyTwilioSignature } from '../../shared/channels/twilio-signature.js';
 import { channelStatuses } from '../../shared/channels/status.js';
 import { VoiceCall } from '../../shared/channels/voice/call.js';

@@ -1,7 +1,7 @@
 /** The portal profile (spec 002 § Self-service portal): a person's timezone, phone and notification preferences. */
 import { ApiRouter } from '../routing.js';
-import { getProfile, updateProfile } from '../../shared/sessions/users.store.js';
-import { profileSchema } from '../../shared/portal/model.js';
+import { getProfile, updateProfile } from '../../shared/users/users.store.js';
+import { profileSchema } from '../../shared/users/profile.js';
 import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
 import { profileUpdate } from './profile.schemas.js';
 

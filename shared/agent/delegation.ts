@@ -10,7 +10,7 @@ import { ConflictError, ForbiddenError } from '../errors.js';
 import { hasScope, type Authority } from '../auth/scopes.js';
 import { enqueue, jobEvents } from '../queues.js';
 import { logger } from '../logger.js';
-import { createUser, findUserByPhone, getUser, type User } from '../sessions/users.store.js';
+import { createUser, findUserByPhone, getUser, type User } from '../users/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { acceptMessage } from '../stream/index.js';

@@ -6,7 +6,7 @@
  * channel falls quiet (CHANNEL_LEFT). A new channel is one folder that implements this and one line
  * in shared/channels/adapters.ts; its webhook route records messages with `acceptInbound`.
  */
-import type { User } from '../sessions/users.store.js';
+import type { User } from '../users/users.store.js';
 import type { ChannelMessage, NewOutbound } from './messages.store.js';
 
 /** What a provider's send reports: its id for the message, and anything worth keeping (e.g. an email Message-ID). */

@@ -147,3 +147,14 @@ export async function listMessages(filter: { channel?: string; user_id?: string;
   if (filter.remote_address) q.where({ remote_address: filter.remote_address });
   return (await q) as ChannelMessage[];
 }
+
+/** A user's part of an erasure: their channel messages, and those from their number or address before they were linked. */
+export async function eraseUserChannelMessages(trx: Knex, user: { user_id: string; phone_number: string | null; email: string | null }): Promise<Record<string, number>> {
+  const deleted = await trx(TABLE)
+    .where({ user_id: user.user_id })
+    .orWhere((q) => {
+      q.whereIn('remote_address', [user.phone_number, ...(user.email ? [user.email.toLowerCase()] : [])].filter(Boolean));
+    })
+    .delete();
+  return { channel_messages: deleted };
+}

@@ -166,3 +166,8 @@ export async function recordProviderStatus(sid: string, status: string, error: s
     .update({ provider_status: status, ...(error ? { error } : {}) } as never);
   return updated > 0;
 }
+
+/** A user's part of an erasure: their messaging-app messages, by user and by phone number. */
+export async function eraseUserChatappMessages(trx: Knex, user: { user_id: string; phone_number: string | null }): Promise<Record<string, number>> {
+  return { chatapp_messages: await trx(TABLE).where({ user_id: user.user_id }).orWhere({ phone_number: user.phone_number }).delete() };
+}

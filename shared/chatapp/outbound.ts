@@ -9,7 +9,7 @@ import { ConflictError, ForbiddenError, ValidationError, fieldErrors } from '../
 import { enqueue } from '../queues.js';
 import { chatappClient, describeProviderError, isTransientProviderError, type ProviderMessage, type ProviderReceipt, type RichContent } from '../clients/twilio.js';
 import { logger } from '../logger.js';
-import { getUser } from '../sessions/users.store.js';
+import { getUser } from '../users/users.store.js';
 import { getConsent } from '../sessions/consents.store.js';
 import { renderTemplate } from './templates.js';
 import { statusCallbackUrl } from './signature.js';

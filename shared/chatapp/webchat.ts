@@ -14,10 +14,9 @@ import { runAgent, type ToolCallRecord } from '../agent/agent.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
-import { getInteraction, listInteractions } from '../sessions/interactions.store.js';
 import { acceptMessage, enqueueAndAwait } from '../stream/index.js';
 import { getContext } from '../sessions/context.js';
-import { getSession } from '../sessions/sessions.store.js';
+import { getInteraction, getSession, listInteractions } from '../sessions/sessions.store.js';
 import { AGENT_FAILED_REPLY, historyBefore, sessionEvents, WEB_CHANNEL } from '../agent/session-turn.js';
 /** How long POST /api/chat waits for the reply before answering 202 (the reply still arrives on the event stream). */
 export const WEB_CHAT_WAIT_MS = 55_000;

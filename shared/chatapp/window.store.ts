@@ -39,3 +39,13 @@ export async function windowOpen(phoneNumber: string, k: Knex = db()): Promise<b
   const row = await k(TABLE).where({ phone_number: phoneNumber }).andWhere('window_expires_at', '>', k.fn.now()).first('phone_number');
   return Boolean(row);
 }
+
+/** A user's window record follows their new phone number (in the transaction that changes it). */
+export async function followPhoneNumber(trx: Knex, userId: string, phoneNumber: string): Promise<void> {
+  await trx(TABLE).where({ user_id: userId }).update({ phone_number: phoneNumber });
+}
+
+/** A user's part of an erasure: their window records. */
+export async function eraseUserWindows(trx: Knex, user: { user_id: string }): Promise<Record<string, number>> {
+  return { chatapp_sessions: await trx(TABLE).where({ user_id: user.user_id }).delete() };
+}

@@ -1,4 +1,4 @@
-/** Queries of crm_pipelines and crm_pipeline_stages (a pipeline is read with its ordered stages). */
+/** The pipeline aggregate's store: crm_pipelines and crm_pipeline_stages (a pipeline is read with its ordered stages). */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
 import type { Pipeline, PipelineInput, PipelineSummary } from './model.js';
@@ -168,48 +168,6 @@ export async function deleteStageRecord(k: Knex, stageId: string): Promise<void>
 export async function opportunitiesInStage(k: Knex, stageId: string): Promise<number> {
   const row = await k('crm_opportunities').where({ stage_id: stageId }).count<{ count: string }[]>('* as count').first();
   return Number(row?.count ?? 0);
-}
-
-/**
- * Sets the probability of the stage's opportunities that still use the stage default and records
- * each change in the history, in one statement; returns how many changed.
- */
-export async function applyStageProbability(k: Knex, stageId: string, probability: number, actor: string): Promise<number> {
-  const { rows } = await k.raw(
-    `with changed as (
-       update crm_opportunities o set probability = :p
-         from crm_opportunities prev
-        where o.id = prev.id and o.stage_id = :stage and o.probability_is_default and o.probability <> :p
-        returning o.id, prev.probability as old
-     ), recorded as (
-       insert into crm_history (entity_type, entity_id, field, from_value, to_value, actor)
-       select 'opportunity', id, 'probability', old::text, :p::text, :actor from changed
-     )
-     select count(*)::int as n from changed`,
-    { p: probability, stage: stageId, actor },
-  );
-  return rows[0].n;
-}
-
-/**
- * Moves every opportunity of one stage to another (same pipeline), in one statement: opportunities
- * using the stage default take the target's probability; each move is recorded as a stage change.
- */
-export async function moveStageOpportunities(k: Knex, from: StageRow, to: StageRow, actor: string): Promise<number> {
-  const { rows } = await k.raw(
-    `with moved as (
-       update crm_opportunities o
-          set stage_id = :to, probability = case when o.probability_is_default then :p else o.probability end
-        where o.stage_id = :from
-        returning o.id
-     ), recorded as (
-       insert into crm_history (entity_type, entity_id, field, from_value, to_value, actor)
-       select 'opportunity', id, 'stage', :fromName, :toName, :actor from moved
-     )
-     select count(*)::int as n from moved`,
-    { to: to.id, from: from.id, p: to.probability, fromName: from.name, toName: to.name, actor },
-  );
-  return rows[0].n;
 }
 
 export async function findStage(pipelineId: string, stageId: string, k: Knex = db()): Promise<StageRow | undefined> {

@@ -4,9 +4,11 @@ import { db, isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors.js';
 import { recordChange } from './history.store.js';
 import {
-  applyStageProbability, deleteStageRecord, findDefaultPipeline, findPipeline, findStage, insertPipeline, insertStage, lockPipeline, makeDefaultPipeline,
-  moveStageOpportunities, opportunitiesInStage, pipelineSummary, renumberStages, stageIds, updatePipelineName, updateStageRecord, type StageRow,
+  deleteStageRecord, findDefaultPipeline, findPipeline, findStage, insertPipeline, insertStage, lockPipeline, makeDefaultPipeline,
+  opportunitiesInStage, pipelineSummary, renumberStages, stageIds, updatePipelineName, updateStageRecord, type StageRow,
 } from './pipeline.store.js';
+import { applyStageProbability } from './apply-stage-probability.sql.js';
+import { moveStageOpportunities } from './move-stage-opportunities.sql.js';
 import type { Pipeline, PipelineInput, PipelineSummary, PipelineUpdate, StageInput, StageUpdate } from './model.js';
 
 /** A pipeline by id, or the default one when no id is given. */

@@ -21,7 +21,9 @@ import { db } from '../db/index.js';
 import { commandRedis } from '../redis.js';
 import { ConflictError, PayloadTooLargeError, UnauthorizedError, ValidationError, fieldErrors } from '../errors.js';
 import { publishCrmEvent } from './events.js';
-import { insertLeads, resubmitLeads, type NewLead } from './lead.store.js';
+import type { NewLead } from './lead.store.js';
+import { insertLeads } from './insert-leads.sql.js';
+import { resubmitLeads } from './resubmit-leads.sql.js';
 import { lockDelivery, recordDelivery } from './webhook-delivery.store.js';
 import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './model.js';
 

@@ -60,7 +60,7 @@ export async function reindexDocument(ownerId: string, documentId: string): Prom
 }
 
 /**
- * The indexing job: processing, then the text extracted and chunked in a thread of its own (within
+ * The indexing job: processing, then the text extracted and chunked in a process of its own (within
  * DOCUMENT_EXTRACT_TIMEOUT_MS and DOCUMENT_EXTRACT_MAX_MEMORY_MB) and stored (replacing earlier
  * chunks) with indexed in one transaction, or failed with the reason when the file cannot be read
  * within those limits.

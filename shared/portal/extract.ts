@@ -1,12 +1,14 @@
 /**
  * Text of an uploaded document by kind: PDF (unpdf), DOCX (mammoth), HTML (tags stripped), and plain
  * text, Markdown and CSV as they are. A file that cannot be read is an ExtractionError whose message
- * is the failure reason the person sees. The parsers run in a thread of their own per document
+ * is the failure reason the person sees. The parsers run in a process of their own per document
  * (extractChunks), bounded in time and heap.
  */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { constants, setPriority } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export class ExtractionError extends Error {}
 
@@ -114,68 +116,95 @@ export function chunkText(text: string, size = 1500): string[] {
   return chunks;
 }
 
-/** What the extraction thread (./extract.thread.ts) is given and answers. */
-export interface ThreadInput {
+/** What the extraction process (./extract.child.ts) is sent and answers. */
+export interface ChildInput {
   content: Uint8Array;
   contentType: string;
   filename: string;
 }
-export type ThreadOutput = { chunks: string[] } | { unreadable: string } | { error: string };
+export type ChildOutput = { chunks: string[] } | { unreadable: string } | { error: string };
 
 export interface ExtractionLimits {
-  /** Wall time of the whole extraction, the thread's start included. */
+  /** Wall time of the whole extraction, the process's start included. */
   timeoutMs: number;
-  /** Heap of the thread (V8's old generation), in MB. */
+  /** Heap of the extracting process (V8's old generation), in MB. */
   maxMemoryMb: number;
 }
 
-const threadEntry = new URL(`./extract.thread${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+const childEntry = fileURLToPath(new URL(`./extract.child${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+/** From source (tsx, vitest) the child loads its .ts entry through tsx's loader, found from here rather than from the working directory. */
+const sourceLoader = childEntry.endsWith('.ts') ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
+/** The last bytes of a child's stderr kept, enough for V8's out-of-memory line. */
+const stderrTail = 4096;
 
-/** The extraction thread: compiled, its .js file; from source (tsx, vitest), the .ts one loaded through tsx's loader. */
-function startThread(input: ThreadInput, limits: ExtractionLimits): Worker {
-  const options = { workerData: input, resourceLimits: { maxOldGenerationSizeMb: limits.maxMemoryMb } };
-  if (threadEntry.pathname.endsWith('.js')) return new Worker(threadEntry, options);
-  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(threadEntry.href)}); })`;
-  return new Worker(bootstrap, { ...options, eval: true });
+/**
+ * Why a child process and not a worker thread: a parsing thread takes CPU at the priority of the event
+ * loop that delivers session messages (nothing lowers a thread's priority portably), and V8 may abort
+ * the whole process when a thread passes its heap limit. A child runs at the lowest priority, so the
+ * OS runs delivery, the API, Postgres and Redis first; its heap limit is --max-old-space-size on its
+ * own command line, and passing it, or the time limit (SIGKILL), ends only the child.
+ */
+function startChild(limits: ExtractionLimits): ChildProcess {
+  const child = fork(childEntry, [], {
+    execArgv: [`--max-old-space-size=${limits.maxMemoryMb}`, ...sourceLoader],
+    serialization: 'advanced',
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, constants.priority.PRIORITY_LOW);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return child;
 }
 
 /**
- * The chunks of a document's text, extracted in a thread of its own within `limits`: a file that
+ * The chunks of a document's text, extracted in a process of its own within `limits`: a file that
  * cannot be read, takes longer than the time limit or needs more heap than the memory limit is an
- * ExtractionError naming why (the thread is stopped, the calling thread carries on). Any other
- * failure of the thread is a plain Error (the job retries).
+ * ExtractionError naming why (the process is killed, the caller carries on). Any other failure of
+ * the process is a plain Error (the job retries).
  */
 export function extractChunks(content: Buffer, contentType: string, filename: string, limits: ExtractionLimits): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const thread = startThread({ content: new Uint8Array(content), contentType, filename }, limits);
+    const child = startChild(limits);
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      stderr = (stderr + text).slice(-stderrTail);
+    });
     let settled = false;
     const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       outcome();
-      void thread.terminate();
+      child.kill('SIGKILL');
     };
     const timer = setTimeout(
       () => settle(() => reject(new ExtractionError(`Reading the file took longer than the limit of ${limits.timeoutMs} ms (DOCUMENT_EXTRACT_TIMEOUT_MS); it was stopped.`))),
       limits.timeoutMs,
     );
-    thread.on('message', (output: ThreadOutput) =>
+    child.on('message', (output: ChildOutput) =>
       settle(() => {
         if ('chunks' in output) resolve(output.chunks);
         else if ('unreadable' in output) reject(new ExtractionError(output.unreadable));
         else reject(new Error(`document extraction failed: ${output.error}`));
       }),
     );
-    thread.on('error', (err: Error & { code?: string }) =>
+    child.on('error', (err) => settle(() => reject(new Error(`document extraction process failed: ${err.message}`))));
+    // 'close', not 'exit': by then the whole of stderr (V8's out-of-memory line) has been read.
+    child.on('close', (code, signal) =>
       settle(() =>
         reject(
-          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          /JavaScript heap out of memory/.test(stderr)
             ? new ExtractionError(`Reading the file needed more memory than the limit of ${limits.maxMemoryMb} MB (DOCUMENT_EXTRACT_MAX_MEMORY_MB); it was stopped.`)
-            : new Error(`document extraction thread failed: ${err.message}`),
+            : new Error(`document extraction process exited (${signal ?? `code ${code}`}) without an answer: ${stderr.trim().split('\n').at(-1) ?? ''}`),
         ),
       ),
     );
-    thread.on('exit', (code) => settle(() => reject(new Error(`document extraction thread exited (code ${code}) without an answer`))));
+    const input: ChildInput = { content: new Uint8Array(content.buffer, content.byteOffset, content.byteLength), contentType, filename };
+    child.send(input, (err) => {
+      if (err) settle(() => reject(new Error(`document extraction process did not take the file: ${err.message}`)));
+    });
   });
 }

@@ -1,8 +1,9 @@
 /** Query module of `channel_consents`: per user and channel type, opt-in and proactive-message permission. */
+import type { Knex } from 'knex';
 import { db } from '../db/index.js';
 import { ValidationError } from '../errors.js';
 import type { Channel, Consent } from './schemas.js';
-import { assertUserExists } from './users.store.js';
+import { assertUserExists } from '../users/users.store.js';
 
 const TABLE = 'channel_consents';
 const COLUMNS: string[] = [
@@ -87,4 +88,9 @@ export async function setConsent(userId: string, channelType: Channel, change: C
       .returning(COLUMNS);
     return toDomain(row as ConsentRow);
   });
+}
+
+/** A user's part of an erasure: their consents. */
+export async function eraseUserConsents(trx: Knex, user: { user_id: string }): Promise<Record<string, number>> {
+  return { channel_consents: await trx(TABLE).where({ user_id: user.user_id }).delete() };
 }

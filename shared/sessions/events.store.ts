@@ -2,11 +2,12 @@
  * Query module of `session_events`: the audit log (lowercase event types such as interaction_ended)
  * and, for rows with a sequence, the session's replayable event stream (payload = the envelope).
  * A stream event takes its sequence from `sessions.last_seq` in the same statement that writes it
- * (appendStreamEvent here); a message's audit row is written by the message append
- * (messages.store.ts), and expiry's by the expiry statement (sessions.store.ts): one statement each.
+ * (append-stream-event.sql.ts, run by appendStreamEvent here); a message's audit row is written by
+ * the message append (append-messages.sql.ts), and expiry's by expire-sessions.sql.ts: one statement each.
  */
 import type { Knex } from 'knex';
-import { db, preparedStatement } from '../db/index.js';
+import { db } from '../db/index.js';
+import { appendContextUpdate, appendEvent } from './append-stream-event.sql.js';
 import type { BusEvent } from '../bus.js';
 
 export const SESSION_EVENTS = 'session_events';
@@ -73,23 +74,6 @@ export async function streamEventsAfter(sessionId: string, afterSequence: number
     sequence: Number(r.sequence),
   }));
 }
-
-/** Appends a non-message event at its session's next sequence, once; CONTEXT_UPDATE also merges into the context. */
-const appendEventSql = (contextChange: string) => `with s as (
-     update sessions set last_seq = last_seq + 1 ${contextChange}
-      where session_id = $1 and not exists (select 1 from session_events where event_id = $2)
-     returning last_seq
-   )
-   insert into session_events (event_id, session_id, interaction_id, event_type, payload, sequence)
-   select $2, $1, $3, $4, $5::jsonb, s.last_seq from s
-   returning sequence`;
-const appendEvent = preparedStatement<{ sequence: number }>('sessions.append-event', appendEventSql(''));
-const appendContextUpdate = preparedStatement<{ sequence: number }>(
-  'sessions.append-context-update',
-  appendEventSql(`, context = jsonb_set(jsonb_set(context,
-       '{preferences}', coalesce(context->'preferences', '{}'::jsonb) || coalesce($5::jsonb->'data'->'preferences', '{}'::jsonb)),
-       '{custom_data}', coalesce(context->'custom_data', '{}'::jsonb) || coalesce($5::jsonb->'data'->'custom_data', '{}'::jsonb))`),
-);
 
 export interface StreamEventRecord {
   event_id: string;

@@ -1,5 +1,5 @@
 /**
- * Channel interactions on a session (the moves; their SQL is in interactions.store.ts):
+ * Channel interactions on a session (the moves; their SQL is in sessions.store.ts):
  * several may be active at once; closing the last active one makes the session idle; the final
  * history a channel sends on close is synced into the session's history.
  */
@@ -8,10 +8,10 @@ import { db } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { config } from '../config.js';
 import { auditTypes, recordAudit } from './events.store.js';
-import { closeSessionRow, closedSessionConflict, idleSession, isPastResumeWindow, joinSession, lockSession, type EndedInteraction } from './sessions.store.js';
 import {
+  closeSessionRow, closedSessionConflict, idleSession, isPastResumeWindow, joinSession, lockSession, type EndedInteraction,
   countActiveInteractions, endActiveInteractions, endInteraction, insertInteraction, interactionSessionId, lockInteraction, timedOutInteractions, type NewInteraction,
-} from './interactions.store.js';
+} from './sessions.store.js';
 import { interactionMessages } from './messages.store.js';
 import { acceptEvent, appendHistory } from '../stream/index.js';
 import type { Channel, ClosedInteraction, HistoryMessage, Interaction } from './schemas.js';

@@ -10,12 +10,12 @@ import { db } from '../db/index.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { auditTypes, recordAudit } from './events.store.js';
 import {
-  activateSession, closeExpiredSessions, closeSessionRow, closedSessionConflict, getSession, insertSession, lockLiveSession, lockSession, type Session,
+  activateSession, closeSessionRow, closedSessionConflict, getSession, insertSession, lockLiveSession, lockSession, type Session,
+  endActiveInteractions, type EndedInteraction,
 } from './sessions.store.js';
-import type { EndedInteraction } from './sessions.store.js';
-import { endActiveInteractions } from './interactions.store.js';
+import { closeExpiredSessions } from './expire-sessions.sql.js';
 import { announceLeft, endedAudit } from './interactions.js';
-import { lockUser } from './users.store.js';
+import { lockUser } from '../users/users.store.js';
 import { publishSessionClosed } from '../stream/index.js';
 import { channelSchema, type Channel } from './schemas.js';
 import { queueSummaries } from './summary.js';

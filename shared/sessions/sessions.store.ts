@@ -1,12 +1,14 @@
 /**
- * Query module of `sessions`. The stream position columns (last_seq, message_count, last_activity,
- * context.last_channel) advance in the statements that append to the stream: messages.store.ts
- * (messages) and events.store.ts (other events); expiry writes its audit rows in its own statement.
+ * The session aggregate's store: `sessions` and their channel interactions (`session_interactions`).
+ * The stream position columns (last_seq, message_count, last_activity,
+ * context.last_channel) advance in the statements that append to the stream (append-messages.sql.ts,
+ * append-stream-event.sql.ts); expiry closes sessions and their interactions with its audit rows in
+ * expire-sessions.sql.ts.
  */
 import type { Knex } from 'knex';
 import { db, preparedStatement } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { liveStatuses, type sessionSchema, type SessionStatus } from './schemas.js';
+import { liveStatuses, type Channel, type Interaction, type sessionSchema, type SessionStatus } from './schemas.js';
 import type { z } from '../zod.js';
 
 export const SESSIONS = 'sessions';
@@ -130,7 +132,7 @@ export async function isPastResumeWindow(k: Knex, sessionId: string): Promise<bo
  * The summary a session gets when it goes idle or closes, unless it has one: its first user message
  * cut to 140 characters (the sessions.summarize job replaces it with the model's when one is configured).
  */
-const fallbackSummary = (alias: string) =>
+export const fallbackSummary = (alias: string) =>
   `coalesce(${alias}.summary, (select case when length(m.content) > 140 then left(m.content, 139) || '…' else m.content end
      from session_messages m where m.session_id = ${alias}.session_id and m.role = 'user' order by m.position limit 1))`;
 
@@ -181,40 +183,6 @@ export interface EndedInteraction {
   channel: string;
 }
 
-/**
- * Closes every live session whose last activity is at or before now minus its resume window, ends
- * their active interactions, and writes an audit row of `auditType` for each session and of
- * `endedType` for each interaction, in one statement. Returns the sessions closed and the
- * interactions ended (whose CHANNEL_LEFT the caller publishes).
- */
-export async function closeExpiredSessions(auditType: string, endedType: string): Promise<{ sessionIds: string[]; ended: EndedInteraction[] }> {
-  const { rows } = await db().raw(
-    `with expired as (
-       update sessions s set status = 'closed', closed_at = now(), summary = ${fallbackSummary('s')}
-        where status in ('active', 'idle', 'resumable') and last_activity <= now() - resume_window
-       returning session_id, resume_window
-     ), ended as (
-       update session_interactions set status = 'closed', ended_at = now()
-        where status = 'active' and session_id in (select session_id from expired)
-       returning session_id, interaction_id, channel
-     ), audit as (
-       insert into session_events (session_id, interaction_id, event_type, payload)
-       select session_id, null::uuid, ?, jsonb_build_object('reason', 'expired', 'resume_window', resume_window::text) from expired
-       union all
-       select session_id, interaction_id, ?, jsonb_build_object('channel', channel, 'reason', 'session_expired') from ended
-     )
-     select session_id, null::uuid as interaction_id, null::text as channel from expired
-     union all
-     select session_id, interaction_id, channel from ended`,
-    [auditType, endedType],
-  );
-  const all = rows as Array<{ session_id: string; interaction_id: string | null; channel: string | null }>;
-  return {
-    sessionIds: all.filter((r) => !r.interaction_id).map((r) => r.session_id),
-    ended: all.filter((r) => r.interaction_id).map((r) => ({ session_id: r.session_id, interaction_id: r.interaction_id!, channel: r.channel! })),
-  };
-}
-
 const publishableRow = preparedStatement<{ status: string; interaction_ok: boolean }>(
   'sessions.publishable',
   `select s.status, exists (select 1 from session_interactions i where i.interaction_id = $1 and i.session_id = s.session_id) as interaction_ok
@@ -254,4 +222,118 @@ export async function sessionHeadsOfUser(trx: Knex.Transaction, userId: string):
 export async function streamHead(sessionId: string): Promise<number> {
   const row = await db()(SESSIONS).select('last_seq').where({ session_id: sessionId }).first();
   return Number(row?.last_seq ?? 0);
+}
+
+/** A user's part of an erasure: their sessions, with the interactions, messages and events that go with them (counted first). */
+export async function eraseUserSessions(trx: Knex.Transaction, user: { user_id: string }): Promise<Record<string, number>> {
+  const { rows } = await trx.raw(
+    `select
+       (select count(*) from session_interactions i join sessions s using (session_id) where s.user_id = :id)::int as session_interactions,
+       (select count(*) from session_messages m join sessions s using (session_id) where s.user_id = :id)::int as session_messages,
+       (select count(*) from session_events e join sessions s using (session_id) where s.user_id = :id)::int as session_events`,
+    { id: user.user_id },
+  );
+  const sessions = await trx(SESSIONS).where({ user_id: user.user_id }).delete();
+  return { sessions, ...rows[0] };
+}
+
+// Interactions: a session's presence on a channel.
+
+export const INTERACTIONS = 'session_interactions';
+const INTERACTION_COLUMNS: string[] = ['interaction_id', 'session_id', 'channel', 'channel_ref', 'status', 'started_at', 'ended_at', 'legacy_interaction_id', 'metadata'];
+
+interface InteractionRow extends Omit<Interaction, 'started_at' | 'ended_at'> {
+  started_at: Date;
+  ended_at: Date | null;
+}
+
+const interactionToDomain = (row: InteractionRow): Interaction => ({
+  ...row,
+  started_at: row.started_at.toISOString(),
+  ended_at: row.ended_at?.toISOString() ?? null,
+});
+
+export interface NewInteraction {
+  channel: Channel;
+  channel_ref?: string | null;
+  metadata?: Record<string, unknown>;
+  legacy_interaction_id?: string | null;
+}
+
+/** The interaction, or NotFoundError. */
+export async function getInteraction(interactionId: string): Promise<Interaction> {
+  const row = (await db()(INTERACTIONS).select(INTERACTION_COLUMNS).where({ interaction_id: interactionId }).first()) as InteractionRow | undefined;
+  if (!row) throw new NotFoundError(`No interaction ${interactionId}.`);
+  return interactionToDomain(row);
+}
+
+/** Interactions of a session, oldest first. */
+export async function listInteractions(sessionId: string): Promise<Interaction[]> {
+  return ((await db()(INTERACTIONS).select(INTERACTION_COLUMNS).where({ session_id: sessionId }).orderBy('started_at')) as InteractionRow[]).map(interactionToDomain);
+}
+
+/** Records an active interaction on a session. */
+export async function insertInteraction(k: Knex, sessionId: string, input: NewInteraction): Promise<Interaction> {
+  const [row] = await k(INTERACTIONS)
+    .insert({
+      session_id: sessionId,
+      channel: input.channel,
+      channel_ref: input.channel_ref ?? null,
+      metadata: JSON.stringify(input.metadata ?? {}),
+      legacy_interaction_id: input.legacy_interaction_id ?? null,
+    })
+    .returning(INTERACTION_COLUMNS);
+  return interactionToDomain(row as InteractionRow);
+}
+
+/** The session of an interaction, or undefined for an unknown interaction. */
+export async function interactionSessionId(k: Knex, interactionId: string): Promise<string | undefined> {
+  const found = await k(INTERACTIONS).select('session_id').where({ interaction_id: interactionId }).first();
+  return found?.session_id as string | undefined;
+}
+
+/** Locks an interaction row for the rest of the transaction. */
+export async function lockInteraction(trx: Knex.Transaction, interactionId: string): Promise<Interaction> {
+  return interactionToDomain((await trx(INTERACTIONS).select(INTERACTION_COLUMNS).where({ interaction_id: interactionId }).forUpdate().first()) as InteractionRow);
+}
+
+/** Ends an interaction (closed, ended_at now). */
+export async function endInteraction(k: Knex, interactionId: string): Promise<Interaction> {
+  const [row] = await k(INTERACTIONS).where({ interaction_id: interactionId }).update({ status: 'closed', ended_at: k.fn.now() }).returning(INTERACTION_COLUMNS);
+  return interactionToDomain(row as InteractionRow);
+}
+
+/** Ends every active interaction of a session; returns those ended. */
+export async function endActiveInteractions(k: Knex, sessionId: string): Promise<Array<{ interaction_id: string; channel: string }>> {
+  return k(INTERACTIONS)
+    .where({ session_id: sessionId, status: 'active' })
+    .update({ status: 'closed', ended_at: k.fn.now() })
+    .returning(['interaction_id', 'channel']);
+}
+
+/** How many interactions of a session are active. */
+export async function countActiveInteractions(k: Knex, sessionId: string): Promise<number> {
+  const stillActive = await k(INTERACTIONS).where({ session_id: sessionId, status: 'active' }).count<{ count: number }[]>('* as count');
+  return Number(stillActive[0]!.count);
+}
+
+/**
+ * Active interactions whose channel has ended them: a chatapp interaction once the user's 24-hour
+ * customer window has closed (no open window for the user), a web-chat (`chat`) interaction after
+ * `chatIdleSeconds` without a message (or since it started). At most `limit`, oldest first.
+ */
+export async function timedOutInteractions(chatIdleSeconds: number, limit = 500, k: Knex = db()): Promise<Array<{ interaction_id: string; channel: string }>> {
+  const { rows } = await k.raw(
+    `select i.interaction_id, i.channel
+       from session_interactions i join sessions s on s.session_id = i.session_id
+      where i.status = 'active' and (
+        (i.channel = 'chatapp' and not exists (select 1 from chatapp_sessions c where c.user_id = s.user_id and c.window_expires_at > now()))
+        or (i.channel = 'chat' and greatest(i.started_at, (select max(m.created_at) from session_messages m
+                                                           where m.session_id = i.session_id and m.interaction_id = i.interaction_id))
+                                    <= now() - make_interval(secs => ?)))
+      order by i.started_at
+      limit ?`,
+    [chatIdleSeconds, limit],
+  );
+  return rows;
 }

@@ -10,7 +10,7 @@ import { asToolInput, defineTool, inputDigest, type ToolContext, type ToolDefini
 import { logger } from '../logger.js';
 import { getAlert, listAlerts } from './alerts/alert.store.js';
 import { moveAlert } from './alerts/alerts.js';
-import { getIncident, listIncidents, listTimeline } from './incidents/incident.store.js';
+import { getIncident, listIncidents, listTimeline, TimelineKind } from './incidents/incident.store.js';
 import { escalateIncident, moveIncident, postTimeline } from './incidents/incidents.js';
 import { entityDetail, entityNeighbourhood } from './cmdb/views.js';
 import { listRunbooks } from './runbooks/runbook.store.js';
@@ -26,7 +26,7 @@ export const assistantActor = (ctx: ToolContext) => (ctx.caller.kind === 'agent'
 /** Posts the agent_action entry of one call; an incident that does not exist has no timeline to land on. */
 async function recordAction(incidentId: string, ctx: ToolContext, input: unknown, outcome: { ok: boolean; error?: string }) {
   const data = { tool: ctx.tool, arguments_sha256: inputDigest(input), outcome: outcome.ok ? 'ok' : 'error', ...(outcome.error ? { error: outcome.error } : {}) };
-  await postTimeline(incidentId, { kind: 'agent_action', actor: assistantActor(ctx), message: `${ctx.tool}: ${data.outcome}`, data }).catch((err) =>
+  await postTimeline(incidentId, { kind: TimelineKind.AgentAction, actor: assistantActor(ctx), message: `${ctx.tool}: ${data.outcome}`, data }).catch((err) =>
     logger('sre').debug({ err, incident_id: incidentId }, 'agent action not recorded: no such incident'),
   );
 }
@@ -160,7 +160,7 @@ export const sreTools: ToolDefinition<any>[] = [
     executor,
     input: z.object({ incident_id: uuid(), message: z.string().trim().min(1).max(4000) }),
     handler: onIncident(async ({ incident_id, message }, ctx) => {
-      await postTimeline(incident_id, { kind: 'comment', actor: assistantActor(ctx), message });
+      await postTimeline(incident_id, { kind: TimelineKind.Comment, actor: assistantActor(ctx), message });
       return { incident_id, noted: true };
     }),
   }),

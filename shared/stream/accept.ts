@@ -1,16 +1,16 @@
 /**
  * Accepting events into a session's stream (the API and workers both publish through here): check
- * the session in Postgres, give each event its id, enqueue the request's events as one job on the
- * session's lane, and optionally wait a bounded time until a worker has persisted and broadcast them.
+ * the session in Postgres, give each event its id, hand the request's events to the session's lane
+ * (enqueue.ts), and optionally wait a bounded time until a worker has persisted and broadcast them.
  */
 import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../errors.js';
 import { subscribeSession, type BusEvent } from '../bus.js';
-import { enqueue } from '../queues.js';
 import { closedSessionConflict, publishableState } from '../sessions/sessions.store.js';
 import { persistedSequence } from '../sessions/messages.store.js';
 import type { Channel, ClientEvent, EventType, HistoryMessage, MessageInput, eventAcceptedSchema, publishResponse } from '../sessions/schemas.js';
 import type { z } from '../zod.js';
+import { enqueueOnLane } from './enqueue.js';
 import { firstForKey } from './idempotency.js';
 import { eventIdOf, type StreamEvent } from './schemas.js';
 
@@ -62,42 +62,45 @@ export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) =>
 
 const isEvent = (id: string) => (e: BusEvent) => e.id === id;
 
-/** Per session, the last enqueue of this process still under way. */
-const enqueueing = new Map<string, Promise<unknown>>();
+/** Per session, the last hand-over to its lane this process started. */
+const handingOver = new Map<string, Promise<unknown>>();
 
 /**
- * Runs a session's enqueue after those this process started before it: the session's requests
- * reach its lane in the order they arrived here, whatever order their checks (which run side by
- * side, started before the wait) finish in. Waits for publication are not part of it.
+ * Runs a session's hand-over to its lane after those this process started before it: the session's
+ * requests reach its lane in the order they arrived here, whatever order their checks (which run
+ * side by side, started before the wait) finish in. Only the hand-over is ordered; waiting for the
+ * add and for publication is not.
  */
-function inArrivalOrder<T>(sessionId: string, enqueueStep: () => Promise<T>): Promise<T> {
-  const run = (enqueueing.get(sessionId) ?? Promise.resolve()).then(enqueueStep, enqueueStep);
+function inArrivalOrder<T>(sessionId: string, handOver: () => Promise<T>): Promise<T> {
+  const run = (handingOver.get(sessionId) ?? Promise.resolve()).then(handOver, handOver);
   const tail = run.then(() => undefined, () => undefined);
-  enqueueing.set(sessionId, tail);
+  handingOver.set(sessionId, tail);
   void tail.then(() => {
-    if (enqueueing.get(sessionId) === tail) enqueueing.delete(sessionId);
+    if (handingOver.get(sessionId) === tail) handingOver.delete(sessionId);
   });
   return run;
 }
 
 /**
  * Accepts events of one session: after `check` (which may refuse, or answer false to enqueue
- * nothing), enqueues them as one job of the session's lane, in arrival order, and waits up to
- * `waitMs` for the last one to be published; resolves with it, or undefined (not waited for, not
- * in time, or nothing enqueued).
+ * nothing), hands them to the session's lane in arrival order, and waits up to `waitMs` for the
+ * last one to be published; resolves with it, or undefined (not waited for, not in time, or
+ * nothing enqueued).
  */
 async function deliverAndAwait(events: StreamEvent[], waitMs: number, check: () => Promise<unknown> = async () => true): Promise<BusEvent | undefined> {
   const last = events[events.length - 1]!;
-  return enqueueAndAwait(last.session_id, isEvent(eventIdOf(last)), waitMs, () => {
+  return enqueueAndAwait(last.session_id, isEvent(eventIdOf(last)), waitMs, async () => {
     const checked = check();
-    // Settled here too, so a refusal while an earlier enqueue runs is not reported as unhandled.
+    // Settled here too, so a refusal while an earlier hand-over runs is not reported as unhandled.
     checked.catch(() => undefined);
-    return inArrivalOrder(last.session_id, async () => {
-      if ((await checked) === false) return false;
+    const handed = await inArrivalOrder(last.session_id, async () => {
+      if ((await checked) === false) return undefined;
       // The one place an accepted body goes into the stream: what the lane may not refuse is checked before this.
-      await enqueue('stream.deliver', { events });
-      return true;
+      return { added: enqueueOnLane(events) };
     });
+    if (!handed) return false;
+    await handed.added;
+    return true;
   });
 }
 

@@ -2,13 +2,15 @@
  * The session stream: accept, order, persist, publish, replay.
  *
  * Design. A request (POST messages or events, an interaction's join, leave or final_history, a close)
- * is checked against Postgres and its events get their ids (accept.ts); they are enqueued as one
- * BullMQ job, `stream.deliver`, on the lane of their session: one of STREAM_LANES queues
- * (`stream-lane-<hash of session_id mod STREAM_LANES>`), each running one job at a time across every
- * worker process, the lanes side by side in whichever processes are free. The job writes the events
- * in one statement per run (history row, sequence, last_activity, audit row, trim), then PUBLISHes
- * each on `session:{id}:events` (persist.ts). Every API process holds one Redis subscriber and
- * writes each event to its SSE streams of that session (api/stream/).
+ * is checked against Postgres and its events get their ids (accept.ts); they go to the lane of their
+ * session: one of STREAM_LANES BullMQ queues (`stream-lane-<hash of session_id mod STREAM_LANES>`),
+ * each running one job at a time across every worker process, the lanes side by side in whichever
+ * processes are free. Requests that reach an API process while its previous add to the same lane is
+ * under way go together as one `stream.deliver` job (enqueue.ts): no timer, so an idle lane adds at
+ * once and a busy one pays the queue's cost per group. The job writes its sessions' messages in one
+ * statement (history rows, sequences, last_activity, audit rows, trim), then PUBLISHes each event on
+ * `session:{id}:events` (persist.ts). Every API process holds one Redis subscriber and writes each
+ * event to its SSE streams of that session (api/stream/).
  *
  * Isolation. Lane statements wait at most STREAM_LOCK_TIMEOUT_MS for a session row someone else
  * holds. A write that fails for one session (a lock, a payload Postgres refuses) parks that session

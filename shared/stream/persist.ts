@@ -1,12 +1,12 @@
 /**
- * The worker side of the stream: write one session's accepted events to Postgres, then publish
- * them on the bus, in order. A lane job (stream.deliver) does it unless the session is parked, and
- * parks the session when a write fails for it (parked.ts), so the lane moves on.
+ * The worker side of the stream: write accepted events to Postgres, then publish them on the bus,
+ * each session's in order. A lane job (stream.deliver) does it for the sessions of its group that
+ * are not parked, and parks a session when a write fails for it (parked.ts), so the lane moves on.
  * Safe to run twice: a rerun finds the rows written, writes nothing, and publishes the same
  * envelopes with the same sequences again (subscribers drop a sequence they have seen).
  */
 import knexFactory, { type Knex } from 'knex';
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import client from 'prom-client';
 import { publishEvent, type BusEvent } from '../bus.js';
 import { config } from '../config.js';
@@ -113,29 +113,39 @@ export function runsOf(events: readonly StreamEvent[]): StreamEvent[][] {
   return runs;
 }
 
-/** Writes then publishes one run; resolves with the number published. */
-async function writeRun(run: StreamEvent[]): Promise<number> {
+/**
+ * Writes then publishes runs of different sessions (at most one each): every message of them in one
+ * statement, each other event in one of its own, side by side. Resolves with the number published
+ * per run; fails as a whole when any write fails.
+ */
+async function writeRuns(runs: StreamEvent[][]): Promise<number[]> {
   const k = streamDb();
-  const first = run[0]!;
-  const events = first.kind === 'event' ? [await persistEvent(first, k)] : await persistMessages(run as MessageEvent[], k);
-  // One connection, commands sent in call order: subscribers get them in stream order.
-  await Promise.all(events.map((e) => e && publishEvent(e)));
-  return events.filter(Boolean).length;
+  const messages = runs.filter((r) => r[0]!.kind === 'message').flat() as MessageEvent[];
+  const [messageEnvelopes, eventEnvelopes] = await Promise.all([
+    messages.length ? persistMessages(messages, k) : [],
+    Promise.all(runs.filter((r) => r[0]!.kind === 'event').map((r) => persistEvent(r[0] as OtherEvent, k))),
+  ]);
+  let m = 0;
+  let e = 0;
+  const envelopes = runs.map((r) => (r[0]!.kind === 'message' ? messageEnvelopes.slice(m, (m += r.length)) : [eventEnvelopes[e++]]));
+  // One connection, commands sent in call order: subscribers get each session's events in stream order.
+  await Promise.all(envelopes.flat().map((env) => env && publishEvent(env)));
+  return envelopes.map((list) => list.filter(Boolean).length);
 }
 
 /**
- * How long a run waits here for Postgres or Redis to come back: an outage is everyone's, so the
+ * How long a lane job waits here for Postgres or Redis to come back: an outage is everyone's, so the
  * lane waits holding its job (parking every session would only move the wait) and its later jobs
  * keep their order behind it.
  */
 const outageHoldMs = 5 * 60_000;
 
-/** writeRun, waiting out an outage of Postgres or Redis (up to outageHoldMs); any other failure is thrown. */
-export async function writeThroughOutages(run: StreamEvent[]): Promise<number> {
+/** Runs `step`, again while Postgres or Redis is out (up to outageHoldMs); any other failure is thrown. */
+async function throughOutages<T>(step: () => Promise<T>): Promise<T> {
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
-      return await writeRun(run);
+      return await step();
     } catch (err) {
       if (unavailableDependency(err) === undefined || Date.now() - started > outageHoldMs) throw err;
       await new Promise((r) => setTimeout(r, Math.min(1_000, 25 * 2 ** attempt)));
@@ -144,26 +154,64 @@ export async function writeThroughOutages(run: StreamEvent[]): Promise<number> {
 }
 
 /**
- * A lane job (stream.deliver): the events one request accepted into a session, written and
- * published in order. A parked session's events join its parked ones instead; a write that fails
- * for this session (its row locked past STREAM_LOCK_TIMEOUT_MS, a payload Postgres refuses) parks
- * the session with this event and those after it, so the lane goes on with other sessions.
+ * Writes one run of each of several sessions; per run, the number published or the error that
+ * failed it. A failure of the shared statement is one session's (a row locked elsewhere, a payload
+ * Postgres refuses) or everyone's: each run is then written alone, so only the runs that fail alone
+ * fail.
+ */
+async function writeRound(runs: StreamEvent[][]): Promise<Array<number | { failed: unknown }>> {
+  try {
+    return await throughOutages(() => writeRuns(runs));
+  } catch (err) {
+    if (runs.length === 1) return [{ failed: err }];
+    return Promise.all(runs.map((run) => throughOutages(() => writeRuns([run])).then(([n]) => n!, (failed: unknown) => ({ failed }))));
+  }
+}
+
+/** Events grouped by session, in the order each session's first event came. */
+function bySession(events: StreamEvent[]): Map<string, StreamEvent[]> {
+  const sessions = new Map<string, StreamEvent[]>();
+  for (const e of events) {
+    const list = sessions.get(e.session_id);
+    if (list) list.push(e);
+    else sessions.set(e.session_id, [e]);
+  }
+  return sessions;
+}
+
+/**
+ * A lane job (stream.deliver): events accepted into sessions of the lane, written and published
+ * in each session's order, the sessions together (one statement for their messages). A parked
+ * session's events join its parked ones instead; a write that fails for a session (its row locked
+ * past STREAM_LOCK_TIMEOUT_MS, a payload Postgres refuses) parks it with that event and those after
+ * it, so the lane goes on with the other sessions.
  */
 export async function deliverLaneJob(events: StreamEvent[]): Promise<{ published: number; parked: number }> {
-  const sessionId = events[0]!.session_id;
-  if (await holdIfParked(sessionId, events)) return { published: 0, parked: events.length };
-  const runs = runsOf(events);
+  const sessions = [...bySession(events)];
+  // Redis out while parking or checking: the lane holds the job (a failed job would let later ones
+  // overtake it). Repeating a hold or park that did happen parks events twice, which writes nothing twice.
+  const held = await throughOutages(() => Promise.all(sessions.map(([sessionId, list]) => holdIfParked(sessionId, list))));
+  let parked = sessions.reduce((n, [, list], i) => n + (held[i] ? list.length : 0), 0);
   let published = 0;
-  for (let i = 0; i < runs.length; i++) {
-    try {
-      published += await writeThroughOutages(runs[i]!);
-    } catch (err) {
-      const rest = runs.slice(i).flat();
-      await park(sessionId, rest, err);
-      return { published, parked: rest.length };
+  let pending = sessions.filter((_, i) => !held[i]).map(([sessionId, list]) => ({ sessionId, runs: runsOf(list) }));
+  while (pending.length) {
+    const heads = pending.map((p) => p.runs.shift()!);
+    const outcomes = await writeRound(heads);
+    for (let i = 0; i < pending.length; i++) {
+      const outcome = outcomes[i]!;
+      if (typeof outcome === 'number') {
+        published += outcome;
+        continue;
+      }
+      const { sessionId, runs } = pending[i]!;
+      const rest = [heads[i]!, ...runs].flat();
+      await throughOutages(() => park(sessionId, rest, outcome.failed));
+      parked += rest.length;
+      runs.length = 0;
     }
+    pending = pending.filter((p) => p.runs.length);
   }
-  return { published, parked: 0 };
+  return { published, parked };
 }
 
 const setAside = new client.Counter({
@@ -172,6 +220,9 @@ const setAside = new client.Counter({
   registers: [metricsRegistry],
 });
 
+/** How long a drain waits out a lock or an outage before it steps aside for a while (its queue has few slots per process). */
+const drainHoldMs = 10_000;
+
 /** Waits that end by themselves: a lock held elsewhere, a statement cut short, a conflict with another transaction. */
 const waitCodes = new Set(['55P03', '57014', '40001', '40P01']);
 const waitsOut = (err: unknown) => waitCodes.has((err as { code?: string })?.code ?? '') || unavailableDependency(err) !== undefined;
@@ -179,7 +230,8 @@ const waitsOut = (err: unknown) => waitCodes.has((err as { code?: string })?.cod
 /**
  * A parked session's drain (stream.drain-parked): writes its parked events from the oldest, each
  * removed once written. A lock or an outage is waited out here (the session's events keep waiting,
- * nobody else's do); any other failure fails the attempt, and the queue retries it with backoff.
+ * nobody else's do), stepping aside every drainHoldMs so a few stuck sessions cannot hold every
+ * slot of the queue; any other failure fails the attempt, and the queue retries it with backoff.
  * When the last attempt fails the event is set aside: removed from the parked list and kept in this
  * failed job (its data and reason, on the queue dashboard), and the rest of the session goes on.
  */
@@ -191,12 +243,18 @@ export async function drainParked(sessionId: string, job: Job): Promise<{ writte
     const parsed = streamEventSchema.safeParse(JSON.parse(head));
     try {
       if (!parsed.success) throw new Error(`unreadable parked event: ${parsed.error.message}`);
+      const waitingSince = Date.now();
       for (let attempt = 1; ; attempt++) {
         try {
-          written += await writeRun([parsed.data]);
+          written += (await writeRuns([[parsed.data]]))[0]!;
           break;
         } catch (err) {
           if (!waitsOut(err)) throw err;
+          if (Date.now() - waitingSince > drainHoldMs) {
+            // A long lock or outage: give the queue's slot to other parked sessions and come back, using no attempt.
+            await job.moveToDelayed(Date.now() + 1_000, job.token);
+            throw new DelayedError();
+          }
           await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt)));
         }
       }

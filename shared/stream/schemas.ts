@@ -27,17 +27,11 @@ export const streamEventSchema = z.discriminatedUnion('kind', [
 ]);
 export type StreamEvent = z.infer<typeof streamEventSchema>;
 
-/** Most events one request puts into a session's stream at once (a final_history sync). */
+/** Most events one lane job carries (and one request puts into a session's stream at once: a final_history sync). */
 export const maxEventsPerJob = 1_000;
 
-/** stream.deliver: the events one request accepted into one session's stream, in acceptance order. */
-export const deliverSchema = z.object({
-  events: z
-    .array(streamEventSchema)
-    .min(1)
-    .max(maxEventsPerJob)
-    .refine((events) => events.every((e) => e.session_id === events[0]!.session_id), 'every event of a job belongs to one session'),
-});
+/** stream.deliver: events accepted into sessions of one lane, each session's in acceptance order. */
+export const deliverSchema = z.object({ events: z.array(streamEventSchema).min(1).max(maxEventsPerJob) });
 
 /** The id an event is known by: a message's message_id, else its event_id. */
 export const eventIdOf = (e: StreamEvent) => (e.kind === 'message' ? e.message_id : e.event_id);

@@ -13,7 +13,7 @@ import { recordToolCall, type ToolCallOutcome } from './tool-calls.store.js';
 import type { Authority } from '../auth/scopes.js';
 import type { Role } from '../auth/roles.js';
 import { currentKeyScopes } from '../auth/api-keys.js';
-import { rolesOfUser } from '../sessions/users.store.js';
+import { rolesOfUser } from '../users/users.store.js';
 
 /**
  * The rights a call runs with, read now: the key's current scopes (none once revoked), the person's

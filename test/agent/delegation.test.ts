@@ -80,7 +80,7 @@ describe('agent delegation', () => {
   it('a short run answers at once, as the service user created on demand', async () => {
     const done = await tool('agent_delegate', { task: 'quick one', wait_seconds: 10 });
     expect(done).toMatchObject({ status: 'completed', answer: 'Done (2): quick one' });
-    const { getUser } = await import('../../shared/sessions/users.store.js');
+    const { getUser } = await import('../../shared/users/users.store.js');
     expect((await getUser(done.user_id)).phone_number).toBe('+19990000000');
     expect((await api.request('/api/v1/tools/agent_delegation_status/execute', { method: 'POST', json: { run_id: '00000000-0000-4000-8000-000000000000' } })).status).toBe(404);
   });

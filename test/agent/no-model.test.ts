@@ -3,7 +3,7 @@ import { NO_MODEL_REPLY, runAgent } from '../../shared/agent/agent.js';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { subscribe } from '../helpers/sse.js';
 import { freshPhone } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 
 process.env.LLM_PROVIDER = 'none';

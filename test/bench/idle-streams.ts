@@ -4,9 +4,9 @@
  * One API process (no worker: nothing is published) on a database of its own; 2,500 sessions; then
  * 10,000 session streams (4 channels each) held open by client processes (./idle-streams-client.ts),
  * and the API's RSS printed at 0, 1k, 5k and 10k open streams, with the V8 heap beside it.
- * Target (issue 18 point 5): ≤ 250 MB RSS at 10,000 streams.
+ * No target: the figure is printed to be watched from release to release.
  *
- * The stream caps of issue 16 apply as configured: SSE_MAX_STREAMS=10000 for the process, and the
+ * The stream caps apply as configured: SSE_MAX_STREAMS=10000 for the process, and the
  * streams are spread over 5 API keys so each holds 2,000 (SSE_MAX_STREAMS_PER_KEY's default).
  * File descriptors: the API holds one per stream, each client its share; this needs `ulimit -n`
  * above 10,000 (+ ~100) for the API process, which inherits it from this one; checked below.
@@ -18,7 +18,7 @@
  *
  * Memory is read twice per step: as found, and after a full garbage collection (the API runs with
  * --expose-gc and a SIGUSR2 handler that collects), which is what an idle process settles at once V8's memory
- * reducer has run; the target is judged on the latter.
+ * reducer has run.
  *   BENCH_HEAP_SNAPSHOTS=<dir> a V8 heap snapshot of the API after each step, written there (slow)
  */
 import { fork, execFileSync, type ChildProcess } from 'node:child_process';
@@ -154,7 +154,7 @@ async function main() {
       );
     }
     const last = rows.at(-1)!;
-    console.log(`target: ≤ 250 MB RSS at ${STREAMS} streams ${last.settled <= 250 ? 'met' : 'MISSED'} (${fmt(last.settled)} MB after a full GC, ${fmt(last.rss)} MB before it) [load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}]`);
+    console.log(`at ${STREAMS} streams: ${fmt(last.settled)} MB RSS after a full GC, ${fmt(last.rss)} MB before it [load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}]`);
   } finally {
     for (const client of clients) client.disconnect();
     await stopProcesses([...clients, ...children]);

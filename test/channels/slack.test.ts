@@ -12,7 +12,7 @@ import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 import { freshPhone } from '../helpers/chatapp.js';
 import { configureSlack, postSlack, slackBotToken, slackEvent } from '../helpers/channels.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { verifySlackRequest } from '../../shared/channels/slack/signature.js';
 import { SLACK_UNKNOWN_USER_REPLY } from '../../shared/channels/slack/slack.adapter.js';

@@ -14,10 +14,10 @@ import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 import { freshPhone } from '../helpers/chatapp.js';
 import { configureSlack, configureTwilioChannels, connectRelay, postSlack, postTwilio, slackBotToken, slackEvent, twilioAccountSid, twilioSid } from '../helpers/channels.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
-import { listInteractions } from '../../shared/sessions/interactions.store.js';
+import { listInteractions } from '../../shared/sessions/sessions.store.js';
 
 const slack = await startLocalSlack(slackBotToken);
 configureSlack(slack.apiUrl);

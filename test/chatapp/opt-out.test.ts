@@ -4,7 +4,7 @@ import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { eventually } from '../helpers/eventually.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { setConsent } from '../../shared/sessions/consents.store.js';
 import { OPT_IN_REPLY, OPT_OUT_REPLY, optKeyword } from '../../shared/chatapp/inbound.js';
 

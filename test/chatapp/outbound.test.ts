@@ -3,7 +3,7 @@ import { startPlatform, type Platform } from '../helpers/platform.js';
 import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { eventually } from '../helpers/eventually.js';
 import { configureChatapp, freshPhone, testAccountSid, testFromNumber } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { setConsent } from '../../shared/sessions/consents.store.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';
 import { db } from '../../shared/db/index.js';

@@ -9,7 +9,7 @@ import { startPlatform, type Platform } from '../helpers/platform.js';
 import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { eventually } from '../helpers/eventually.js';
 import { configureChatapp, freshPhone, testFromNumber } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';
 import { db } from '../../shared/db/index.js';
 import type { ChatappMessage } from '../../shared/chatapp/schemas.js';

@@ -4,7 +4,7 @@ import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { eventually } from '../helpers/eventually.js';
 import { configureChatapp, freshPhone, postWebhook, testAuthToken, whatsappParams } from '../helpers/chatapp.js';
 import { twilioSignature } from '../../shared/clients/twilio.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';
 import type { ChatappMessage } from '../../shared/chatapp/schemas.js';
 

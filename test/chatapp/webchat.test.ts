@@ -5,7 +5,7 @@ import { startPlatform, type Platform } from '../helpers/platform.js';
 import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { freshPhone } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
 

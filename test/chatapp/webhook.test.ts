@@ -5,7 +5,7 @@ import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 import { configureChatapp, freshPhone, messageSid, postWebhook, whatsappParams } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/sessions/users.store.js';
+import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { UNKNOWN_NUMBER_REPLY, processInbound } from '../../shared/chatapp/inbound.js';

@@ -1,6 +1,6 @@
 /** People for tests of what the assistant may do: a user with given roles, as a sign-in would have copied them. */
 import { db } from '../../shared/db/index.js';
-import { createUser, type User } from '../../shared/sessions/users.store.js';
+import { createUser, type User } from '../../shared/users/users.store.js';
 import { freshPhone } from './chatapp.js';
 
 /** A new user holding `roles` (an assistant serving them may use those roles' tools). */

@@ -13,7 +13,7 @@ process.env.ALERT_WEBHOOK_TOKEN = 'retention-token';
 const { startPlatform } = await import('../helpers/platform.js');
 const { db } = await import('../../shared/db/index.js');
 const { config } = await import('../../shared/config.js');
-const { retentionTargets, pruneExpired } = await import('../../shared/retention.js');
+const { retentionTargets, pruneExpired } = await import('../../shared/prune-expired.sql.js');
 const { enqueue, jobEvents } = await import('../../shared/queues.js');
 const api = await startPlatform();
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-const storeFiles = (readdirSync('shared', { recursive: true }) as string[]).filter((f) => f.endsWith('.store.ts')).map((f) => path.join('shared', f));
+const storeFiles = (readdirSync('shared', { recursive: true }) as string[]).filter((f) => f.endsWith('.store.ts') || f.endsWith('.sql.ts')).map((f) => path.join('shared', f));
 
 /** `file function: what is out of order` for every exported function of a store breaking the order. */
 function outOfOrder(file: string): string[] {

@@ -1,39 +1,60 @@
 /**
- * Document text extraction runs in a thread of its own per document, within a time limit and a heap
+ * Document text extraction runs in a process of its own per document, within a time limit and a heap
  * limit: a hostile file ends `failed` with its reason (its job failed for good, not retried), the
- * worker's main thread (which also delivers session messages and ingests alerts) is never held, and
- * the next document indexes as usual.
+ * worker process (which also delivers session messages and ingests alerts) is never held, and the
+ * next document indexes as usual.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { startPlatform, type Platform } from '../helpers/platform.js';
+import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
 import { eventually } from '../helpers/eventually.js';
 import { makeDocx, makeDocxBomb, quadraticHtml } from '../helpers/documents.js';
-import { newUser } from '../sessions/helpers.js';
+import { newInteraction, newSession, newUser, publish } from '../sessions/helpers.js';
+import { subscribe, type Subscriber } from '../helpers/sse.js';
 import { storeUpload } from '../../shared/portal/documents.js';
 import { getDocument } from '../../shared/portal/documents.store.js';
 import { ExtractionError, extractChunks } from '../../shared/portal/extract.js';
 import { queue } from '../../shared/queues.js';
 import { db } from '../../shared/db/index.js';
 
-process.env.DOCUMENT_EXTRACT_TIMEOUT_MS = '8000';
+// The extraction runs at the lowest CPU priority: on a busy machine (CI running other files) it may
+// wait for a core, so the time limit here is long enough that the bombs below always reach the heap limit.
+process.env.DOCUMENT_EXTRACT_TIMEOUT_MS = '40000';
 process.env.DOCUMENT_EXTRACT_MAX_MEMORY_MB = '64';
+const bombTest = 60_000;
 
 const docxType = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 let api: Platform;
 let owner: string;
+const open: Subscriber[] = [];
 beforeAll(async () => {
   api = await startPlatform();
   owner = await newUser(api);
 });
+afterAll(() => {
+  for (const s of open) s.close();
+});
 
 const upload = (filename: string, contentType: string, content: Buffer) => storeUpload(owner, { file: { filename, contentType, content }, category: null, tags: [] });
-const settled = (documentId: string, ms = 20_000) =>
+const settled = (documentId: string, ms = 45_000) =>
   eventually(async () => {
     const doc = await getDocument(documentId);
     return doc && ['indexed', 'failed'].includes(doc.rag_status) ? doc : undefined;
   }, ms, `document ${documentId} indexed or failed`);
+/** Live extraction processes started by this test process (Linux /proc). */
+function extractingChildren(): string[] {
+  return readdirSync('/proc').filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [, state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(ppid) === process.pid && state !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('extract.child');
+    } catch {
+      return false;
+    }
+  });
+}
 const chunkText = async (documentId: string) => (await db()('document_chunks').where({ document_id: documentId }).select('content')).map((r) => r.content as string).join(' ');
 
 describe('a hostile document', () => {
@@ -42,20 +63,18 @@ describe('a hostile document', () => {
     expect(bomb.length).toBeLessThan(64 * 1024);
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const started = Date.now();
     const doc = await upload('bomb.docx', docxType, bomb);
     const done = await settled(doc.document_id);
     loop.disable();
     expect(done.rag_status).toBe('failed');
     expect(done.failure_reason).toMatch(/more memory than the limit of 64 MB \(DOCUMENT_EXTRACT_MAX_MEMORY_MB\)/);
-    expect(Date.now() - started).toBeLessThan(8000 + 3000);
     // The process that ran the job kept serving: its event loop was never held for long.
     expect(loop.max / 1e6).toBeLessThan(1000);
 
     const failed = await eventually(async () => (await queue('portal').getFailed()).find((j) => j.data.document_id === doc.document_id));
     expect(failed.failedReason).toBe(done.failure_reason);
     expect(failed.attemptsMade).toBe(1);
-  });
+  }, bombTest);
 
   it('a file that takes longer than the time limit is stopped at the limit', async () => {
     const started = Date.now();
@@ -63,6 +82,8 @@ describe('a hostile document', () => {
     expect(err).toBeInstanceOf(ExtractionError);
     expect((err as Error).message).toMatch(/longer than the limit of 300 ms \(DOCUMENT_EXTRACT_TIMEOUT_MS\)/);
     expect(Date.now() - started).toBeLessThan(1500);
+    // The extracting process was killed, not left parsing.
+    await eventually(async () => (extractingChildren().length === 0 ? true : undefined), 5000, 'no extraction process left');
   });
 
   it('HTML on which a backtracking tag stripper is quadratic is read in one pass', async () => {
@@ -93,3 +114,32 @@ describe('a hostile document', () => {
     expect((await chunkText(html.document_id)).trim()).toBe('Harbour lantern');
   });
 });
+
+describe('session delivery while a hostile document is parsed', () => {
+  it('messages published to a session while a DOCX bomb is being parsed each reach its stream within 2 s; the bomb ends failed with its reason', async () => {
+    const { sessionId } = await newSession(api);
+    const chat = await newInteraction(api, sessionId, 'chat');
+    const voice = subscribe(api.url, sessionId, 'voice', { apiKey: testApiKey });
+    open.push(voice);
+    await voice.opened;
+
+    const doc = await upload('bomb-during-delivery.docx', docxType, makeDocxBomb(10));
+    await eventually(async () => ((await getDocument(doc.document_id))?.rag_status !== 'pending' ? true : undefined), 10_000, 'the bomb taken by its job');
+    const latencies: number[] = [];
+    for (let i = 0; !['indexed', 'failed'].includes((await getDocument(doc.document_id))!.rag_status); i++) {
+      const content = `during-parse-${i}`;
+      const started = Date.now();
+      const arrived = voice.next((e) => e.data.content === content, 10_000);
+      expect([200, 202]).toContain((await publish(api, sessionId, { channel: 'chat', role: 'user', content, interaction_id: chat })).status);
+      await arrived;
+      latencies.push(Date.now() - started);
+    }
+    const done = (await getDocument(doc.document_id))!;
+    expect(done.rag_status).toBe('failed');
+    expect(done.failure_reason).toMatch(/more memory than the limit of 64 MB \(DOCUMENT_EXTRACT_MAX_MEMORY_MB\)/);
+    // Messages were delivered while the parse ran, each within the bound (a CI bound, not the benchmark's).
+    expect(latencies.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...latencies)).toBeLessThan(2000);
+  }, bombTest);
+});
+

@@ -93,6 +93,12 @@ describe('isolation of sessions in the stream', () => {
     const history = await db()('session_messages').where({ session_id: stuck.sessionId }).orderBy('sequence').pluck('content');
     expect(history).toEqual(stuckSent);
     expect(await counter('switchboard_stream_sessions_parked_total')).toBeGreaterThan(parkedBefore);
+    // The drain waited out the lock without using an attempt, stepping aside (back to the queue) at least once in 20 s.
+    const drains = (await queue('stream-parked').getCompleted()).filter((j) => j.data.session_id === stuck.sessionId);
+    expect(drains.length).toBeGreaterThan(0);
+    // attemptsMade counts the completion itself: 1 means no attempt failed.
+    expect(drains.map((j) => j.attemptsMade)).toEqual(drains.map(() => 1));
+    expect(Math.max(...drains.map((j) => j.attemptsStarted))).toBeGreaterThan(1);
   }, 90_000);
 
   it('a payload Postgres can never store is set aside after its retries, as a failed job with its reason and the event, holding no one else', async () => {

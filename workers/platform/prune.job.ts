@@ -1,5 +1,5 @@
 import type { Handler } from '../runner.js';
-import { pruneExpired } from '../../shared/retention.js';
+import { pruneExpired } from '../../shared/prune-expired.sql.js';
 import type { jobDefinitions } from '../../shared/queues.js';
 
 /** Deletes the rows past their retention (RETENTION_*); the counts are the job's result. */

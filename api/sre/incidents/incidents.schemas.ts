@@ -2,6 +2,7 @@
 import { z, uuid } from '../../../shared/zod.js';
 import { labelQuery, offsetPageQuery, offsetPageSchema } from '../../../shared/sre/listing.js';
 import { matcherSchema } from '../../../shared/sre/automation/matchers.js';
+import { TimelineKind, timelineKinds } from '../../../shared/sre/incidents/incident.store.js';
 import { labels, ts, csv, csvText, bool, actorBody } from '../common.schemas.js';
 
 // --- incidents
@@ -51,7 +52,6 @@ export const incidentCreate = z.object({
   alert_ids: z.array(uuid()).max(1000).optional(),
   by: z.string().min(1).max(200).default('api'),
 });
-const timelineKinds = ['created', 'alert_attached', 'status_changed', 'updated', 'comment', 'agent_action', 'runbook_execution', 'escalation', 'ticket'] as const;
 export const timelineKind = z.enum(timelineKinds);
 export const incidentPatch = z
   .object({
@@ -67,7 +67,7 @@ export const timelineItem = z
 export const timelinePage = offsetPageSchema(timelineItem, 'IncidentTimelinePage');
 export const timelineQuery = z.object({ ...offsetPageQuery, kind: csv(timelineKinds) });
 export const timelinePost = z.object({
-  kind: z.enum(['comment', 'agent_action']).default('comment'),
+  kind: z.enum([TimelineKind.Comment, TimelineKind.AgentAction]).default(TimelineKind.Comment),
   actor: z.string().min(1).max(200).optional().openapi({ description: 'who writes it; required with an API key, a browser session records the signed-in person' }),
   message: z.string().min(1).max(20_000),
   data: z.record(z.string(), z.unknown()).optional(),

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { config } from '../../config.js';
-import { findUserByEmail } from '../../sessions/users.store.js';
+import { findUserByEmail } from '../../users/users.store.js';
 import { isTransientSmtpError, sendEmail } from '../../clients/smtp.js';
 import { PermanentSendError, type ChannelAdapter } from '../contract.js';
 import { replySubject } from './parse.js';

@@ -5,7 +5,7 @@
  */
 import { config } from '../../config.js';
 import { z } from '../../zod.js';
-import { findUserByEmail } from '../../sessions/users.store.js';
+import { findUserByEmail } from '../../users/users.store.js';
 import { findBotReplies, isTransientSlackError, postSlackMessage, slackUserEmail } from '../../clients/slack.js';
 import { PermanentSendError, type ChannelAdapter } from '../contract.js';
 

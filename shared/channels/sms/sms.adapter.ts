@@ -4,7 +4,7 @@
  */
 import { config } from '../../config.js';
 import { z } from '../../zod.js';
-import { findUserByPhone } from '../../sessions/users.store.js';
+import { findUserByPhone } from '../../users/users.store.js';
 import { getConsent, setConsent } from '../../sessions/consents.store.js';
 import { describeTwilioError, findSentSms, isTransientTwilioError, sendSms } from '../../clients/twilio-channels.js';
 import { PermanentSendError, type ChannelAdapter } from '../contract.js';

@@ -13,7 +13,7 @@ import { logger } from '../../logger.js';
 import { subscribeSession, type BusEvent } from '../../bus.js';
 import { runAgent } from '../../agent/agent.js';
 import { realtimeUpdate, type HistoryEntry } from '../../agent/history.js';
-import { findUserByPhone } from '../../sessions/users.store.js';
+import { findUserByPhone } from '../../users/users.store.js';
 import { resolveSession } from '../../sessions/resolve.js';
 import { closeInteraction } from '../../sessions/interactions.js';
 import { getContext } from '../../sessions/context.js';

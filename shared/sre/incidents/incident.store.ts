@@ -1,4 +1,7 @@
-/** sre_incidents, their tracker links (sre_incident_issue_links) and timeline (sre_incident_timeline). */
+/**
+ * The incident aggregate's store: sre_incidents, their tracker links (sre_incident_issue_links) and
+ * timeline (sre_incident_timeline). Other aggregates add timeline entries through addTimeline.
+ */
 import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
@@ -9,7 +12,21 @@ export const TIMELINE = 'sre_incident_timeline';
 export const LINKS = 'sre_incident_issue_links';
 
 export type IncidentStatus = 'open' | 'acknowledged' | 'resolved' | 'closed';
-export type TimelineKind = 'created' | 'alert_attached' | 'status_changed' | 'comment' | 'agent_action' | 'runbook_execution' | 'escalation' | 'ticket' | 'updated';
+
+/** The kinds of timeline entries, named once: writers say `TimelineKind.StatusChanged`, the API lists `timelineKinds`. */
+export const TimelineKind = {
+  Created: 'created',
+  AlertAttached: 'alert_attached',
+  StatusChanged: 'status_changed',
+  Updated: 'updated',
+  Comment: 'comment',
+  AgentAction: 'agent_action',
+  RunbookExecution: 'runbook_execution',
+  Escalation: 'escalation',
+  Ticket: 'ticket',
+} as const;
+export type TimelineKind = (typeof TimelineKind)[keyof typeof TimelineKind];
+export const timelineKinds = Object.values(TimelineKind) as [TimelineKind, ...TimelineKind[]];
 
 /**
  * Allowed moves: open → acknowledged → resolved → closed (an open incident may be resolved directly);
@@ -187,14 +204,14 @@ export async function transitionIncident(trx: Knex, id: string, to: IncidentStat
     }
     throw err;
   }
-  await addTimeline(trx, [{ incident_id: id, kind: 'status_changed', actor: by, message: note ?? `${row.status} → ${to}`, data: { from: row.status, to } }]);
+  await addTimeline(trx, [{ incident_id: id, kind: TimelineKind.StatusChanged, actor: by, message: note ?? `${row.status} → ${to}`, data: { from: row.status, to } }]);
 }
 
 /** Marks an incident escalated (again) and records it; returns the timeline data sent to the notification webhook. */
 export async function markEscalated(trx: Knex, id: string, by: string, reason: string): Promise<void> {
   const [row] = await trx(TABLE).where({ id }).update({ escalated_at: trx.fn.now() }).returning('id');
   if (!row) throw new NotFoundError(`No incident ${id}.`);
-  await addTimeline(trx, [{ incident_id: id, kind: 'escalation', actor: by, message: reason, data: { reason } }]);
+  await addTimeline(trx, [{ incident_id: id, kind: TimelineKind.Escalation, actor: by, message: reason, data: { reason } }]);
 }
 
 /** Open incidents unacknowledged for longer than `afterSeconds` and not yet escalated: marked escalated, ids returned. */
@@ -209,24 +226,10 @@ export async function escalateOverdue(afterSeconds: number): Promise<string[]> {
     const ids = (rows as Array<{ id: string }>).map((r) => r.id);
     await addTimeline(
       trx,
-      ids.map((id) => ({ incident_id: id, kind: 'escalation' as const, actor: 'system:escalation', message: `unacknowledged for more than ${afterSeconds} s`, data: { automatic: true, after_seconds: afterSeconds } })),
+      ids.map((id) => ({ incident_id: id, kind: TimelineKind.Escalation, actor: 'system:escalation', message: `unacknowledged for more than ${afterSeconds} s`, data: { automatic: true, after_seconds: afterSeconds } })),
     );
     return ids;
   });
-}
-
-/** Attaches alerts to an incident with a timeline row each; returns how many were attached. */
-export async function attachAlerts(trx: Knex, incidentId: string, alertIds: string[], by: string): Promise<number> {
-  if (!alertIds.length) return 0;
-  const attached = (await trx('sre_alert_instances')
-    .whereIn('id', alertIds)
-    .update({ incident_id: incidentId })
-    .returning(['id', 'fingerprint', 'alertname'])) as Array<{ id: string; fingerprint: string; alertname: string }>;
-  await addTimeline(
-    trx,
-    attached.map((a) => ({ incident_id: incidentId, kind: 'alert_attached' as const, actor: by, message: a.alertname, data: { alert_id: a.id, fingerprint: a.fingerprint } })),
-  );
-  return attached.length;
 }
 
 /** Incidents whose tracker issue is still missing (pending for over `olderThanSeconds`, or failed). */
@@ -246,7 +249,7 @@ export async function recordIssue(incidentId: string, issue: { project_id: strin
     const inserted = await trx(LINKS).insert({ incident_id: incidentId, ...issue }).onConflict('incident_id').ignore().returning('id');
     await trx(TABLE).where({ id: incidentId }).update({ tracker_status: 'created', tracker_error: null });
     if (inserted.length) {
-      await addTimeline(trx, [{ incident_id: incidentId, kind: 'ticket', actor: 'system:issue-tracker', message: `issue #${issue.iid} created`, data: issue }]);
+      await addTimeline(trx, [{ incident_id: incidentId, kind: TimelineKind.Ticket, actor: 'system:issue-tracker', message: `issue #${issue.iid} created`, data: issue }]);
     }
   });
 }
@@ -255,7 +258,7 @@ export async function recordIssue(incidentId: string, issue: { project_id: strin
 export async function recordIssueFailure(incidentId: string, error: string, final: boolean): Promise<void> {
   await db().transaction(async (trx) => {
     await trx(TABLE).where({ id: incidentId }).whereNot('tracker_status', 'created').update({ tracker_error: error, ...(final ? { tracker_status: 'failed' } : {}) });
-    if (final) await addTimeline(trx, [{ incident_id: incidentId, kind: 'ticket', actor: 'system:issue-tracker', message: `issue creation failed: ${error}`, data: { error } }]);
+    if (final) await addTimeline(trx, [{ incident_id: incidentId, kind: TimelineKind.Ticket, actor: 'system:issue-tracker', message: `issue creation failed: ${error}`, data: { error } }]);
   });
 }
 
@@ -281,7 +284,7 @@ export async function updateIncidentFields(trx: Knex, id: string, changes: Incid
   await trx(TABLE).where({ id }).update(Object.fromEntries(changed.map((f) => [f, changes[f]])));
   await addTimeline(
     trx,
-    changed.map((f) => ({ incident_id: id, kind: 'updated' as const, actor: by, message: `${f}: ${row[f] ?? '(none)'} → ${changes[f] ?? '(none)'}`, data: { field: f, from: row[f], to: changes[f] } })),
+    changed.map((f) => ({ incident_id: id, kind: TimelineKind.Updated, actor: by, message: `${f}: ${row[f] ?? '(none)'} → ${changes[f] ?? '(none)'}`, data: { field: f, from: row[f], to: changes[f] } })),
   );
   return changed;
 }

@@ -8,7 +8,6 @@ import { issueTracker } from '../../clients/gitlab.js';
 import { ExternalHttpError } from '../../clients/http.js';
 import {
   addTimeline,
-  attachAlerts,
   escalateOverdue,
   getIncident,
   incidentForNotification,
@@ -23,8 +22,9 @@ import {
   transitionIncident,
   type Incident,
   type IncidentStatus,
-  type TimelineKind,
+  TimelineKind,
 } from './incident.store.js';
+import { attachAlerts } from './attach-alerts.sql.js';
 import { publishSreEvent } from '../events.js';
 
 /** Creates an incident by API (optionally with alerts attached) and queues its tracker issue. */
@@ -46,7 +46,7 @@ export async function createIncident(input: {
       created_by: input.created_by,
       tracker_status: tracked ? 'pending' : 'disabled',
     });
-    await addTimeline(trx, [{ incident_id: incidentId, kind: 'created', actor: input.created_by, message: input.title, data: { origin: 'manual' } }]);
+    await addTimeline(trx, [{ incident_id: incidentId, kind: TimelineKind.Created, actor: input.created_by, message: input.title, data: { origin: 'manual' } }]);
     const ids = [...new Set(input.alert_ids ?? [])];
     if (ids.length) {
       const found = await trx('sre_alert_instances').whereIn('id', ids).pluck('id');
@@ -98,12 +98,12 @@ export async function syncTicket(p: { incident_id: string; event: 'close' | 'reo
     if (err instanceof ExternalHttpError && err.permanent) throw new UnrecoverableError(err.message);
     throw err;
   }
-  await addTimeline(db(), [{ incident_id: p.incident_id, kind: 'ticket', actor: 'system:issue-tracker', message: `issue #${link.iid} ${p.event === 'close' ? 'closed' : 'reopened'}`, data: { event: p.event, iid: link.iid } }]);
+  await addTimeline(db(), [{ incident_id: p.incident_id, kind: TimelineKind.Ticket, actor: 'system:issue-tracker', message: `issue #${link.iid} ${p.event === 'close' ? 'closed' : 'reopened'}`, data: { event: p.event, iid: link.iid } }]);
   return { synced: true };
 }
 
 /** A comment or an agent action posted by API. */
-export async function postTimeline(id: string, entry: { kind: Extract<TimelineKind, 'comment' | 'agent_action'>; actor: string; message: string; data?: Record<string, unknown> }) {
+export async function postTimeline(id: string, entry: { kind: typeof TimelineKind.Comment | typeof TimelineKind.AgentAction; actor: string; message: string; data?: Record<string, unknown> }) {
   await getIncident(id);
   await addTimeline(db(), [{ incident_id: id, ...entry }]);
   publishSreEvent('incident.changed', { id, change: 'timeline', kind: entry.kind, by: entry.actor });

@@ -17,9 +17,8 @@ import { ServiceUnavailableError, UpstreamError } from '../../errors.js';
 import { prometheusClient } from '../../clients/prometheus.js';
 import { logger } from '../../logger.js';
 import { checkRuleFile, ruleFileText, type AlertingRule } from './rules.js';
-import type { Monitor } from './recommendations.store.js';
+import { deletedStaleMonitors, markMonitorsDeployed, monitorsToDeploy, recordDeployError, type Monitor } from './recommendations.store.js';
 
-const MONITORS = 'sre_entity_monitors';
 /** Name of the rule group and (with .yml) of the file in RULES_DIR. */
 export const ruleGroup = 'switchboard-monitors';
 const deployLock = 727_007;
@@ -104,8 +103,8 @@ export async function deployAllMonitors(): Promise<DeployOutcome> {
 
   const result = await db().transaction(async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(?)', [deployLock]);
-    const removedStale = (await trx(MONITORS).whereIn('entity_id', trx('sre_entities').where({ stale: true }).select('id')).delete()) as number;
-    const monitors = await trx<Monitor>(MONITORS).whereNot({ status: 'disabled' }).select('id', 'entity_id', 'rule', 'status').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    const removedStale = await deletedStaleMonitors(trx);
+    const monitors = await monitorsToDeploy(trx);
     const pending = monitors.filter((m) => m.status === 'pending').map((m) => m.id);
     const text = ruleFileText(ruleGroup, monitors.map(deployedRule));
     const previous = await readIfExists(file);
@@ -125,7 +124,7 @@ export async function deployAllMonitors(): Promise<DeployOutcome> {
       swapped = true;
       await client.reload();
       await confirmLoaded(client, file, new Set(monitors.map((m) => m.id)));
-      await trx(MONITORS).whereIn('id', pending).update({ status: 'deployed', deployed_at: trx.fn.now(), last_error: null });
+      await markMonitorsDeployed(trx, pending);
       return { ok: true as const, outcome: { deployed: pending.length, total: monitors.length, removed, removed_stale: removedStale, rule_file: file, checker: check.checker } };
     } catch (err) {
       const message = (err as Error).message;
@@ -139,7 +138,7 @@ export async function deployAllMonitors(): Promise<DeployOutcome> {
     }
   }).catch(async (err) => {
     if (!(err instanceof DeployFailure)) throw err;
-    await db()(MONITORS).whereIn('id', err.pending).update({ last_error: err.message });
+    await recordDeployError(err.pending, err.message);
     throw err.cause instanceof UpstreamError ? err.cause : new UpstreamError(`Deploying monitors failed: ${err.message}`);
   });
   return result.outcome;

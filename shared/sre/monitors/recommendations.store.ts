@@ -1,4 +1,5 @@
-/** Query module of sre_recommendations and sre_entity_monitors. */
+/** The monitor aggregate's store: sre_recommendations and the monitors applied from them (sre_entity_monitors). */
+import type { Knex } from 'knex';
 import { db } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { AlertingRule } from './rules.js';
@@ -135,4 +136,24 @@ export async function deleteMonitor(id: string): Promise<void> {
     // The recommendation can be applied again later.
     if (row.recommendation_id) await trx(RECS).where({ id: row.recommendation_id }).update({ status: 'proposed' });
   });
+}
+
+/** Deletes the monitors of entities gone stale (deploy.ts, inside its transaction); returns how many. */
+export async function deletedStaleMonitors(trx: Knex): Promise<number> {
+  return (await trx(MONITORS).whereIn('entity_id', trx('sre_entities').where({ stale: true }).select('id')).delete()) as number;
+}
+
+/** The monitors that belong in the rule file (all but the disabled ones), oldest first. */
+export async function monitorsToDeploy(k: Knex): Promise<Array<Pick<Monitor, 'id' | 'entity_id' | 'rule' | 'status'>>> {
+  return k<Monitor>(MONITORS).whereNot({ status: 'disabled' }).select('id', 'entity_id', 'rule', 'status').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+}
+
+/** Marks monitors deployed (their rules are loaded), clearing any earlier error. */
+export async function markMonitorsDeployed(trx: Knex, ids: string[]): Promise<void> {
+  await trx(MONITORS).whereIn('id', ids).update({ status: 'deployed', deployed_at: trx.fn.now(), last_error: null });
+}
+
+/** Records why deploying these (still pending) monitors failed. */
+export async function recordDeployError(ids: string[], message: string): Promise<void> {
+  await db()(MONITORS).whereIn('id', ids).update({ last_error: message });
 }

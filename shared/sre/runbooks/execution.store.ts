@@ -1,9 +1,10 @@
-/** sre_runbook_executions and their status history (sre_runbook_execution_history). */
+/** The execution aggregate's store: sre_runbook_executions and their status history (sre_runbook_execution_history). */
 import type { Knex } from 'knex';
 import { db } from '../../db/index.js';
 import { NotFoundError } from '../../errors.js';
 import { paged, type OffsetPage } from '../listing.js';
 import { publishSreEvent } from '../events.js';
+import { addTimeline, TimelineKind } from '../incidents/incident.store.js';
 
 export const TABLE = 'sre_runbook_executions';
 export const HISTORY = 'sre_runbook_execution_history';
@@ -123,14 +124,15 @@ export async function moveExecution(
     if (current.status !== to) {
       await trx(HISTORY).insert({ execution_id: id, from_status: current.status, to_status: to, detail: detail ?? null, at: trx.raw('clock_timestamp()') });
       if (current.incident_id && (to === 'running' || terminalStatuses.includes(to))) {
-        await trx('sre_incident_timeline').insert({
-          incident_id: current.incident_id,
-          kind: 'runbook_execution',
-          actor: `runbook:${current.runbook_id}`,
-          message: `execution ${to}${detail ? `: ${detail}` : ''}`,
-          data: JSON.stringify({ execution_id: id, runbook_id: current.runbook_id, status: to }),
-          at: trx.raw('clock_timestamp()'),
-        });
+        await addTimeline(trx, [
+          {
+            incident_id: current.incident_id,
+            kind: TimelineKind.RunbookExecution,
+            actor: `runbook:${current.runbook_id}`,
+            message: `execution ${to}${detail ? `: ${detail}` : ''}`,
+            data: { execution_id: id, runbook_id: current.runbook_id, status: to },
+          },
+        ]);
       }
     }
     return current;

@@ -1,8 +1,12 @@
-/** Query module of `users`: the user lookup record (E.164 phone number, unique). */
+/**
+ * The people store: the `users` table (E.164 phone number unique), with the portal profile's columns
+ * and the identity provider's copies. Sign-in matching (sign-in.ts) and erasure (erase.ts) use it.
+ */
 import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { notificationPreferencesSchema, type NotificationPreferences } from '../portal/model.js';
+import { followPhoneNumber } from '../chatapp/window.store.js';
+import { notificationPreferencesSchema, type NotificationPreferences, type Profile } from './profile.js';
 
 const TABLE = 'users';
 const COLUMNS: string[] = ['user_id', 'display_name', 'phone_number', 'email', 'created_at', 'updated_at'];
@@ -69,17 +73,6 @@ export async function lockUser(trx: Knex.Transaction, userId: string): Promise<b
   return Boolean(await trx(TABLE).select('user_id').where({ user_id: userId }).forNoKeyUpdate().first());
 }
 
-/** The portal's view of a user: the provider's copies and the editable profile. */
-export interface Profile {
-  user_id: string;
-  email: string | null;
-  display_name: string | null;
-  roles: string[];
-  timezone: string;
-  phone: string | null;
-  notification_preferences: NotificationPreferences;
-}
-
 const PROFILE_COLUMNS = ['user_id', 'email', 'display_name', 'roles', 'timezone', 'phone_number as phone', 'notification_preferences'];
 
 /** The profile, or a NotFoundError. */
@@ -107,39 +100,39 @@ export async function updateProfile(userId: string, change: { timezone?: string;
   return getProfile(userId);
 }
 
-export interface SignedInIdentity {
-  subject: string;
-  name: string;
+/** What the identity provider owns of a person, copied onto their user at each sign-in. */
+export interface ProviderCopies {
+  display_name: string;
   email: string | null;
-  email_verified: boolean;
   roles: string[];
 }
 
-/**
- * The user of a person who signed in: matched by provider subject, else by verified email (an
- * account the messaging channels created first), else created. Email, name and roles are copied
- * from the provider every time, since the provider owns them.
- */
-export async function upsertSignedInUser(person: SignedInIdentity): Promise<string> {
-  return db().transaction(async (trx) => {
-    const copies = { display_name: person.name, email: person.email, roles: person.roles };
-    let row = (await trx(TABLE).select('user_id').where({ idp_subject: person.subject }).forUpdate().first()) as { user_id: string } | undefined;
-    if (!row && person.email && person.email_verified) {
-      row = (await trx(TABLE)
-        .select('user_id')
-        .whereRaw('lower(email) = lower(?)', [person.email])
-        .whereNull('idp_subject')
-        .orderBy('created_at')
-        .forUpdate()
-        .first()) as { user_id: string } | undefined;
-    }
-    if (row) {
-      await trx(TABLE).where({ user_id: row.user_id }).update({ ...copies, idp_subject: person.subject });
-      return row.user_id;
-    }
-    const [created] = (await trx(TABLE).insert({ ...copies, idp_subject: person.subject }).returning(['user_id'])) as Array<{ user_id: string }>;
-    return created!.user_id;
-  });
+/** Locks the user of a provider subject, if that person has signed in before. */
+export async function lockUserBySubject(trx: Knex.Transaction, subject: string): Promise<string | undefined> {
+  return ((await trx(TABLE).select('user_id').where({ idp_subject: subject }).forUpdate().first()) as { user_id: string } | undefined)?.user_id;
+}
+
+/** Locks the oldest user with this email (any case) not yet linked to a provider subject. */
+export async function lockUnlinkedUserByEmail(trx: Knex.Transaction, email: string): Promise<string | undefined> {
+  const row = (await trx(TABLE)
+    .select('user_id')
+    .whereRaw('lower(email) = lower(?)', [email])
+    .whereNull('idp_subject')
+    .orderBy('created_at')
+    .forUpdate()
+    .first()) as { user_id: string } | undefined;
+  return row?.user_id;
+}
+
+/** Links a user to a provider subject and refreshes the provider's copies. */
+export async function linkSignedInUser(trx: Knex.Transaction, userId: string, subject: string, copies: ProviderCopies): Promise<void> {
+  await trx(TABLE).where({ user_id: userId }).update({ ...copies, idp_subject: subject });
+}
+
+/** Creates the user of a person the channels never met; returns its id. */
+export async function insertSignedInUser(trx: Knex.Transaction, subject: string, copies: ProviderCopies): Promise<string> {
+  const [created] = (await trx(TABLE).insert({ ...copies, idp_subject: subject }).returning(['user_id'])) as Array<{ user_id: string }>;
+  return created!.user_id;
 }
 
 /** The user id of a provider subject, if that person has signed in. */
@@ -162,7 +155,7 @@ export async function updateUser(userId: string, changes: UserChanges): Promise<
       const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
       const [user] = await trx(TABLE).where({ user_id: userId }).update(set).returning(COLUMNS);
       if (!user) throw new NotFoundError(`No user ${userId}.`);
-      if (changes.phone_number !== undefined) await trx('chatapp_sessions').where({ user_id: userId }).update({ phone_number: changes.phone_number });
+      if (changes.phone_number !== undefined) await followPhoneNumber(trx, userId, changes.phone_number);
       return user as User;
     });
   } catch (err) {
@@ -174,36 +167,21 @@ export async function updateUser(userId: string, changes: UserChanges): Promise<
   }
 }
 
-/**
- * Deletes a user and everything about them, in the caller's transaction: messaging-app and channel
- * messages (by user and by phone number or email address, as inbound ones may predate the user), then the user, whose
- * foreign keys cascade to sessions (with their interactions, messages and events), consents and
- * messaging-app window records. Returns the rows erased per table (counted before deleting), or
- * undefined when there is no such user.
- */
-export async function deleteUserData(trx: Knex.Transaction, userId: string): Promise<Record<string, number> | undefined> {
-  const user = (await trx(TABLE).select('phone_number', 'email').where({ user_id: userId }).forUpdate().first()) as { phone_number: string; email: string | null } | undefined;
-  if (!user) return undefined;
-  const { rows } = await trx.raw(
-    `select
-       (select count(*) from sessions where user_id = :id)::int as sessions,
-       (select count(*) from session_interactions i join sessions s using (session_id) where s.user_id = :id)::int as session_interactions,
-       (select count(*) from session_messages m join sessions s using (session_id) where s.user_id = :id)::int as session_messages,
-       (select count(*) from session_events e join sessions s using (session_id) where s.user_id = :id)::int as session_events,
-       (select count(*) from channel_consents where user_id = :id)::int as channel_consents,
-       (select count(*) from chatapp_sessions where user_id = :id)::int as chatapp_sessions`,
-    { id: userId },
-  );
-  const chatappMessages = await trx('chatapp_messages').where({ user_id: userId }).orWhere({ phone_number: user.phone_number }).delete();
-  // SMS, Slack, email and voice records: the user's, and those from their number or address before they were linked.
-  const channelMessages = await trx('channel_messages')
-    .where({ user_id: userId })
-    .orWhere((q) => {
-      q.whereIn('remote_address', [user.phone_number, ...(user.email ? [user.email.toLowerCase()] : [])].filter(Boolean));
-    })
-    .delete();
+/** The person being erased, locked for the erasure's transaction; undefined when there is no such user. */
+export interface ErasedUser {
+  user_id: string;
+  phone_number: string | null;
+  email: string | null;
+}
+
+/** Locks a user for erasure and reads what finds their data in other domains (number, address). */
+export async function lockUserForErasure(trx: Knex.Transaction, userId: string): Promise<ErasedUser | undefined> {
+  return (await trx(TABLE).select('user_id', 'phone_number', 'email').where({ user_id: userId }).forUpdate().first()) as ErasedUser | undefined;
+}
+
+/** Deletes the user row; its foreign keys cascade to whatever the domains' erasers left. */
+export async function deleteUser(trx: Knex.Transaction, userId: string): Promise<void> {
   await trx(TABLE).where({ user_id: userId }).delete();
-  return { users: 1, ...rows[0], chatapp_messages: chatappMessages, channel_messages: channelMessages };
 }
 
 /** A user's roles as last copied from the identity provider (none for users the channels created); undefined for no such user. */

@@ -1,0 +1,78 @@
+/**
+ * Requests reaching a lane while its previous add is under way go as one job (shared/stream/enqueue.ts),
+ * each request's events whole and in hand-over order; a request the job schema refuses is refused
+ * alone; and the worker writes a group of several sessions so that one session's failure is its own.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { enqueueOnLane } from '../../shared/stream/enqueue.js';
+import { deliverLaneJob } from '../../shared/stream/persist.js';
+import type { StreamEvent } from '../../shared/stream/schemas.js';
+import { queue } from '../../shared/queues.js';
+import { db } from '../../shared/db/index.js';
+import { parkedHead } from '../../shared/stream/parked.js';
+import { randomPhone } from '../sessions/helpers.js';
+
+beforeAll(() => {
+  // One lane: every session of this file shares it. No worker runs, so the jobs stay waiting to be read.
+  process.env.STREAM_LANES = '1';
+});
+
+const message = (sessionId: string, content: string, extra: Partial<StreamEvent> = {}): StreamEvent =>
+  ({ kind: 'message', session_id: sessionId, message_id: randomUUID(), channel: 'chat', role: 'user', content, interaction_id: null, metadata: {}, idempotency_key: null, ...extra }) as StreamEvent;
+
+/** The lane's waiting jobs, oldest first, as the contents of their events. */
+async function waitingJobs(): Promise<string[][]> {
+  const jobs = await queue('stream-lane-0').getJobs(['wait'], 0, -1, true);
+  return jobs.map((j) => (j.data.events as StreamEvent[]).map((e) => (e.kind === 'message' ? e.content : e.event_type)));
+}
+
+async function newLiveSession(): Promise<string> {
+  const userId = randomUUID();
+  const sessionId = randomUUID();
+  await db()('users').insert({ user_id: userId, phone_number: randomPhone() });
+  await db()('sessions').insert({ session_id: sessionId, user_id: userId, status: 'active' });
+  return sessionId;
+}
+
+describe('grouping on a lane', () => {
+  it('requests handed over while the first add is under way go together as the next job, in order', async () => {
+    await queue('stream-lane-0').obliterate({ force: true });
+    const sessions = [randomUUID(), randomUUID(), randomUUID()];
+    const handed = Array.from({ length: 30 }, (_, i) => enqueueOnLane([message(sessions[i % 3]!, `m${i}`)]));
+    await Promise.all(handed);
+    const jobs = await waitingJobs();
+    expect(jobs).toEqual([['m0'], Array.from({ length: 29 }, (_, i) => `m${i + 1}`)]);
+  });
+
+  it('a request the job schema refuses is refused alone; the rest of its group is enqueued', async () => {
+    await queue('stream-lane-0').obliterate({ force: true });
+    const sessionId = randomUUID();
+    const first = enqueueOnLane([message(sessionId, 'first')]);
+    const bad = enqueueOnLane([message(sessionId, 'bad', { role: 'wizard' } as never)]);
+    const good = enqueueOnLane([message(sessionId, 'good')]);
+    await expect(bad).rejects.toThrow(/role/);
+    await Promise.all([first, good]);
+    expect(await waitingJobs()).toEqual([['first'], ['good']]);
+  });
+
+  it('a group over the size of one job is cut into several, each request whole', async () => {
+    await queue('stream-lane-0').obliterate({ force: true });
+    const sessionId = randomUUID();
+    const big = 'x'.repeat(30_000);
+    // 36 requests of 30,000 characters after the first: 34 fit under 1 MiB of text, the other 2 make the next job.
+    await Promise.all(Array.from({ length: 37 }, (_, i) => enqueueOnLane([message(sessionId, i === 0 ? 'first' : big)])));
+    expect((await waitingJobs()).map((j) => j.length)).toEqual([1, 34, 2]);
+  });
+
+  it('a job of several sessions writes the sessions it can and parks only the one Postgres refuses', async () => {
+    const [good, broken, other] = [await newLiveSession(), await newLiveSession(), await newLiveSession()];
+    const events = [message(good, 'g1'), message(broken, 'nul \u0000 inside'), message(other, 'o1'), message(broken, 'b2'), message(good, 'g2')];
+    expect(await deliverLaneJob(events)).toEqual({ published: 3, parked: 2 });
+    const stored = await db()('session_messages').whereIn('session_id', [good, broken, other]).orderBy(['session_id', 'sequence']).select('session_id', 'content', 'sequence');
+    expect(stored.filter((m) => m.session_id === good).map((m) => [m.content, Number(m.sequence)])).toEqual([['g1', 1], ['g2', 2]]);
+    expect(stored.filter((m) => m.session_id === other).map((m) => m.content)).toEqual(['o1']);
+    expect(stored.filter((m) => m.session_id === broken)).toEqual([]);
+    expect(JSON.parse((await parkedHead(broken))!).content).toBe('nul \u0000 inside');
+  });
+});
