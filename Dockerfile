@@ -1,4 +1,4 @@
-# One image for every role: `web` (default), `worker`, `tools`, `migrate` (or `start`: migrate, then web + worker).
+# One image for every role: `web` (default), `worker`, `tools`, `email`, `migrate` (or `start`: migrate, then web + worker).
 #   podman build -t switchboard .            (official Node 24 image)
 #   podman build --build-arg NODE_IMAGE=localhost/switchboard-node-base:24-bookworm -t switchboard .
 #   podman run switchboard migrate && podman run switchboard web && podman run switchboard worker

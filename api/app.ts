@@ -25,9 +25,7 @@ import { channelRoutes } from './channels/index.js';
 import { routersMiddleware, type ApiRouter } from './routing.js';
 import { sreRouters } from './sre/index.js';
 import { authRoutes } from './auth/auth.routes.js';
-import { portalRoutes } from './portal/portal.routes.js';
-import { portalRemoteRoutes } from './portal/remote.routes.js';
-import { portalChatRoutes } from './portal/chat.routes.js';
+import { portalRouters } from './portal/index.js';
 
 /** Every domain's routes, in one list. */
 export function domainRouters(): ApiRouter[] {
@@ -42,9 +40,7 @@ export function domainRouters(): ApiRouter[] {
     chatappRoutes(),
     channelRoutes(),
     ...sreRouters(),
-    portalRoutes(),
-    portalRemoteRoutes(),
-    portalChatRoutes(),
+    ...portalRouters(),
   ];
 }
 

@@ -5,11 +5,13 @@ import { checkRedisDurability } from '../shared/redis.js';
 import { closeQueues } from '../shared/queues.js';
 import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
+import { loadToolCatalog } from '../shared/tool-catalog.js';
 import { startServer } from './server.js';
 
 try {
   const cfg = config();
   handleSignals();
+  loadToolCatalog();
   boundQueriesForRequests(cfg.db.apiQueryTimeoutMs);
   await checkRedisDurability((message) => logger('web').warn(message));
   onShutdown('postgres', closeDb);

@@ -10,22 +10,41 @@ import { z } from '../shared/zod.js';
 import { ValidationError, fieldErrors, type FieldError } from '../shared/errors.js';
 import { config } from '../shared/config.js';
 import { rawTextStorable, unstorableFields } from '../shared/storable.js';
-import { requireAdmin, requireCaller } from './middleware/auth.js';
+import { requireCaller } from './middleware/auth.js';
+import { readMultipart, type MultipartLimits, type UploadedFile } from './middleware/multipart.js';
 import { csrfHeader, sessionCookie } from './auth/browser-session.js';
 import { scopeDescriptions, scopeForPath, type Scope } from '../shared/auth/scopes.js';
+import type { Role } from '../shared/auth/roles.js';
 
 /**
- * Who may call a route.
- * - `apiKey`: an API key, or a browser session with role `sre` (the operators' role: the SRE API and
- *   the platform's service routes).
- * - `staff`: an API key, or a session with role `staff`.
- * - `sales`: an API key, or a session with role `sales` or `sre` (the CRM).
- * - `user`: an API key, or any signed-in person.
- * - `session`: a signed-in person only (their own account: /me).
- * - `admin`: basic auth (the queue dashboard). `public`: anyone.
- * Browser sessions send unsafe methods with the X-CSRF-Token header.
+ * Who may call a route, named for what it admits. A key needs the route's scope (`scope`, default
+ * the scope of its path); browser sessions send unsafe methods with the X-CSRF-Token header.
+ * - `key-or-sre`: an API key, or a browser session with role `sre` (the SRE API and the platform's service routes).
+ * - `key-or-staff`: an API key, or a session with role `staff`.
+ * - `key-or-sales-or-sre`: an API key, or a session with role `sales` or `sre` (the CRM).
+ * - `key-or-person`: an API key, or any signed-in person.
+ * - `person`: a signed-in person only (their own account: /me).
+ * - `public`: anyone.
  */
-export type Auth = 'apiKey' | 'staff' | 'sales' | 'user' | 'session' | 'admin' | 'public';
+export type Auth = 'key-or-sre' | 'key-or-staff' | 'key-or-sales-or-sre' | 'key-or-person' | 'person' | 'public';
+
+/** The session roles each kind of caller admits (undefined: any signed-in person), and whether a key is accepted. */
+const admits: Record<Exclude<Auth, 'public'>, { apiKey: boolean; roles?: Role[] }> = {
+  'key-or-sre': { apiKey: true, roles: ['sre'] },
+  'key-or-staff': { apiKey: true, roles: ['staff'] },
+  'key-or-sales-or-sre': { apiKey: true, roles: ['sales', 'sre'] },
+  'key-or-person': { apiKey: true },
+  person: { apiKey: false },
+};
+
+/** The sentence the API reference gives each route about who may call it. */
+function admitsSentence(auth: Auth, scope: Scope | 'any'): string {
+  if (auth === 'public') return 'Open to anyone.';
+  const { apiKey, roles } = admits[auth];
+  const person = roles ? `a signed-in person with role ${roles.map((r) => `\`${r}\``).join(' or ')}` : 'any signed-in person';
+  if (!apiKey) return `Admits ${person} (no API key).`;
+  return `Admits an API key${scope === 'any' ? '' : ` with scope \`${scope}\``}, or ${person}.`;
+}
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -51,6 +70,7 @@ export interface RouteSpec<
   B extends z.ZodType | undefined,
   H extends AnyObject | undefined,
   R extends Responses = Responses,
+  M extends AnyObject | undefined = undefined,
 > {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template, e.g. /api/sessions/{session_id}. */
@@ -75,12 +95,19 @@ export interface RouteSpec<
      * schema (and its field errors). It saves walking and copying every field of a large body twice.
      */
     acceptsBody?: (body: unknown) => boolean;
+    /**
+     * A multipart/form-data body instead of `body`: one file part and the text fields `fields`
+     * (documented as the form, with the file as binary); the handler gets `upload: {file, fields}`.
+     */
+    multipart?: MultipartLimits & { fields: M };
   };
+  /** Middleware run after validation and the router's `beforeHandler`, before a multipart body is read and the handler runs (e.g. limits checked before an upload is read). */
+  use?: Middleware[];
   /** Success responses by status. */
   responses: R;
   /** Error statuses this route produces beyond the automatic ones (400, 401, 404, 413), with their meaning. */
   errors?: Record<number, string>;
-  handler: (input: { params: Out<P>; query: Out<Q>; body: Out<B>; headers: Out<H> }, ctx: Context) => Promise<NoInfer<Reply<R>> | void> | NoInfer<Reply<R>> | void;
+  handler: (input: { params: Out<P>; query: Out<Q>; body: Out<B>; headers: Out<H>; upload: M extends AnyObject ? { file: UploadedFile; fields: z.output<M> } : undefined }, ctx: Context) => Promise<NoInfer<Reply<R>> | void> | NoInfer<Reply<R>> | void;
 }
 
 export const problemSchema = z
@@ -116,7 +143,6 @@ const scopesNote = [
 ].join('\n- ');
 openapi.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key', description: scopesNote });
 openapi.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token (same scopes)' });
-openapi.registerComponent('securitySchemes', 'Admin', { type: 'http', scheme: 'basic' });
 openapi.registerComponent('securitySchemes', 'Session', {
   type: 'apiKey',
   in: 'cookie',
@@ -127,29 +153,14 @@ openapi.registerComponent('securitySchemes', 'Session', {
 /** The security requirement of a route: keys with the scope it needs (OpenAPI lists it), or a session. */
 function securityOf(auth: Auth, scope: Scope | 'any'): RouteConfig['security'] {
   const scopes = scope === 'any' ? [] : [scope];
-  if (auth === 'apiKey' || auth === 'staff' || auth === 'sales' || auth === 'user') return [{ ApiKey: scopes }, { Bearer: scopes }, { Session: [] }];
-  if (auth === 'session') return [{ Session: [] }];
-  if (auth === 'admin') return [{ Admin: [] }];
-  return [];
+  if (auth === 'public') return [];
+  return admits[auth].apiKey ? [{ ApiKey: scopes }, { Bearer: scopes }, { Session: [] }] : [{ Session: [] }];
 }
 
 function authMiddleware(auth: Auth, scope: Scope | 'any'): Middleware | undefined {
-  switch (auth) {
-    case 'apiKey':
-      return requireCaller({ apiKey: true, role: 'sre', scope });
-    case 'staff':
-      return requireCaller({ apiKey: true, role: 'staff', scope });
-    case 'sales':
-      return requireCaller({ apiKey: true, role: ['sales', 'sre'], scope });
-    case 'user':
-      return requireCaller({ apiKey: true, scope });
-    case 'session':
-      return requireCaller({ apiKey: false });
-    case 'admin':
-      return requireAdmin();
-    case 'public':
-      return undefined;
-  }
+  if (auth === 'public') return undefined;
+  const { apiKey, roles } = admits[auth];
+  return apiKey ? requireCaller({ apiKey, role: roles, scope }) : requireCaller({ apiKey });
 }
 
 /**
@@ -177,7 +188,7 @@ const noQuery = z.object({}).strict();
 /** The object schema refusing unknown keys (a schema that is not a plain object is left as it is). */
 const strictObject = (schema: z.ZodType): z.ZodType => (schema instanceof z.ZodObject ? schema.strict() : schema);
 
-function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
+function documentRoute(spec: Omit<RouteSpec<any, any, any, any, any, any>, 'handler'>) {
   const responses: RouteConfig['responses'] = {};
   for (const [status, r] of Object.entries(spec.responses as Responses)) {
     responses[status] = {
@@ -189,9 +200,10 @@ function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
   const hasInput = spec.request && Object.values(spec.request).some((v) => v && typeof v === 'object');
   if (hasInput) errors[400] = `${errors[400] ?? defaultErrorMeaning[400]!}. ${unstorableMeaning}.`;
   if (spec.auth !== 'public') errors[401] ??= defaultErrorMeaning[401]!;
-  if (spec.auth !== 'public' && spec.auth !== 'admin') errors[403] ??= defaultErrorMeaning[403]!;
+  if (spec.auth !== 'public') errors[403] ??= defaultErrorMeaning[403]!;
   if (spec.request?.params) errors[404] ??= defaultErrorMeaning[404]!;
-  if (spec.request?.body) errors[413] ??= defaultErrorMeaning[413]!;
+  if (spec.request?.body || spec.request?.multipart) errors[413] ??= defaultErrorMeaning[413]!;
+  const multipart = spec.request?.multipart;
   for (const [status, description] of Object.entries(errors)) {
     responses[status] = { description, content: { 'application/problem+json': { schema: problemSchema } } };
   }
@@ -200,7 +212,7 @@ function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
     path: spec.path,
     tags: spec.tags,
     summary: spec.summary,
-    description: spec.description,
+    description: [spec.description, admitsSentence(spec.auth, spec.scope ?? scopeForPath(spec.path))].filter(Boolean).join('\n\n'),
     security: securityOf(spec.auth, spec.scope ?? scopeForPath(spec.path)),
     request: {
       params: spec.request?.params,
@@ -208,6 +220,14 @@ function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
       headers: spec.request?.headers,
       ...(spec.request?.body
         ? { body: { required: true, content: { [spec.request.bodyType ?? 'application/json']: { schema: spec.request.body } } } }
+        : {}),
+      ...(multipart
+        ? {
+            body: {
+              required: true,
+              content: { 'multipart/form-data': { schema: multipart.fields.extend({ [multipart.file]: z.string().openapi({ format: 'binary', description: 'the file' }) }) } },
+            },
+          }
         : {}),
     },
     responses,
@@ -217,6 +237,8 @@ function documentRoute(spec: RouteSpec<any, any, any, any, any>) {
 export interface RouterOptions {
   /** Middleware run before every route of this router, ahead of auth and validation (e.g. a feature gate). */
   use?: Middleware[];
+  /** Middleware run on every route of this router once the request is authenticated and valid, before its handler (e.g. resolving whom a portal request acts for). */
+  beforeHandler?: Middleware[];
   /** Error responses every route of this router can give (a route's own `errors` override them). */
   errors?: Record<number, string>;
 }
@@ -246,7 +268,8 @@ export class ApiRouter {
     Q extends AnyObject | undefined = undefined,
     B extends z.ZodType | undefined = undefined,
     H extends AnyObject | undefined = undefined,
-  >(spec: RouteSpec<P, Q, B, H, R>): this {
+    M extends AnyObject | undefined = undefined,
+  >(spec: RouteSpec<P, Q, B, H, R, M>): this {
     documentRoute({ ...spec, errors: { ...this.options.errors, ...spec.errors } });
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const successStatus = Number(Object.keys(spec.responses)[0] ?? 200);
@@ -256,7 +279,9 @@ export class ApiRouter {
     const middleware: Middleware[] = [];
     const auth = authMiddleware(spec.auth, spec.scope ?? scopeForPath(spec.path));
     if (auth) middleware.push(auth);
-    middleware.push(async (ctx) => {
+    const multipart = spec.request?.multipart;
+    type Input = Parameters<typeof spec.handler>[0];
+    middleware.push(async (ctx, next) => {
       const errors: FieldError[] = [];
       const input = {
         params: parsePart(spec.request?.params, ctx.params, 'params', errors),
@@ -270,8 +295,22 @@ export class ApiRouter {
           (ctx.request as { rawBody?: unknown }).rawBody,
           spec.request?.acceptsBody,
         ),
-      } as Parameters<typeof spec.handler>[0];
+      } as Input;
       if (errors.length) throw new ValidationError(`The request is invalid: ${errors.map((e) => e.path).join(', ')}.`, errors);
+      ctx.state.routeInput = input;
+      await next();
+    });
+    // The router's and the route's own middleware see a valid request; a multipart body is read after them.
+    middleware.push(...(this.options.beforeHandler ?? []), ...(spec.use ?? []));
+    middleware.push(async (ctx) => {
+      const input = ctx.state.routeInput as Input;
+      if (multipart) {
+        const upload = await readMultipart(ctx, multipart);
+        const errors: FieldError[] = [];
+        const fields = parsePart(multipart.fields, upload.fields, 'body', errors);
+        if (errors.length) throw new ValidationError(`The request is invalid: ${errors.map((e) => e.path).join(', ')}.`, errors);
+        (input as { upload: unknown }).upload = { file: upload.file, fields };
+      }
       const result = await spec.handler(input, ctx);
       if (result !== undefined) {
         if (ctx.status === 404 && ctx.body === undefined) ctx.status = successStatus;

@@ -8,6 +8,7 @@ case "$role" in
   web) exec node dist/api/main.js "$@" ;;
   worker) exec node dist/workers/main.js "$@" ;;
   tools) exec node dist/api/tools-server/main.js "$@" ;;
+  email) exec node dist/api/email-server/main.js "$@" ;;
   migrate) exec node dist/shared/cli/migrate.js "$@" ;;
   start) exec node dist/shared/cli/start.js "$@" ;;
   healthcheck) exec node deploy/healthcheck.mjs "$@" ;;

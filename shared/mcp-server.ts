@@ -8,7 +8,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from './errors.js';
-import { loadToolCatalog } from './tool-catalog.js';
 import { availableTools, executeTool, findTool, toolJsonSchema, type ToolCaller } from './tools.js';
 import { callTool, toolsFor } from './tool-gateway/gateway.js';
 
@@ -18,7 +17,6 @@ import { callTool, toolsFor } from './tool-gateway/gateway.js';
  * without one (the issue-tracker server, which bounds its own calls), tools run directly.
  */
 export function createMcpServer(executor?: string, caller?: ToolCaller): Server {
-  loadToolCatalog();
   const server = new Server({ name: executor ? `switchboard-${executor}` : 'switchboard', version: '1.0.0' }, { capabilities: { tools: {} } });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({

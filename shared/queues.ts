@@ -11,7 +11,7 @@ import { normalizedAlerts } from './sre/alerts/payloads.js';
 import { blockingConnection, bullConnection } from './redis.js';
 import { reportRedisError } from './outages.js';
 import { createHash } from 'node:crypto';
-import { leadBatchJob } from './crm/schemas.js';
+import { leadBatchJob } from './crm/model.js';
 
 export interface QueueDefinition {
   /** Jobs of this queue one worker process runs at once. */
@@ -40,8 +40,6 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
    * definitions fit the registry.
    */
   jobId?(payload: z.output<S>): string | undefined;
-  /** Queues the job was declared on before: jobs still waiting there when a release moves it are run, not refused. */
-  formerQueues?: readonly string[];
 }
 
 const keepFailedDays = 14;
@@ -193,11 +191,10 @@ export const jobDefinitions = {
   // One accepted webhook payload: dedup upsert of its alerts, then incident rules and runbooks.
   'sre.alerts-ingest': define({
     queue: 'sre-alerts',
-    formerQueues: ['sre'],
     schema: z.object({
       payload_id: z.uuid(),
-      // sha256 of the body as received (webhookPayloadId); absent on jobs queued by an older API.
-      body_digest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+      // sha256 of the body as received (webhookPayloadId): a retry of the body is recognised across windows.
+      body_digest: z.string().regex(/^[0-9a-f]{64}$/),
       source_id: z.uuid(),
       source: z.string(),
       received_at: z.iso.datetime(),

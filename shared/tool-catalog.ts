@@ -1,4 +1,8 @@
-/** Puts every domain's tools into the one registry (shared/tools.ts). Idempotent; call before listing tools. */
+/**
+ * Puts every domain's tools into the one registry (shared/tools.ts). Each entry file loads it once
+ * (api/main.ts, workers/main.ts, the CLIs serving tools; in tests, startPlatform()): nothing below them imports
+ * it, so the agent and the gateway stay free of the domains whose tools call back into them.
+ */
 import { registerToolSource, registerTools, setExecutorAccess } from './tools.js';
 import { workflowToolSource } from './tool-gateway/workflow.tools.js';
 import { crmTools } from './crm/crm.tools.js';

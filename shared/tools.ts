@@ -119,6 +119,8 @@ export function registerToolSource(source: ToolSource): void {
 
 /** The registry's tools and every source's current tools, optionally of one executor type. */
 export async function availableTools(executor?: string): Promise<ToolDefinition[]> {
+  // An empty registry means an entry file forgot the catalog: say so rather than offer no tools.
+  if (!tools.size && !sources.size) throw new Error('No tool is registered: the entry file of this process loads the tool catalog (shared/tool-catalog.ts).');
   const dynamic = await Promise.all([...sources.values()].filter((s) => !executor || s.executor === executor).map((s) => s.list()));
   const registered = listTools(executor);
   const names = new Set(registered.map((t) => t.name));

@@ -10,6 +10,7 @@ import { handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
 import { unavailableDependency } from '../shared/outages.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../shared/metrics.js';
+import { loadToolCatalog } from '../shared/tool-catalog.js';
 import { handlers } from './registry.js';
 import { startWorkers, workerQueues } from './runner.js';
 import { startScheduler } from './scheduler.js';
@@ -18,6 +19,7 @@ import { schedules } from './schedules.js';
 try {
   const cfg = config();
   handleSignals();
+  loadToolCatalog();
   await checkRedisDurability((message) => logger('worker').warn(message));
   onShutdown('postgres', closeDb);
   onShutdown('queues', closeQueues);

@@ -65,7 +65,7 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
       async (job) => {
         const jobDef = reg.jobs[job.name];
         const handler = handlers[job.name];
-        if (!jobDef || !handler || !(jobDef.queue === queueName || jobDef.partition?.lanes().includes(queueName) || jobDef.formerQueues?.includes(queueName))) {
+        if (!jobDef || !handler || !(jobDef.queue === queueName || jobDef.partition?.lanes().includes(queueName))) {
           throw new UnrecoverableError(`no handler for job "${job.name}" on queue "${queueName}"`);
         }
         const parsed = jobDef.schema.safeParse(job.data);

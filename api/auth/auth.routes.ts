@@ -143,7 +143,7 @@ export function authRoutes(): ApiRouter {
       tags,
       summary: 'Who is signed in',
       description: `The signed-in person with their roles, and the CSRF token the app sends in ${csrfHeader}. Name, email and roles are re-read from the identity provider at the first request after AUTH_ROLES_REFRESH (default 5 minutes; with the refresh token when the provider issued one, else userinfo with the access token): a role removed at the provider is gone by then, from every route. A person the provider no longer vouches for (refresh or access token refused) is signed out there (401); an unreachable provider leaves the roles as they were until the next check.`,
-      auth: 'session',
+      auth: 'person',
       responses: { 200: { description: 'the person', schema: me } },
       handler: (_input, ctx) => {
         const s = personOf(ctx)!;

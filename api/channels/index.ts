@@ -21,7 +21,7 @@ function recordRoutes(router: ApiRouter): ApiRouter {
       path: '/api/channels',
       tags: ['channels'],
       summary: 'Which channels are live, and the settings each still needs',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       responses: { 200: { description: 'Every channel', schema: channelStatusSchema } },
       handler: async () => ({ channels: channelStatuses() }),
     })
@@ -30,7 +30,7 @@ function recordRoutes(router: ApiRouter): ApiRouter {
       path: '/api/channels/messages/{message_id}',
       tags: ['channels'],
       summary: 'One sms, slack or email message with its delivery state',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { params: z.object({ message_id: uuid() }) },
       responses: { 200: { description: 'The message', schema: channelMessageSchema } },
       handler: async ({ params }) => {
@@ -44,7 +44,7 @@ function recordRoutes(router: ApiRouter): ApiRouter {
       path: '/api/channels/messages',
       tags: ['channels'],
       summary: 'Messages of the contract channels, newest first',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: {
         query: z.object({
           channel: z.string().max(50).optional(),

@@ -71,7 +71,7 @@ export function smsRoutes(router: ApiRouter): ApiRouter {
         '',
         "Sent only when the user's `sms` consent has `opted_in` and `proactive_allowed` (403 naming the missing ones in `missing_consent`). 202 with the message record (status `queued`); a worker sends it from SMS_FROM_NUMBER with retries; read the outcome from GET /api/channels/messages/{message_id}.",
       ].join('\n'),
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: {
         body: z
           .object({ user_id: uuid(), template_name: z.string().min(1).max(100), variables: z.record(z.string(), z.string().max(1024)).default({}) })

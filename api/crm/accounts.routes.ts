@@ -3,8 +3,9 @@ import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { createAccount, deleteAccount, getAccountDetail, updateAccount } from '../../shared/crm/accounts.js';
 import { listAccounts } from '../../shared/crm/account.store.js';
-import { pageQuery } from '../../shared/crm/pagination.js';
-import { account, accountDetail, accountInput, accountUpdate, segments } from '../../shared/crm/schemas.js';
+import { keysetPageQuery } from '../../shared/crm/pagination.js';
+import { account, accountInput, accountUpdate, segments } from '../../shared/crm/model.js';
+import { accountDetail } from './accounts.schemas.js';
 import { listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ account_id: uuid() });
@@ -17,8 +18,8 @@ export function accountRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'List accounts',
       description: `Filters: \`q\` (text search in name and domain), \`segment\`, \`industry\` (case-insensitive).\n\n${listDescription}`,
-      auth: 'sales',
-      request: { query: z.object({ q: z.string().max(200).optional(), segment: z.enum(segments).optional(), industry: z.string().max(100).optional(), ...pageQuery(['created_at', 'updated_at', 'name'], 'name') }) },
+      auth: 'key-or-sales-or-sre',
+      request: { query: z.object({ q: z.string().max(200).optional(), segment: z.enum(segments).optional(), industry: z.string().max(100).optional(), ...keysetPageQuery(['created_at', 'updated_at', 'name'], 'name') }) },
       responses: { 200: { description: 'A page of accounts', schema: pageOf(account, 'AccountPage') } },
       handler: async ({ query }) => toPage(await listAccounts({ search: query.q, segment: query.segment, industry: query.industry }, query)),
     })
@@ -28,7 +29,7 @@ export function accountRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Create an account',
       description: 'Names and domains are unique case-insensitively (a duplicate is a 409 with `existing_account_id`); domains are stored lower-case.',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { body: accountInput },
       responses: { 201: { description: 'The account', schema: account } },
       errors: { 409: 'An account with this name or domain exists' },
@@ -39,7 +40,7 @@ export function accountRoutes(): ApiRouter {
       path: '/api/v1/accounts/{account_id}',
       tags: ['crm'],
       summary: 'Get an account with its opportunities',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 200: { description: 'The account and its opportunities (newest first)', schema: accountDetail } },
       handler: ({ params }) => getAccountDetail(params.account_id),
@@ -49,7 +50,7 @@ export function accountRoutes(): ApiRouter {
       path: '/api/v1/accounts/{account_id}',
       tags: ['crm'],
       summary: 'Update an account',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params, body: accountUpdate },
       responses: { 200: { description: 'The account', schema: account } },
       errors: { 409: 'Another account has this name or domain' },
@@ -61,7 +62,7 @@ export function accountRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Delete an account',
       description: 'Its opportunities are kept, unlinked (`account_id` becomes null); so are leads converted into it.',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params }, ctx) => {

@@ -32,7 +32,7 @@ export function crmEventRoutes(): ApiRouter {
       'Events are published after the change is committed, so a refetch on receipt sees it. No replay: a client that reconnects refetches what it shows.',
       'A client that does not keep up is disconnected.',
     ].join(' '),
-    auth: 'sales',
+    auth: 'key-or-sales-or-sre',
     request: { query: z.object({ types: csv(crmEventTypes) }) },
     responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: crmEvent } },
     handler: async ({ query }, ctx) => {

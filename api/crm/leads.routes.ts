@@ -4,8 +4,8 @@ import { z, uuid } from '../../shared/zod.js';
 import { convertLead, createLead, deleteLead, getLead, leadTransitions, updateLead } from '../../shared/crm/leads.js';
 import { listLeads } from '../../shared/crm/lead.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
-import { pageQuery } from '../../shared/crm/pagination.js';
-import { conversion, conversionInput, historyEntry, lead, leadInput, leadStatus, leadUpdate } from '../../shared/crm/schemas.js';
+import { keysetPageQuery } from '../../shared/crm/pagination.js';
+import { conversion, conversionInput, historyEntry, lead, leadInput, leadStatus, leadUpdate } from '../../shared/crm/model.js';
 import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ lead_id: uuid() });
@@ -21,9 +21,9 @@ export function leadRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'List leads',
       description: `Filters: \`status\`, \`source\` (case-insensitive), \`q\` (text search in first name, last name, full name, email and company).\n\n${listDescription}`,
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: {
-        query: z.object({ status: leadStatus.optional(), source: z.string().max(100).optional(), q: z.string().max(200).optional(), ...pageQuery(['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'status'], '-created_at') }),
+        query: z.object({ status: leadStatus.optional(), source: z.string().max(100).optional(), q: z.string().max(200).optional(), ...keysetPageQuery(['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'status'], '-created_at') }),
       },
       responses: { 200: { description: 'A page of leads', schema: pageOf(lead, 'LeadPage') } },
       handler: async ({ query }) => toPage(await listLeads({ status: query.status, source: query.source, search: query.q }, query)),
@@ -34,7 +34,7 @@ export function leadRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Create a lead',
       description: 'Creates a lead in status `new` (its first history entry, `created`, names X-Actor). Emails are unique case-insensitively: a second lead with the same email is a 409 carrying `existing_lead_id` (only the public webhooks treat a repeat as a resubmission). `estimated_value` is kept as the given string.',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { body: leadInput, headers: actorHeaders },
       responses: { 201: { description: 'The lead', schema: lead } },
       errors: { 409: 'A lead with this email exists (`existing_lead_id`)' },
@@ -45,7 +45,7 @@ export function leadRoutes(): ApiRouter {
       path: '/api/v1/leads/{lead_id}',
       tags: ['crm'],
       summary: 'Get a lead',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 200: { description: 'The lead', schema: lead } },
       handler: ({ params }) => getLead(params.lead_id),
@@ -56,7 +56,7 @@ export function leadRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Update a lead (fields and/or status)',
       description: `Partial update. Status moves: ${lifecycle}. \`converted\` is reached only by POST /api/v1/leads/{lead_id}/convert. Setting the current status again is a no-op. An invalid move is a 409 with \`current_status\` and \`allowed_next_states\`. Status changes are recorded in the history with \`X-Actor\`.`,
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params, body: leadUpdate, headers: actorHeaders },
       responses: { 200: { description: 'The updated lead', schema: lead } },
       errors: { 409: 'Invalid status move (names `allowed_next_states`) or email used by another lead' },
@@ -68,7 +68,7 @@ export function leadRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Delete a lead',
       description: 'Deletes the lead; an opportunity or account created by its conversion stays.',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params }, ctx) => {
@@ -89,7 +89,7 @@ export function leadRoutes(): ApiRouter {
         '(`account_created` tells which). The lead becomes `converted` and points to both. Only `qualified` leads convert: others, and a second',
         'conversion, are a 409. `create_account` for a lead without company is a 400.',
       ].join('\n'),
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params, body: conversionInput, headers: actorHeaders },
       responses: { 201: { description: 'The conversion', schema: conversion } },
       errors: { 409: 'The lead is not qualified, or already converted' },
@@ -106,7 +106,7 @@ export function leadRoutes(): ApiRouter {
         'submission\'s source, `detail` holds `source`, `source_detail`, the `filled` fields that were empty and now hold the',
         'submitted value, and `differing` fields as `{current, submitted}`, which are kept as they were).',
       ].join(' '),
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },
       handler: async ({ params }) => {

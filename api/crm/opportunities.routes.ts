@@ -4,8 +4,8 @@ import { z, uuid } from '../../shared/zod.js';
 import { createOpportunity, deleteOpportunity, getOpportunity, updateOpportunity } from '../../shared/crm/opportunities.js';
 import { listOpportunities } from '../../shared/crm/opportunity.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
-import { pageQuery } from '../../shared/crm/pagination.js';
-import { historyEntry, opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/schemas.js';
+import { keysetPageQuery } from '../../shared/crm/pagination.js';
+import { historyEntry, opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/model.js';
 import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ opportunity_id: uuid() });
@@ -24,14 +24,14 @@ export function opportunityRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'List opportunities',
       description: `Filters: \`account_id\`, \`pipeline_id\`, \`stage\` (stage name, case-insensitive), \`q\` (text search in the name).\n\n${listDescription}`,
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: {
         query: z.object({
           account_id: uuid().optional(),
           pipeline_id: uuid().optional(),
           stage: z.string().max(100).optional(),
           q: z.string().max(200).optional(),
-          ...pageQuery(['created_at', 'updated_at', 'name', 'amount', 'probability', 'close_date'], '-created_at'),
+          ...keysetPageQuery(['created_at', 'updated_at', 'name', 'amount', 'probability', 'close_date'], '-created_at'),
         }),
       },
       responses: { 200: { description: 'A page of opportunities', schema: pageOf(opportunity, 'OpportunityPage') } },
@@ -43,7 +43,7 @@ export function opportunityRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Create an opportunity',
       description: `${stageRules}\nWithout \`stage\` the opportunity starts at the pipeline's first stage. An unknown \`account_id\` or \`pipeline_id\` is a 400.`,
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { body: opportunityInput, headers: actorHeaders },
       responses: { 201: { description: 'The opportunity', schema: opportunity } },
       handler: ({ body, headers }, ctx) => createOpportunity(body, actorOf(headers, ctx)),
@@ -53,7 +53,7 @@ export function opportunityRoutes(): ApiRouter {
       path: '/api/v1/opportunities/{opportunity_id}',
       tags: ['crm'],
       summary: 'Get an opportunity',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 200: { description: 'The opportunity', schema: opportunity } },
       handler: ({ params }) => getOpportunity(params.opportunity_id),
@@ -64,7 +64,7 @@ export function opportunityRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Update an opportunity',
       description: `${stageRules}\nChanging \`pipeline_id\` needs a \`stage\` of the new pipeline. \`account_id\` and \`close_date\` may be set to null.`,
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params, body: opportunityUpdate, headers: actorHeaders },
       responses: { 200: { description: 'The opportunity', schema: opportunity } },
       handler: ({ params, body, headers }, ctx) => updateOpportunity(params.opportunity_id, body, actorOf(headers, ctx)),
@@ -75,7 +75,7 @@ export function opportunityRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Delete an opportunity',
       description: 'A lead converted into it keeps its status; its `converted_opportunity_id` becomes null.',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params }, ctx) => {
@@ -89,7 +89,7 @@ export function opportunityRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Stage and probability history of an opportunity',
       description: 'Oldest first. `field` `stage`: every stage change (from, to, actor, time), the first entry (from null) being its creation; `field` `probability`: the probability followed a change of its stage\'s default probability (only opportunities whose probability was never set by hand follow it).',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },
       handler: async ({ params }) => {

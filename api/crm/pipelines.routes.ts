@@ -3,7 +3,7 @@ import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { addStage, createPipeline, deleteStage, getPipeline, getPipelineSummary, updatePipeline, updateStage } from '../../shared/crm/pipelines.js';
 import { listPipelines } from '../../shared/crm/pipeline.store.js';
-import { pipeline, pipelineInput, pipelineSummary, pipelineUpdate, stageInput, stageUpdate } from '../../shared/crm/schemas.js';
+import { pipeline, pipelineInput, pipelineSummary, pipelineUpdate, stageInput, stageUpdate } from '../../shared/crm/model.js';
 import { actorHeaders, actorOf } from './common.schemas.js';
 
 const params = z.object({ pipeline_id: uuid() });
@@ -24,7 +24,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'List pipelines with their stages',
       description: 'The default pipeline first. Pipeline records carry `id`, `name`, `is_default`, ordered `stages` and timestamps.',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       responses: { 200: { description: 'The pipelines', schema: z.object({ data: z.array(pipeline) }) } },
       handler: async () => ({ data: await listPipelines() }),
     })
@@ -34,7 +34,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Create a pipeline',
       description: 'Stages are ordered as given, each with its probability (0–100). The default pipeline is created by migration.',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { body: pipelineInput },
       responses: { 201: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'A pipeline with this name exists' },
@@ -46,7 +46,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Forecast summary of the default pipeline',
       description: summaryDescription,
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       responses: { 200: { description: 'The summary', schema: pipelineSummary } },
       handler: () => getPipelineSummary(),
     })
@@ -55,7 +55,7 @@ export function pipelineRoutes(): ApiRouter {
       path: '/api/v1/pipelines/{pipeline_id}',
       tags: ['crm'],
       summary: 'Get a pipeline with its stages',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       handler: ({ params }) => getPipeline(params.pipeline_id),
@@ -66,7 +66,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Forecast summary of a pipeline',
       description: summaryDescription,
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params },
       responses: { 200: { description: 'The summary', schema: pipelineSummary } },
       handler: ({ params }) => getPipelineSummary(params.pipeline_id),
@@ -77,7 +77,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Rename a pipeline or make it the default',
       description: '`is_default` accepts only `true`: the previous default stops being the default in the same transaction, so there is always exactly one. Answers the pipeline.',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params, body: pipelineUpdate },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'Another pipeline has this name' },
@@ -89,7 +89,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Add a stage',
       description: 'Placed at `position` (1-based; the stages from there move one down), else after the last stage. Answers the pipeline with its stages.',
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params, body: stageInput },
       responses: { 201: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'The pipeline has a stage with this name (case-sensitive)' },
@@ -106,7 +106,7 @@ export function pipelineRoutes(): ApiRouter {
         'Each changed opportunity gets a `probability` entry in its history, the stage one in its own (with `opportunities_updated`); actor from X-Actor.',
         'Renaming keeps the opportunities (they reference the stage by id) and their history text as it was.',
       ].join(' '),
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params: stageParams, body: stageUpdate, headers: actorHeaders },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'The pipeline has a stage with this name' },
@@ -124,7 +124,7 @@ export function pipelineRoutes(): ApiRouter {
         '"closed" state beyond stage names, and every opportunity needs a stage. The last stage of a pipeline cannot be deleted (409).',
         'The remaining stages are renumbered 1..n. Answers the pipeline.',
       ].join(' '),
-      auth: 'sales',
+      auth: 'key-or-sales-or-sre',
       request: { params: stageParams, query: z.object({ move_to: uuid().optional() }), headers: actorHeaders },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'The stage holds opportunities and no `move_to` was given, or it is the only stage' },

@@ -67,7 +67,7 @@ export function healthRoutes(): ApiRouter {
       path: '/api/health',
       tags: ['platform'],
       summary: 'Health check for API clients (the portal calls it with X-API-Key)',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       responses: { 200: { description: 'Health', schema: readiness.extend({ uptime_seconds: z.number(), version: z.string() }) } },
       handler: async () => ({ ...(await probe()), uptime_seconds: Math.round((Date.now() - started) / 1000), version: process.env.npm_package_version ?? '0.1.0' }),
     })

@@ -45,7 +45,7 @@ export function keyRoutes(): ApiRouter {
       tags,
       summary: 'Create a named, scoped API key',
       description: `The answer carries the key once (\`key\`); only its SHA-256 is stored. Scopes: ${scopeList}. A key may grant only scopes it holds; a browser session needs the sre role. A name is never reused (409, even after a revoke), so audit rows (\`key:<name>\`) keep naming one key.`,
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: {
         body: z
           .object({
@@ -68,7 +68,7 @@ export function keyRoutes(): ApiRouter {
       tags,
       summary: 'List API keys (never the keys themselves)',
       description: 'Named keys, newest first; revoked ones with `include_revoked=true`. The keys of API_KEYS (full access, from the environment) are not listed.',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { query: z.object({ include_revoked: z.enum(['true', 'false']).default('false') }) },
       responses: { 200: { description: 'The keys', schema: z.object({ items: z.array(apiKeySchema) }) } },
       handler: async ({ query }) => ({ items: await listApiKeys(query.include_revoked === 'true') }),
@@ -79,7 +79,7 @@ export function keyRoutes(): ApiRouter {
       tags,
       summary: 'Revoke an API key',
       description: 'Idempotent. This process refuses the key at once; other API processes within API_KEY_CACHE_MS (default 5 s). No restart.',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { params: z.object({ id: uuid() }) },
       responses: { 200: { description: 'Revoked', schema: apiKeySchema } },
       handler: async ({ params }) => {

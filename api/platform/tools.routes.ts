@@ -1,11 +1,10 @@
 /** The tool gateway (list and execute the registry's agent tools) and the MCP endpoint over Streamable HTTP. */
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
-import { loadToolCatalog } from '../../shared/tool-catalog.js';
 import { toolJsonSchema, type ToolCaller } from '../../shared/tools.js';
 import { callToolByName, toolsFor } from '../../shared/tool-gateway/gateway.js';
 import { listToolCalls, toolCallOutcomes } from '../../shared/tool-gateway/tool-calls.store.js';
-import { pageQuery, pageSchema } from '../../shared/sre/listing.js';
+import { offsetPageQuery, offsetPageSchema } from '../../shared/sre/listing.js';
 import type { Context } from 'koa';
 import type { Authority } from '../../shared/auth/scopes.js';
 import { UnauthorizedError } from '../../shared/errors.js';
@@ -45,7 +44,6 @@ async function callerOf(ctx: Context): Promise<ToolCaller> {
 }
 
 export function toolRoutes(): ApiRouter {
-  loadToolCatalog();
   return new ApiRouter()
     .route({
       method: 'get',
@@ -56,7 +54,7 @@ export function toolRoutes(): ApiRouter {
         'The tools of the platform\'s tool registry (the same definitions the agent and the MCP servers use) that the caller may use: a key needs the scope `tools` and the scope of the tool\'s domain (crm_* `crm`; sre_* and workflow_* `sre`; agent_* `sessions`); a signed-in person the role (crm_*, sre_*, workflow_*, agent_*: `sre`). The same check runs again when a tool is executed. `executor` filters by executor type:',
         '`crm`, `sre`, `agent` (agent delegation) and `workflow` (active automation workflows tagged WORKFLOW_TOOL_TAG, refreshed every WORKFLOW_TOOLS_TTL seconds).',
       ].join(' '),
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { query: z.object({ executor: z.string().optional() }) },
       responses: { 200: { description: 'The tools', schema: toolListing } },
       handler: async ({ query }, ctx) => ({
@@ -76,7 +74,7 @@ export function toolRoutes(): ApiRouter {
         'Each call is limited to TOOL_CALL_TIMEOUT_MS (over it: 504, the tool may still finish in the background) and its result to',
         'TOOL_RESULT_MAX_BYTES of JSON (over it: 502 `tool-result-too-large`), and is audited (see GET /api/v1/tools/calls).',
       ].join('\n'),
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { params: z.object({ name: z.string().max(100) }), body: z.record(z.string(), z.unknown()).openapi({ description: 'The tool input' }) },
       responses: { 200: { description: 'The tool ran', schema: z.object({ tool: z.string(), executor: z.string(), result: z.unknown() }) } },
       errors: {
@@ -96,7 +94,7 @@ export function toolRoutes(): ApiRouter {
       tags: ['tools'],
       summary: 'The audit of tool-gateway calls, newest first',
       description: 'One row per call through the gateway routes, /mcp and the agent: who, tool, executor, outcome, duration. Inputs are kept only as a SHA-256 digest.',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: {
         query: z.object({
           tool: z.string().max(200).optional(),
@@ -104,10 +102,10 @@ export function toolRoutes(): ApiRouter {
           outcome: z.enum(toolCallOutcomes).optional(),
           caller_id: z.string().max(200).optional(),
           user_id: uuid().optional(),
-          ...pageQuery,
+          ...offsetPageQuery,
         }),
       },
-      responses: { 200: { description: 'A page of calls', schema: pageSchema(toolCall, 'ToolCallPage') } },
+      responses: { 200: { description: 'A page of calls', schema: offsetPageSchema(toolCall, 'ToolCallPage') } },
       handler: ({ query }) => listToolCalls(query),
     })
     .route({
@@ -120,7 +118,7 @@ export function toolRoutes(): ApiRouter {
         '(`Accept: application/json, text/event-stream` as MCP clients send). No session id is issued; GET and DELETE are not offered (405).',
         'Tool failures are results with `isError: true` whose text names the bad fields.',
       ].join('\n'),
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { body: z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))]).openapi({ description: 'JSON-RPC 2.0 message or batch' }) },
       responses: { 200: { description: 'JSON-RPC response(s)' } },
       handler: async ({ body }, ctx) => {

@@ -2,11 +2,12 @@
  * Who a portal request acts for. A signed-in person acts for their own user (matched at sign-in);
  * an API-key caller names the user in `X-User-Id`. Staff (role staff) see and work every case.
  */
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { db } from '../../shared/db/index.js';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../../shared/errors.js';
 import { personOf } from '../auth/browser-session.js';
 import { z, uuid } from '../../shared/zod.js';
+import { ApiRouter } from '../routing.js';
 
 export interface PortalCaller {
   userId: string;
@@ -37,3 +38,19 @@ export async function portalCaller(ctx: Context): Promise<PortalCaller> {
 
 /** The header API-key callers name the acting user in (documented on every portal route). */
 export const userHeader = z.object({ 'x-user-id': uuid().optional().openapi({ description: 'API-key callers: the user to act for' }) });
+
+/** Resolves whom the request acts for once, for every route of its router (after auth and validation). */
+const resolveCaller: Middleware = async (ctx, next) => {
+  ctx.state.portalCaller = await portalCaller(ctx);
+  await next();
+};
+
+/** Whom the request acts for, as the portal router resolved it. */
+export function callerOf(ctx: Context): PortalCaller {
+  const caller = ctx.state.portalCaller as PortalCaller | undefined;
+  if (!caller) throw new Error('callerOf: the route is not on a portalRouter()');
+  return caller;
+}
+
+/** A router whose every route acts for one person (callerOf). */
+export const portalRouter = () => new ApiRouter({ beforeHandler: [resolveCaller] });

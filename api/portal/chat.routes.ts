@@ -9,7 +9,8 @@ import { getSession, listSessions } from '../../shared/sessions/sessions.store.j
 import { config } from '../../shared/config.js';
 import { lastMessages, toHistory } from '../../shared/sessions/messages.store.js';
 import { eventTypes, historyMessageSchema } from '../../shared/sessions/schemas.js';
-import { WEB_CHANNEL, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
+import { webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
+import { WEB_CHANNEL } from '../../shared/agent/session-turn.js';
 import { serveSessionStream } from '../stream/session-stream.js';
 import { sessionSystemRouter } from '../sessions/gate.js';
 import { actingUserNote, portalCaller, userHeader } from './caller.js';
@@ -40,7 +41,7 @@ export function portalChatRoutes() {
       tags,
       summary: 'My live conversation',
       description: `The caller's live session (not closed) and its conversation history (\`{message_id, role, content, channel}\`, oldest first, the last SERVICE_SESSION_MAX_HISTORY as in the session context); \`session_id\` null when there is none yet (the first message starts one). Nothing is created. \`message_id\` is the id the stream's MESSAGE events and POST /api/portal/chat (\`user_message_id\`, \`reply_message_id\`) name, so a screen tells two messages of the same text apart and shows a live one once. ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader },
       responses: {
         200: {
@@ -62,7 +63,7 @@ export function portalChatRoutes() {
       tags,
       summary: 'Send a chat message, get the assistant reply',
       description: `POST /api/chat for the caller (the body has no \`user_id\`): the message is published at once on channel \`${WEB_CHANNEL}\`, the agent answers in a worker; 200 with the reply, or 202 \`pending\` when it was not ready in time (it then arrives in GET /api/portal/chat). ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader, body: webChatRequestSchema.omit({ user_id: true }).strict() },
       responses: {
         200: { description: 'Answered', schema: webChatResponseSchema },
@@ -82,7 +83,7 @@ export function portalChatRoutes() {
       tags,
       summary: 'Server-Sent Events of my session, from the other channels',
       description: `GET /api/sessions/{session_id}/events subscribed as channel \`${WEB_CHANNEL}\` (the chat's own events are not sent back), for a session of the caller; another person's session answers 404. Resume with Last-Event-ID. A closed session is a 409. ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: {
         headers: userHeader.extend({ 'last-event-id': z.string().regex(/^\d+$/, 'must be a sequence number').optional() }),
         params: z.object({ session_id: uuid() }),

@@ -41,7 +41,7 @@ export function portalRemoteRoutes(): ApiRouter {
       tags: ['portal: history'],
       summary: 'My conversations',
       description: `Calls GET {AGENT_API_URL}/sessions?user_id=<me>&limit=${portalRows} with X-API-Key (AGENT_API_URL defaults to this platform). When it fails, GET {AGENT_API_URL}/api/health is tried and \`connection\` says whether the agent API is reachable, with the error; \`sessions\` is then empty. ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader },
       responses: { 200: { description: 'Sessions, newest first, and the connection state', schema: z.object({ connection: connectionSchema, sessions: z.array(historyRow) }) } },
       handler: async (_i, ctx) => {
@@ -67,7 +67,7 @@ export function portalRemoteRoutes(): ApiRouter {
       tags: ['portal: history'],
       summary: 'One of my conversations with its messages',
       description: `Calls GET {AGENT_API_URL}/sessions/{session_id} with X-API-Key; a session of another user answers 404. ${actingUserNote}`,
-      auth: 'user',
+      auth: 'key-or-person',
       request: { headers: userHeader, params: z.object({ session_id: uuid() }) },
       responses: {
         200: {
@@ -95,7 +95,7 @@ export function portalRemoteRoutes(): ApiRouter {
       tags: ['portal: automations'],
       summary: 'Recent workflow executions',
       description: `Calls GET {AUTOMATION_URL}/api/v1/workflows (the connectivity test; it also names the workflows) and GET {AUTOMATION_URL}/api/v1/executions?limit=${portalRows}, with x-automation-api-key and X-N8N-API-KEY. Status: n8n's success → success; running, new and waiting → running; error, crashed, canceled and unknown → failed. When a call fails, \`connection\` is failed with the error and \`executions\` empty; without AUTOMATION_URL it is not_configured.`,
-      auth: 'user',
+      auth: 'key-or-person',
       responses: {
         200: {
           description: 'Executions, newest first, and the connection state',

@@ -4,6 +4,7 @@ import { handleSignals, onShutdown } from '../../shared/lifecycle.js';
 import { logger } from '../../shared/logger.js';
 import { createTracker, trackerSettingsFromConfig } from '../../shared/issue-tracker/tracker.js';
 import { identityProviderTokens, serviceTokens, type BearerAuth } from './auth.js';
+import { loadIssueTrackerTools } from '../../shared/tool-catalog.js';
 import { startToolServer } from './server.js';
 
 try {
@@ -20,6 +21,7 @@ try {
     ? identityProviderTokens(toolServer.identityBaseUrl, [toolServer.publicUrl, `${toolServer.publicUrl}/mcp`])
     : serviceTokens(toolServer.tokens);
   handleSignals();
+  loadIssueTrackerTools();
   const tools = await startToolServer({
     port: toolServer.port,
     host: cfg.http.host,

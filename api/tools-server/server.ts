@@ -11,7 +11,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpServer } from '../../shared/mcp-server.js';
-import { loadIssueTrackerTools } from '../../shared/tool-catalog.js';
 import { withTracker, type Tracker } from '../../shared/issue-tracker/tracker.js';
 import { problemTypeBase } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
@@ -53,7 +52,6 @@ function challenge(resourceMetadata: string | undefined, error?: string): string
 
 /** Starts the server on port/host (0 = a free port). */
 export async function startToolServer(opts: ToolServerOptions): Promise<ToolServer> {
-  loadIssueTrackerTools();
   let publicUrl = opts.publicUrl?.replace(/\/+$/, '');
   const metadataUrl = () => (opts.auth.identityBaseUrl ? `${publicUrl}/.well-known/oauth-protected-resource` : undefined);
 

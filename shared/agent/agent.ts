@@ -7,7 +7,6 @@
 import type OpenAI from 'openai';
 import { llmClient, llmModel } from '../clients/llm.js';
 import { findTool, inputDigest, toolJsonSchema, type ToolCaller } from '../tools.js';
-import { loadToolCatalog } from '../tool-catalog.js';
 import { AppError } from '../errors.js';
 import { callTool, toolsFor } from '../tool-gateway/gateway.js';
 import { modelHistory, type HistoryEntry } from './history.js';
@@ -93,7 +92,6 @@ const maxToolResultChars = 8000;
 
 /** The tools of the person the agent serves: only those they may use themselves (the gateway checks again at each call). */
 async function toolSpecs(caller: ToolCaller, exclude: string[] = []): Promise<OpenAI.Chat.Completions.ChatCompletionTool[]> {
-  loadToolCatalog();
   return (await toolsFor(caller)).filter((t) => !exclude.includes(t.executor)).map((tool) => ({
     type: 'function',
     function: { name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) },

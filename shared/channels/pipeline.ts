@@ -9,11 +9,12 @@ import { enqueue } from '../queues.js';
 import { logger } from '../logger.js';
 import { runAgent } from '../agent/agent.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
+import { AGENT_FAILED_REPLY, sessionEvents } from '../agent/session-turn.js';
 import type { User } from '../users/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/sessions.store.js';
-import { acceptEvent, acceptMessage } from '../stream/index.js';
+import { acceptMessage } from '../stream/index.js';
 import { getContext } from '../sessions/context.js';
 import type { Channel } from '../sessions/schemas.js';
 import { adapterOf } from './adapters.js';
@@ -22,9 +23,6 @@ import {
   getMessage, getReplyTo, insertInboundOnce, insertReplyOnce, markAttemptFailed, markProcessed, markSending, markSent, recordedProviderIds,
   type ChannelMessage, type NewInbound,
 } from './messages.store.js';
-
-/** Sent when the agent failed for good on a message (every retry spent). */
-export const AGENT_FAILED_REPLY = "Sorry, I couldn't process your message just now. Please try again in a moment.";
 
 /** 503 naming the settings a channel still needs, before anything is recorded. */
 export function assertLive(adapter: ChannelAdapter): void {
@@ -43,12 +41,6 @@ export async function acceptInbound(message: NewInbound): Promise<{ message: Cha
   const { message: stored, created } = await insertInboundOnce(message);
   if (stored.status === 'received') await enqueue('channels.inbound', { message_id: stored.message_id });
   return { message: stored, duplicate: !created };
-}
-
-/** Emits the agent's events (TYPING, TOOL_CALL, TOOL_RESULT) into the session's stream on a channel. */
-export function channelEvents(sessionId: string, channel: string, interactionId: string) {
-  return (eventType: 'TYPING' | 'TOOL_CALL' | 'TOOL_RESULT', data: Record<string, unknown>) =>
-    acceptEvent(sessionId, { event_type: eventType, channel, data } as Parameters<typeof acceptEvent>[1], { interactionId });
 }
 
 /**
@@ -121,7 +113,7 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
         // A retried message replays the model answers and tool results it recorded (no tool runs twice).
         ...(await turnJournal(`${adapter.channel}:${messageId}`, session.session_id)),
       };
-      answer = (await runAgent(turn, channelEvents(session.session_id, adapter.channel, interactionId))).reply;
+      answer = (await runAgent(turn, sessionEvents(session.session_id, adapter.channel, interactionId))).reply;
     } catch (err) {
       if (!finalAttempt) throw err;
       log.error({ err, message_id: messageId }, 'agent failed for good; answering with an apology');

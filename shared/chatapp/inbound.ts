@@ -8,14 +8,15 @@ import { ValidationError, fieldErrors } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { z } from '../zod.js';
 import { logger } from '../logger.js';
-import { runAgent, type AgentEvents } from '../agent/agent.js';
+import { runAgent } from '../agent/agent.js';
+import { AGENT_FAILED_REPLY, sessionEvents } from '../agent/session-turn.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
 import { findUserByPhone } from '../users/users.store.js';
 import { setConsent } from '../sessions/consents.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/sessions.store.js';
-import { acceptEvent, acceptMessage } from '../stream/index.js';
+import { acceptMessage } from '../stream/index.js';
 import { getContext } from '../sessions/context.js';
 import { getMessage, getReplyTo, insertInboundOnce, markProcessed, recordProviderStatus, type StoredMessage } from './messages.store.js';
 import { extendWindow } from './window.store.js';
@@ -44,8 +45,6 @@ export type InboundParams = z.output<typeof inboundParamsSchema>;
 /** Sent to a number we do not know. */
 export const UNKNOWN_NUMBER_REPLY =
   "Hello! We couldn't find an account linked to this number, so we can't help here yet. Please sign up or contact support to link your number.";
-/** Sent when the agent failed for good on a message (every retry spent). */
-export const AGENT_FAILED_REPLY = "Sorry, I couldn't process your message just now. Please try again in a moment.";
 /**
  * Twilio's standard opt-out and opt-in keywords (a message that is exactly one of them, any case,
  * surrounding spaces and punctuation ignored), and the confirmations Twilio's own handling sends.
@@ -124,11 +123,6 @@ async function chatappInteraction(sessionId: string, phone: string): Promise<str
   const open = (await listInteractions(sessionId)).filter((i) => i.channel === CHANNEL && i.status === 'active').at(-1);
   if (open) return open.interaction_id;
   return (await startInteraction(sessionId, { channel: CHANNEL, channel_ref: phone, metadata: { phone } })).interaction_id;
-}
-
-/** Emits the agent's events into the session's stream on the given channel. */
-export function sessionEvents(sessionId: string, channel: 'chat' | 'chatapp', interactionId: string): AgentEvents {
-  return (eventType, data) => acceptEvent(sessionId, { event_type: eventType, channel, data } as Parameters<typeof acceptEvent>[1], { interactionId });
 }
 
 /**

@@ -11,16 +11,13 @@ import type { BusEvent } from '../bus.js';
 import { z, uuid } from '../zod.js';
 import { logger } from '../logger.js';
 import { runAgent, type ToolCallRecord } from '../agent/agent.js';
-import type { HistoryEntry } from '../agent/history.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { acceptMessage, enqueueAndAwait } from '../stream/index.js';
 import { getContext } from '../sessions/context.js';
 import { getInteraction, getSession, listInteractions } from '../sessions/sessions.store.js';
-import { AGENT_FAILED_REPLY, sessionEvents } from './inbound.js';
-
-export const WEB_CHANNEL = 'chat';
+import { AGENT_FAILED_REPLY, historyBefore, sessionEvents, WEB_CHANNEL } from '../agent/session-turn.js';
 /** How long POST /api/chat waits for the reply before answering 202 (the reply still arrives on the event stream). */
 export const WEB_CHAT_WAIT_MS = 55_000;
 
@@ -96,15 +93,6 @@ export async function webChat(input: z.output<typeof webChatRequestSchema>, wait
     reply_message_id: reply ? reply.id : null,
     tool_calls: metadata.tool_calls ?? [],
   };
-}
-
-/** The history before a turn: the context without the turn's own user message (already published). */
-export function historyBefore(history: HistoryEntry[], message: string): HistoryEntry[] {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const h = history[i]!;
-    if (h.role === 'user' && h.channel === WEB_CHANNEL && h.content === message) return [...history.slice(0, i), ...history.slice(i + 1)];
-  }
-  return history;
 }
 
 /** The `chatapp.webchat` job: runs the agent for a turn and publishes its reply (once, whatever the retries). */

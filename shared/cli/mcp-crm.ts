@@ -9,6 +9,7 @@ import { configWithoutApiCredentials, ConfigError } from '../config.js';
 import { closeDb } from '../db/index.js';
 import { logToStderr, logger } from '../logger.js';
 import { createMcpServer } from '../mcp-server.js';
+import { loadToolCatalog } from '../tool-catalog.js';
 
 logToStderr();
 try {
@@ -18,6 +19,7 @@ try {
   process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
   process.exit(1);
 }
+loadToolCatalog();
 const server = createMcpServer('crm', { kind: 'stdio', id: 'stdio' });
 const transport = new StdioServerTransport();
 transport.onclose = () => void closeDb().then(() => process.exit(0));

@@ -1,8 +1,8 @@
 /** Queries of crm_accounts. */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import { containsPattern, paginate, type Page, type PageRequest, type SortField } from './pagination.js';
-import type { Account, AccountInput, AccountUpdate } from './schemas.js';
+import { containsPattern, paginate, type KeysetPage, type KeysetPageRequest, type SortField } from './pagination.js';
+import type { Account, AccountInput, AccountUpdate } from './model.js';
 
 const TABLE = 'crm_accounts';
 const COLUMNS = ['id', 'name', 'domain', 'industry', 'segment', 'created_at', 'updated_at'].map((c) => `a.${c}`);
@@ -26,7 +26,7 @@ export interface AccountFilters {
   industry?: string;
 }
 
-export async function listAccounts(filters: AccountFilters, page: PageRequest, k: Knex = db()): Promise<Page<Account>> {
+export async function listAccounts(filters: AccountFilters, page: KeysetPageRequest, k: Knex = db()): Promise<KeysetPage<Account>> {
   const q = k(`${TABLE} as a`).select(COLUMNS);
   if (filters.search) q.where((w) => w.whereILike('a.name', containsPattern(filters.search!)).orWhereILike('a.domain', containsPattern(filters.search!)));
   if (filters.segment) q.where('a.segment', filters.segment);
@@ -59,7 +59,7 @@ export async function insertAccount(input: AccountInput, k: Knex = db()): Promis
 }
 
 /** Inserts unless an account with the same name or domain exists (concurrent conversions); undefined when one does. */
-export async function insertAccountIfAbsent(input: AccountInput, k: Knex): Promise<Account | undefined> {
+export async function insertAccountIfAbsent(k: Knex, input: AccountInput): Promise<Account | undefined> {
   const { rows } = await k.raw(
     `insert into ${TABLE} (name, domain) values (?, ?) on conflict do nothing returning ${COLUMNS.map((c) => c.slice(2)).join(', ')}`,
     [input.name, input.domain ?? null],

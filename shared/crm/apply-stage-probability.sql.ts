@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
  * Sets the probability of the stage's opportunities that still use the stage default and records
  * each change in the history, in one statement; returns how many changed.
  */
-export async function applyStageProbability(stageId: string, probability: number, actor: string, k: Knex): Promise<number> {
+export async function applyStageProbability(k: Knex, stageId: string, probability: number, actor: string): Promise<number> {
   const { rows } = await k.raw(
     `with changed as (
        update crm_opportunities o set probability = :p

@@ -1,8 +1,8 @@
 /** The lead aggregate's store: crm_leads (their history entries go through history.store.ts). */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import { containsPattern, paginate, type Page, type PageRequest, type SortField } from './pagination.js';
-import { leadTransitions, type Lead, type LeadInput, type LeadStatus } from './schemas.js';
+import { containsPattern, paginate, type KeysetPage, type KeysetPageRequest, type SortField } from './pagination.js';
+import { leadTransitions, type Lead, type LeadInput, type LeadStatus } from './model.js';
 
 const TABLE = 'crm_leads';
 const FIELDS = [
@@ -44,7 +44,7 @@ export interface LeadFilters {
   search?: string;
 }
 
-export async function listLeads(filters: LeadFilters, page: PageRequest, k: Knex = db()): Promise<Page<Lead>> {
+export async function listLeads(filters: LeadFilters, page: KeysetPageRequest, k: Knex = db()): Promise<KeysetPage<Lead>> {
   const q = k(`${TABLE} as l`).select(COLUMNS);
   if (filters.status) q.where('l.status', filters.status);
   if (filters.source) q.whereRaw('lower(l.source) = lower(?)', [filters.source]);
@@ -63,7 +63,7 @@ export async function listLeads(filters: LeadFilters, page: PageRequest, k: Knex
   return { items: result.items.map(toDomain), next_cursor: result.next_cursor };
 }
 
-export async function findLead(id: string, k: Knex = db(), options: { forUpdate?: boolean } = {}): Promise<Lead | undefined> {
+export async function findLead(id: string, options: { forUpdate?: boolean } = {}, k: Knex = db()): Promise<Lead | undefined> {
   const q = k(`${TABLE} as l`).select(COLUMNS).where('l.id', id).first();
   if (options.forUpdate) q.forUpdate();
   const row = await q;

@@ -15,9 +15,9 @@ import { insertLeads } from './insert-leads.sql.js';
 import { insertOpportunity } from './opportunity.store.js';
 import { getOpportunity } from './opportunities.js';
 import { findDefaultPipeline, findPipeline } from './pipeline.store.js';
-import type { Account, Conversion, ConversionInput, Lead, LeadInput, LeadStatus, LeadUpdate } from './schemas.js';
+import type { Account, Conversion, ConversionInput, Lead, LeadInput, LeadStatus, LeadUpdate } from './model.js';
 
-import { leadTransitions } from './schemas.js';
+import { leadTransitions } from './model.js';
 
 export { leadTransitions };
 
@@ -60,7 +60,7 @@ export async function updateLead(id: string, changes: LeadUpdate, actor: string)
   let moved = false;
   try {
     await db().transaction(async (trx) => {
-      const lead = await findLead(id, trx, { forUpdate: true });
+      const lead = await findLead(id, { forUpdate: true }, trx);
       if (!lead) throw new NotFoundError(`No lead ${id}.`);
       const { status, ...fields } = changes;
       const moves = status !== undefined && status !== lead.status;
@@ -107,7 +107,7 @@ export function estimatedAmount(value: string | null): number {
  */
 export async function convertLead(id: string, input: ConversionInput, actor: string): Promise<Conversion> {
   const outcome = await db().transaction(async (trx) => {
-    const lead = await findLead(id, trx, { forUpdate: true });
+    const lead = await findLead(id, { forUpdate: true }, trx);
     if (!lead) throw new NotFoundError(`No lead ${id}.`);
     if (lead.status === 'converted') {
       throw new ConflictError('The lead is already converted.', [], {
@@ -135,7 +135,7 @@ export async function convertLead(id: string, input: ConversionInput, actor: str
       const domain = companyDomain(lead.email);
       account = await findAccountByNameOrDomain(lead.company, domain, trx);
       if (!account) {
-        account = await insertAccountIfAbsent({ name: lead.company, domain: domain ?? undefined }, trx);
+        account = await insertAccountIfAbsent(trx, { name: lead.company, domain: domain ?? undefined });
         accountCreated = Boolean(account);
         // A concurrent conversion created it between our lookup and insert.
         account ??= await findAccountByNameOrDomain(lead.company, domain, trx);

@@ -6,7 +6,7 @@ import type { StageRow } from './pipeline.store.js';
  * Moves every opportunity of one stage to another (same pipeline), in one statement: opportunities
  * using the stage default take the target's probability; each move is recorded as a stage change.
  */
-export async function moveStageOpportunities(from: StageRow, to: StageRow, actor: string, k: Knex): Promise<number> {
+export async function moveStageOpportunities(k: Knex, from: StageRow, to: StageRow, actor: string): Promise<number> {
   const { rows } = await k.raw(
     `with moved as (
        update crm_opportunities o

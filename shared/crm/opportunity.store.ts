@@ -1,8 +1,8 @@
 /** Queries of crm_opportunities (read joined with the stage, whose name is the opportunity's `stage`). */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import { containsPattern, paginate, type Page, type PageRequest, type SortField } from './pagination.js';
-import type { Opportunity } from './schemas.js';
+import { containsPattern, paginate, type KeysetPage, type KeysetPageRequest, type SortField } from './pagination.js';
+import type { Opportunity } from './model.js';
 
 const TABLE = 'crm_opportunities';
 
@@ -54,7 +54,7 @@ export interface OpportunityFilters {
   search?: string;
 }
 
-export async function listOpportunities(filters: OpportunityFilters, page: PageRequest, k: Knex = db()): Promise<Page<Opportunity>> {
+export async function listOpportunities(filters: OpportunityFilters, page: KeysetPageRequest, k: Knex = db()): Promise<KeysetPage<Opportunity>> {
   const q = selectOpportunities(k);
   if (filters.account_id) q.where('o.account_id', filters.account_id);
   if (filters.pipeline_id) q.where('o.pipeline_id', filters.pipeline_id);

@@ -17,20 +17,20 @@ export interface SortField {
   type: 'timestamptz' | 'text' | 'numeric' | 'date' | 'integer';
 }
 
-export interface PageRequest {
+export interface KeysetPageRequest {
   limit: number;
   cursor?: string;
   /** Field name, "-" prefixed for descending. */
   sort: string;
 }
 
-export interface Page<T> {
+export interface KeysetPage<T> {
   items: T[];
   next_cursor: string | null;
 }
 
 /** Query parameters of every paginated list (sort values listed per resource). */
-export function pageQuery(sortable: string[], defaultSort: string) {
+export function keysetPageQuery(sortable: string[], defaultSort: string) {
   const sorts = sortable.flatMap((f) => [f, `-${f}`]) as [string, ...string[]];
   return {
     limit: z.coerce.number().int().min(1).max(100).default(25).openapi({ description: 'Page size, 1 to 100 (default 25)' }),
@@ -61,8 +61,8 @@ export async function paginate<Row extends { id: string }>(
   query: Knex.QueryBuilder,
   fields: Record<string, SortField>,
   idColumn: string,
-  request: PageRequest,
-): Promise<Page<Row>> {
+  request: KeysetPageRequest,
+): Promise<KeysetPage<Row>> {
   const descending = request.sort.startsWith('-');
   const field = fields[request.sort.replace(/^-/, '')];
   if (!field) throw new ValidationError('Unknown sort field.', [{ path: 'query.sort', message: `must be one of ${Object.keys(fields).join(', ')}` }]);

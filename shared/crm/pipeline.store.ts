@@ -1,7 +1,7 @@
 /** The pipeline aggregate's store: crm_pipelines and crm_pipeline_stages (a pipeline is read with its ordered stages). */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import type { Pipeline, PipelineInput, PipelineSummary } from './schemas.js';
+import type { Pipeline, PipelineInput, PipelineSummary } from './model.js';
 
 const PIPELINES = 'crm_pipelines';
 const STAGES = 'crm_pipeline_stages';
@@ -119,7 +119,7 @@ export async function pipelineSummary(pipelineId: string, k: Knex = db()): Promi
 }
 
 /** Locks a pipeline row, so concurrent stage edits of one pipeline run one after another. */
-export async function lockPipeline(id: string, k: Knex): Promise<boolean> {
+export async function lockPipeline(k: Knex, id: string): Promise<boolean> {
   return Boolean(await k(PIPELINES).where({ id }).forUpdate().first('id'));
 }
 
@@ -128,7 +128,7 @@ export async function updatePipelineName(id: string, name: string, k: Knex = db(
 }
 
 /** Makes this pipeline the default one (two statements: the partial unique index allows one default at any time). */
-export async function makeDefaultPipeline(id: string, k: Knex): Promise<void> {
+export async function makeDefaultPipeline(k: Knex, id: string): Promise<void> {
   await k(PIPELINES).where({ is_default: true }).whereNot({ id }).update({ is_default: false });
   await k(PIPELINES).where({ id }).update({ is_default: true });
 }
@@ -137,7 +137,7 @@ export async function makeDefaultPipeline(id: string, k: Knex): Promise<void> {
  * Gives a pipeline's stages the positions 1..n in this order. Positions are first negated, because
  * (pipeline_id, position) is unique and checked row by row.
  */
-export async function renumberStages(pipelineId: string, orderedIds: string[], k: Knex): Promise<void> {
+export async function renumberStages(k: Knex, pipelineId: string, orderedIds: string[]): Promise<void> {
   await k(STAGES).where({ pipeline_id: pipelineId }).update({ position: k.raw('-position') });
   await k.raw(
     `update ${STAGES} s set position = o.n
@@ -148,24 +148,24 @@ export async function renumberStages(pipelineId: string, orderedIds: string[], k
 }
 
 /** Inserts a stage at the end (the caller renumbers to place it elsewhere); returns its id. */
-export async function insertStage(pipelineId: string, stage: { name: string; probability: number }, k: Knex): Promise<string> {
+export async function insertStage(k: Knex, pipelineId: string, stage: { name: string; probability: number }): Promise<string> {
   const [row] = await k(STAGES)
     .insert({ pipeline_id: pipelineId, name: stage.name, probability: stage.probability, position: k.raw(`(select coalesce(max(position), 0) + 1 from ${STAGES} where pipeline_id = ?)`, [pipelineId]) })
     .returning('id');
   return row.id as string;
 }
 
-export async function updateStageRecord(stageId: string, changes: { name?: string; probability?: number }, k: Knex): Promise<void> {
+export async function updateStageRecord(k: Knex, stageId: string, changes: { name?: string; probability?: number }): Promise<void> {
   const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
   if (Object.keys(set).length) await k(STAGES).where({ id: stageId }).update(set);
 }
 
-export async function deleteStageRecord(stageId: string, k: Knex): Promise<void> {
+export async function deleteStageRecord(k: Knex, stageId: string): Promise<void> {
   await k(STAGES).where({ id: stageId }).delete();
 }
 
 /** Number of opportunities in a stage. */
-export async function opportunitiesInStage(stageId: string, k: Knex): Promise<number> {
+export async function opportunitiesInStage(k: Knex, stageId: string): Promise<number> {
   const row = await k('crm_opportunities').where({ stage_id: stageId }).count<{ count: string }[]>('* as count').first();
   return Number(row?.count ?? 0);
 }
@@ -175,6 +175,6 @@ export async function findStage(pipelineId: string, stageId: string, k: Knex = d
 }
 
 /** Stage ids of a pipeline in order. */
-export async function stageIds(pipelineId: string, k: Knex): Promise<string[]> {
+export async function stageIds(k: Knex, pipelineId: string): Promise<string[]> {
   return (await k(STAGES).where({ pipeline_id: pipelineId }).orderBy('position').select('id')).map((r: { id: string }) => r.id);
 }

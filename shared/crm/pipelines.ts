@@ -9,7 +9,7 @@ import {
 } from './pipeline.store.js';
 import { applyStageProbability } from './apply-stage-probability.sql.js';
 import { moveStageOpportunities } from './move-stage-opportunities.sql.js';
-import type { Pipeline, PipelineInput, PipelineSummary, PipelineUpdate, StageInput, StageUpdate } from './schemas.js';
+import type { Pipeline, PipelineInput, PipelineSummary, PipelineUpdate, StageInput, StageUpdate } from './model.js';
 
 /** A pipeline by id, or the default one when no id is given. */
 export async function getPipeline(id?: string): Promise<Pipeline> {
@@ -42,7 +42,7 @@ const stageNameTaken = () => new ConflictError('The pipeline already has a stage
 async function editPipeline(pipelineId: string, edit: (trx: Knex.Transaction) => Promise<void>): Promise<Pipeline> {
   try {
     await db().transaction(async (trx) => {
-      if (!(await lockPipeline(pipelineId, trx))) throw new NotFoundError(`No pipeline ${pipelineId}.`);
+      if (!(await lockPipeline(trx, pipelineId))) throw new NotFoundError(`No pipeline ${pipelineId}.`);
       await edit(trx);
     });
   } catch (err) {
@@ -57,18 +57,18 @@ async function editPipeline(pipelineId: string, edit: (trx: Knex.Transaction) =>
 export function updatePipeline(id: string, changes: PipelineUpdate): Promise<Pipeline> {
   return editPipeline(id, async (trx) => {
     if (changes.name !== undefined) await updatePipelineName(id, changes.name, trx);
-    if (changes.is_default) await makeDefaultPipeline(id, trx);
+    if (changes.is_default) await makeDefaultPipeline(trx, id);
   });
 }
 
 /** Moves a stage to a 1-based position (the others keep their relative order). */
 async function placeStage(pipelineId: string, stageId: string, position: number, trx: Knex): Promise<void> {
-  const ids = (await stageIds(pipelineId, trx)).filter((id) => id !== stageId);
+  const ids = (await stageIds(trx, pipelineId)).filter((id) => id !== stageId);
   if (position > ids.length + 1) {
     throw new ValidationError(`The pipeline has ${ids.length + 1} positions for this stage.`, [{ path: 'body.position', message: `must be between 1 and ${ids.length + 1}` }]);
   }
   ids.splice(position - 1, 0, stageId);
-  await renumberStages(pipelineId, ids, trx);
+  await renumberStages(trx, pipelineId, ids);
 }
 
 async function stageOrNotFound(pipelineId: string, stageId: string, trx: Knex): Promise<StageRow> {
@@ -80,7 +80,7 @@ async function stageOrNotFound(pipelineId: string, stageId: string, trx: Knex): 
 /** Adds a stage, after the last one unless a position is given. */
 export function addStage(pipelineId: string, input: StageInput): Promise<Pipeline> {
   return editPipeline(pipelineId, async (trx) => {
-    const id = await insertStage(pipelineId, input, trx);
+    const id = await insertStage(trx, pipelineId, input);
     if (input.position !== undefined) await placeStage(pipelineId, id, input.position, trx);
   });
 }
@@ -93,9 +93,9 @@ export function addStage(pipelineId: string, input: StageInput): Promise<Pipelin
 export function updateStage(pipelineId: string, stageId: string, changes: StageUpdate, actor: string): Promise<Pipeline> {
   return editPipeline(pipelineId, async (trx) => {
     const stage = await stageOrNotFound(pipelineId, stageId, trx);
-    await updateStageRecord(stageId, { name: changes.name, probability: changes.probability }, trx);
+    await updateStageRecord(trx, stageId, { name: changes.name, probability: changes.probability });
     if (changes.probability !== undefined && changes.probability !== stage.probability) {
-      const updated = await applyStageProbability(stageId, changes.probability, actor, trx);
+      const updated = await applyStageProbability(trx, stageId, changes.probability, actor);
       await recordChange({
         kind: { entity_type: 'stage', field: 'probability' },
         entity_id: stageId,
@@ -118,9 +118,9 @@ export function updateStage(pipelineId: string, stageId: string, changes: StageU
 export function deleteStage(pipelineId: string, stageId: string, moveTo: string | undefined, actor: string): Promise<Pipeline> {
   return editPipeline(pipelineId, async (trx) => {
     const stage = await stageOrNotFound(pipelineId, stageId, trx);
-    const ids = await stageIds(pipelineId, trx);
+    const ids = await stageIds(trx, pipelineId);
     if (ids.length === 1) throw new ConflictError('A pipeline keeps at least one stage.', [], { stage_count: 1 });
-    const count = await opportunitiesInStage(stageId, trx);
+    const count = await opportunitiesInStage(trx, stageId);
     if (count > 0) {
       if (!moveTo) {
         throw new ConflictError(`The stage "${stage.name}" holds ${count} opportunities; give move_to (a stage id of this pipeline) to move them.`, [
@@ -130,9 +130,9 @@ export function deleteStage(pipelineId: string, stageId: string, moveTo: string 
       if (moveTo === stageId) throw new ValidationError('The target is the stage being deleted.', [{ path: 'query.move_to', message: 'must be another stage' }]);
       const target = await findStage(pipelineId, moveTo, trx);
       if (!target) throw new ValidationError('The target stage is not a stage of this pipeline.', [{ path: 'query.move_to', message: 'is not a stage of this pipeline' }]);
-      await moveStageOpportunities(stage, target, actor, trx);
+      await moveStageOpportunities(trx, stage, target, actor);
     }
-    await deleteStageRecord(stageId, trx);
-    await renumberStages(pipelineId, ids.filter((id) => id !== stageId), trx);
+    await deleteStageRecord(trx, stageId);
+    await renumberStages(trx, pipelineId, ids.filter((id) => id !== stageId));
   });
 }

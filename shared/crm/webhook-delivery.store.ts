@@ -17,12 +17,12 @@ export async function findDelivery<T>(kind: DeliveryKind, deliveryId: string, k:
  * transaction-scoped advisory lock: no row is written), then returns the stored result when the id
  * was already processed. A concurrent duplicate waits here and then sees the first one's result.
  */
-export async function lockDelivery<T>(kind: DeliveryKind, deliveryId: string, k: Knex): Promise<T | undefined> {
+export async function lockDelivery<T>(k: Knex, kind: DeliveryKind, deliveryId: string): Promise<T | undefined> {
   await k.raw('select pg_advisory_xact_lock(hashtextextended(?, 7301))', [`${kind}:${deliveryId}`]);
   return findDelivery<T>(kind, deliveryId, k);
 }
 
 /** Stores the result of a delivery processed under lockDelivery() (same transaction). */
-export async function recordDelivery(deliveryId: string, kind: DeliveryKind, result: unknown, k: Knex): Promise<void> {
+export async function recordDelivery(k: Knex, deliveryId: string, kind: DeliveryKind, result: unknown): Promise<void> {
   await k(TABLE).insert({ delivery_id: deliveryId, kind, result: JSON.stringify(result) });
 }

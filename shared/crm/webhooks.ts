@@ -25,7 +25,7 @@ import type { NewLead } from './lead.store.js';
 import { insertLeads } from './insert-leads.sql.js';
 import { resubmitLeads } from './resubmit-leads.sql.js';
 import { lockDelivery, recordDelivery } from './webhook-delivery.store.js';
-import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './schemas.js';
+import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './model.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 const header = (headers: Headers, name: string): string | undefined => {
@@ -120,7 +120,7 @@ export async function receiveLead(body: unknown, source: string | null, delivery
   const lead: NewLead = { ...withSource(parsed.data, source), id: randomUUID() };
   const name = `${lead.first_name} ${lead.last_name}`;
   const result = await db().transaction(async (trx) => {
-    const earlier = deliveryId ? await lockDelivery<WebhookLeadResult>('lead', deliveryId, trx) : undefined;
+    const earlier = deliveryId ? await lockDelivery<WebhookLeadResult>(trx, 'lead', deliveryId) : undefined;
     if (earlier) return earlier;
     let result: WebhookLeadResult = { success: true, lead_id: lead.id, message: `Lead created: ${name}`, outcome: 'created' };
     const inserted = await insertLeads([lead], webhookActor, trx);
@@ -130,7 +130,7 @@ export async function receiveLead(body: unknown, source: string | null, delivery
       if (!resubmitted) throw new ConflictError('The lead with this email changed during the request; retry.', []);
       result = { success: true, lead_id: resubmitted.lead_id, message: `Lead updated (resubmission): ${name}`, outcome: 'updated' };
     }
-    if (deliveryId) await recordDelivery(deliveryId, 'lead', result, trx);
+    if (deliveryId) await recordDelivery(trx, deliveryId, 'lead', result);
     return result;
   });
   if (result.outcome === 'created') publishCrmEvent('lead.created', { ids: [result.lead_id], by: webhookActor });
@@ -168,7 +168,7 @@ export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
   });
 
   const outcome = await db().transaction(async (trx) => {
-    const earlier = await lockDelivery<BatchResult>('lead_batch', job.delivery_id, trx);
+    const earlier = await lockDelivery<BatchResult>(trx, 'lead_batch', job.delivery_id);
     if (earlier) return earlier;
     const inserted = await insertLeads(candidates.map((c) => c.lead), webhookActor, trx);
     const skipped = candidates.filter((c) => !inserted.has(c.lead.id));
@@ -196,7 +196,7 @@ export async function ingestLeadBatch(job: LeadBatchJob): Promise<BatchResult> {
       results,
       errors: errors.length ? errors : null,
     };
-    await recordDelivery(job.delivery_id, 'lead_batch', result, trx);
+    await recordDelivery(trx, job.delivery_id, 'lead_batch', result);
     return result;
   });
   if (outcome.lead_ids.length) publishCrmEvent('lead.created', { ids: outcome.lead_ids.slice(0, 100), by: webhookActor });

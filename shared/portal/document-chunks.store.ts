@@ -1,12 +1,12 @@
 /** Query module of `document_chunks`: extracted text in chunks, with the full-text index the search ranks. */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import type { SearchHit } from './schemas.js';
+import type { SearchHit } from './model.js';
 
 const TABLE = 'document_chunks';
 
 /** Replaces a document's chunks (re-indexing starts from nothing). */
-export async function replaceChunks(k: Knex, documentId: string, ownerId: string, chunks: string[]): Promise<void> {
+export async function replaceChunks(ownerId: string, documentId: string, chunks: string[], k: Knex = db()): Promise<void> {
   await k(TABLE).where({ document_id: documentId }).delete();
   for (let i = 0; i < chunks.length; i += 500) {
     await k(TABLE).insert(chunks.slice(i, i + 500).map((content, j) => ({ document_id: documentId, owner_id: ownerId, ordinal: i + j, content })));

@@ -1,7 +1,7 @@
 /** Query module of `documents`: document metadata and indexing state. Owner-scoped except for the indexing job. */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import type { Document, RagStatus } from './schemas.js';
+import type { Document, RagStatus } from './model.js';
 
 const TABLE = 'documents';
 const COLUMNS = ['document_id', 'owner_id', 'filename', 'category', 'tags', 'rag_status', 'failure_reason', 'size', 'content_type', 'checksum', 'uploaded_at', 'indexed_at'];
@@ -36,9 +36,18 @@ export async function listDocuments(ownerId: string, f: DocumentFilters): Promis
   return ((await q.orderBy([{ column: 'uploaded_at', order: 'desc' }, { column: 'document_id' }]).limit(1000)) as DocumentRow[]).map(toDomain);
 }
 
-/** A document of its owner; without `ownerId` any document (the indexing job). */
-export async function findDocument(documentId: string, ownerId?: string): Promise<StoredDocument | undefined> {
-  const row = (await db()(TABLE).select(COLUMNS).where({ document_id: documentId, ...(ownerId ? { owner_id: ownerId } : {}) }).first()) as DocumentRow | undefined;
+/** A document of its owner. */
+export function findDocument(ownerId: string, documentId: string): Promise<StoredDocument | undefined> {
+  return documentWhere({ document_id: documentId, owner_id: ownerId });
+}
+
+/** A document whoever owns it (the indexing job). */
+export function getDocument(documentId: string): Promise<StoredDocument | undefined> {
+  return documentWhere({ document_id: documentId });
+}
+
+async function documentWhere(where: { document_id: string; owner_id?: string }): Promise<StoredDocument | undefined> {
+  const row = (await db()(TABLE).select(COLUMNS).where(where).first()) as DocumentRow | undefined;
   return row && toDomain(row);
 }
 
@@ -59,7 +68,7 @@ export async function insertDocument(doc: NewDocument, k: Knex = db()): Promise<
 }
 
 export async function updateDocumentMeta(ownerId: string, documentId: string, change: { filename?: string; category?: string | null; tags?: string[] }): Promise<StoredDocument | undefined> {
-  if (!Object.keys(change).length) return findDocument(documentId, ownerId);
+  if (!Object.keys(change).length) return findDocument(ownerId, documentId);
   const [row] = (await db()(TABLE).where({ owner_id: ownerId, document_id: documentId }).update(change).returning(COLUMNS)) as DocumentRow[];
   return row && toDomain(row);
 }

@@ -1,94 +1,34 @@
 /**
- * Portal documents: streamed upload with the size limit, indexing for retrieval (the
- * portal.index-document job), re-index and search.
+ * Portal documents: storing an upload (read and size-limited by the API's multipart middleware),
+ * indexing for retrieval (the portal.index-document job), re-index and search.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import busboy from 'busboy';
 import { config } from '../config.js';
 import { db } from '../db/index.js';
 import { enqueue } from '../queues.js';
 import { logger } from '../logger.js';
-import { NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import { NotFoundError, UnsupportedMediaTypeError } from '../errors.js';
 import { documentStorage } from './document-storage.js';
-import { findDocument, insertDocument, setRagStatus, type StoredDocument } from './documents.store.js';
+import { findDocument, getDocument, insertDocument, setRagStatus, type StoredDocument } from './documents.store.js';
 import { replaceChunks, searchChunks } from './document-chunks.store.js';
 import { ExtractionError, documentKind, extractChunks, supportedKinds } from './extract.js';
-import type { SearchHit } from './schemas.js';
+import type { SearchHit } from './model.js';
 
-interface Upload {
-  filename: string;
-  contentType: string;
-  content: Buffer;
-  fields: Record<string, string[]>;
+/** A file to store as a document, with the category and tags it was filed under. */
+export interface DocumentUpload {
+  file: { filename: string; contentType: string; content: Buffer };
+  category: string | null;
+  tags: string[];
 }
-
-/**
- * Reads a multipart/form-data request with one `file` part (and optional `category`, `tags` fields),
- * counting bytes as they arrive: past DOCUMENT_MAX_BYTES it stops reading and throws PayloadTooLarge.
- */
-export function readUpload(req: IncomingMessage, contentType: string | undefined): Promise<Upload> {
-  const max = config().portal.documentMaxBytes;
-  if (!contentType?.toLowerCase().startsWith('multipart/form-data')) {
-    return Promise.reject(new UnsupportedMediaTypeError('Upload the document as multipart/form-data with a `file` part.'));
-  }
-  return new Promise((resolve, reject) => {
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: max, fields: 20, fieldSize: 10_000 } });
-    } catch (err) {
-      reject(new ValidationError(`The multipart body cannot be read: ${(err as Error).message}`));
-      return;
-    }
-    const fields: Record<string, string[]> = {};
-    let file: Omit<Upload, 'fields'> | undefined;
-    let failed = false;
-    const fail = (err: Error) => {
-      if (failed) return;
-      failed = true;
-      req.unpipe(parser);
-      // Drain the rest so the connection can carry the error response.
-      req.resume();
-      reject(err);
-    };
-    parser.on('field', (name, value) => (fields[name] ??= []).push(value));
-    parser.on('file', (name, stream, info) => {
-      if (name !== 'file') {
-        stream.resume();
-        return;
-      }
-      const parts: Buffer[] = [];
-      stream.on('data', (d: Buffer) => parts.push(d));
-      stream.on('limit', () => fail(new PayloadTooLargeError(`The document is larger than ${max} bytes (DOCUMENT_MAX_BYTES).`)));
-      stream.on('end', () => {
-        if (!failed) file = { filename: info.filename || 'document', contentType: info.mimeType || 'application/octet-stream', content: Buffer.concat(parts) };
-      });
-    });
-    parser.on('error', (err: Error) => fail(new ValidationError(`The multipart body cannot be read: ${err.message}`)));
-    parser.on('close', () => {
-      if (failed) return;
-      if (!file) fail(new ValidationError('A `file` part is required.', [{ path: 'body.file', message: 'is required' }]));
-      else resolve({ ...file, fields });
-    });
-    req.pipe(parser);
-  });
-}
-
-const tagsOf = (values: string[] = []) => [...new Set(values.flatMap((v) => v.split(',')).map((t) => t.trim()).filter(Boolean))];
 
 /** Stores an upload (metadata and content in one transaction) and queues its indexing. */
-export async function storeUpload(ownerId: string, upload: Upload): Promise<StoredDocument> {
-  const filename = upload.filename.slice(0, 255);
-  if (!documentKind(upload.contentType, filename)) {
-    throw new UnsupportedMediaTypeError(`Unsupported file type ${upload.contentType} (${filename}); supported: ${supportedKinds}.`);
+export async function storeUpload(ownerId: string, upload: DocumentUpload): Promise<StoredDocument> {
+  const { file } = upload;
+  const filename = (file.filename || 'document').slice(0, 255);
+  if (!documentKind(file.contentType, filename)) {
+    throw new UnsupportedMediaTypeError(`Unsupported file type ${file.contentType} (${filename}); supported: ${supportedKinds}.`);
   }
-  const category = upload.fields.category?.[0]?.trim() || null;
-  const tags = tagsOf(upload.fields.tags);
-  const errors = [
-    ...(category && category.length > 100 ? [{ path: 'body.category', message: 'at most 100 characters' }] : []),
-    ...(tags.some((t) => t.length > 50) ? [{ path: 'body.tags', message: 'each tag at most 50 characters' }] : []),
-  ];
-  if (errors.length) throw new ValidationError('The upload is invalid.', errors);
+  const tags = [...new Set(upload.tags.map((t) => t.trim()).filter(Boolean))];
   const documentId = randomUUID();
   const doc = await db().transaction(async (trx) => {
     const stored = await insertDocument(
@@ -96,15 +36,15 @@ export async function storeUpload(ownerId: string, upload: Upload): Promise<Stor
         document_id: documentId,
         owner_id: ownerId,
         filename,
-        category,
+        category: upload.category,
         tags,
-        size: upload.content.length,
-        content_type: upload.contentType,
-        checksum: createHash('sha256').update(upload.content).digest('hex'),
+        size: file.content.length,
+        content_type: file.contentType,
+        checksum: createHash('sha256').update(file.content).digest('hex'),
       },
       trx,
     );
-    await documentStorage().put(documentId, upload.content, trx);
+    await documentStorage().put(documentId, file.content, trx);
     return stored;
   });
   await enqueue('portal.index-document', { document_id: documentId, request_id: randomUUID() });
@@ -113,10 +53,10 @@ export async function storeUpload(ownerId: string, upload: Upload): Promise<Stor
 
 /** Queues a fresh indexing of an owner's document (its status goes back to pending). */
 export async function reindexDocument(ownerId: string, documentId: string): Promise<StoredDocument> {
-  if (!(await findDocument(documentId, ownerId))) throw new NotFoundError(`No document ${documentId}.`);
+  if (!(await findDocument(ownerId, documentId))) throw new NotFoundError(`No document ${documentId}.`);
   await setRagStatus(documentId, 'pending');
   await enqueue('portal.index-document', { document_id: documentId, request_id: randomUUID() });
-  return (await findDocument(documentId, ownerId))!;
+  return (await findDocument(ownerId, documentId))!;
 }
 
 /**
@@ -127,7 +67,7 @@ export async function reindexDocument(ownerId: string, documentId: string): Prom
  * A deleted document is skipped. Database errors propagate so the job retries.
  */
 export async function indexDocument(documentId: string): Promise<{ outcome: 'indexed' | 'failed' | 'skipped'; chunks?: number; reason?: string }> {
-  const doc = await findDocument(documentId);
+  const doc = await getDocument(documentId);
   if (!doc) return { outcome: 'skipped' };
   await setRagStatus(documentId, 'processing');
   const content = await documentStorage().get(documentId);
@@ -140,14 +80,14 @@ export async function indexDocument(documentId: string): Promise<{ outcome: 'ind
   } catch (err) {
     if (!(err instanceof ExtractionError)) throw err;
     await db().transaction(async (trx) => {
-      await replaceChunks(trx, documentId, doc.owner_id, []);
+      await replaceChunks(doc.owner_id, documentId, [], trx);
       await setRagStatus(documentId, 'failed', { failure_reason: err.message, k: trx });
     });
     logger('portal').info({ document_id: documentId, reason: err.message }, 'document indexing failed');
     return { outcome: 'failed', reason: err.message };
   }
   await db().transaction(async (trx) => {
-    await replaceChunks(trx, documentId, doc.owner_id, chunks);
+    await replaceChunks(doc.owner_id, documentId, chunks, trx);
     await setRagStatus(documentId, 'indexed', { k: trx });
   });
   return { outcome: 'indexed', chunks: chunks.length };

@@ -1,4 +1,4 @@
-/** Filters and pagination shared by every alerting list endpoint (alerts, incidents, runbooks, executions). */
+/** Offset pagination (`limit`, `offset`, `total`) and filters of the alerting lists (alerts, incidents, runbooks, executions) and the tool-call audit; the CRM pages by keyset instead (shared/crm/pagination.ts). */
 import type { Knex } from 'knex';
 import { z } from '../zod.js';
 
@@ -9,7 +9,7 @@ const labelFilter = z
   .transform((pairs) => Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)])));
 
 /** Query parameters every list accepts. */
-export const pageQuery = {
+export const offsetPageQuery = {
   limit: z.coerce.number().int().min(1).max(500).default(50).openapi({ description: 'page size (1-500, default 50)' }),
   offset: z.coerce.number().int().min(0).default(0).openapi({ description: 'rows to skip' }),
   since: z.iso.datetime({ offset: true }).optional().openapi({ description: 'only rows at or after this time (RFC 3339)' }),
@@ -19,7 +19,7 @@ export const pageQuery = {
 /** `label=name=value`, repeatable; every pair must match. */
 export const labelQuery = labelFilter.optional().openapi({ description: 'label filter `name=value`, repeatable (all must match)', type: 'string' });
 
-export interface Page<T> {
+export interface OffsetPage<T> {
   items: T[];
   total: number;
   limit: number;
@@ -27,7 +27,7 @@ export interface Page<T> {
 }
 
 /** A page schema for the API reference. */
-export const pageSchema = <T extends z.ZodType>(item: T, name: string) =>
+export const offsetPageSchema = <T extends z.ZodType>(item: T, name: string) =>
   z.object({ items: z.array(item), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }).openapi(name);
 
 /** Runs a filtered query as one page; the total comes from the same statement (count(*) over ()). */
@@ -35,7 +35,7 @@ export async function paged<R, T>(
   query: Knex.QueryBuilder,
   opts: { limit: number; offset: number; orderBy: string; timeColumn: string; since?: string; until?: string },
   toDomain: (row: R) => T,
-): Promise<Page<T>> {
+): Promise<OffsetPage<T>> {
   if (opts.since) query.where(opts.timeColumn, '>=', opts.since);
   if (opts.until) query.where(opts.timeColumn, '<', opts.until);
   const rows = (await query

@@ -8,7 +8,6 @@ import { config } from '../config.js';
 import { accessOf } from '../tools.js';
 import { ForbiddenError, GatewayTimeoutError, NotFoundError, ToolResultTooLargeError } from '../errors.js';
 import { logger } from '../logger.js';
-import { loadToolCatalog } from '../tool-catalog.js';
 import { availableTools, executeTool, findTool, inputDigest, mayUse, ToolInputError, type ToolCaller, type ToolDefinition } from '../tools.js';
 import { recordToolCall, type ToolCallOutcome } from './tool-calls.store.js';
 import type { Authority } from '../auth/scopes.js';
@@ -39,7 +38,6 @@ export async function currentAuthority(caller: ToolCaller): Promise<Authority> {
 
 /** The tools a caller may use now (optionally of one executor): what the listings and the agent offer. */
 export async function toolsFor(caller: ToolCaller, executor?: string): Promise<ToolDefinition[]> {
-  loadToolCatalog();
   const authority = await currentAuthority(caller);
   return (await availableTools(executor)).filter((t) => mayUse(authority, t, caller.user_id));
 }
@@ -49,7 +47,6 @@ const actingUser = (caller: ToolCaller) => caller.user_id ?? (caller.authority?.
 
 /** A tool by name from the registry or a dynamic source; a NotFoundError otherwise. */
 export async function resolveTool(name: string): Promise<ToolDefinition> {
-  loadToolCatalog();
   const tool = await findTool(name);
   if (!tool) throw new NotFoundError(`No tool ${name}.`);
   return tool;

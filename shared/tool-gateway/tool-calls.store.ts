@@ -1,6 +1,6 @@
 /** Query module of `tool_calls`: the audit of every tool-gateway call (inputs only as a SHA-256 digest). */
 import { db } from '../db/index.js';
-import { paged, type Page } from '../sre/listing.js';
+import { paged, type OffsetPage } from '../sre/listing.js';
 import type { ToolCaller } from '../tools.js';
 
 const TABLE = 'tool_calls';
@@ -45,7 +45,7 @@ export interface ToolCallFilter {
 }
 
 /** Calls, newest first. */
-export async function listToolCalls(f: ToolCallFilter): Promise<Page<ToolCallRow>> {
+export async function listToolCalls(f: ToolCallFilter): Promise<OffsetPage<ToolCallRow>> {
   const q = db()(TABLE).select(COLUMNS);
   if (f.tool) q.where('tool', f.tool);
   if (f.executor) q.where('executor', f.executor);

@@ -38,6 +38,16 @@ describe('sign-in', () => {
     expect(doc.components.securitySchemes.Session).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'sb_session' });
   });
 
+  it('the API reference says on each route whom it admits', async () => {
+    const doc = await (await app.request('/api/openapi.json')).json();
+    const admits = (path: string, method: string) => (doc.paths[path][method].description as string).split('\n\n').at(-1);
+    expect(admits('/api/v1/alerts', 'get')).toBe('Admits an API key with scope `sre`, or a signed-in person with role `sre`.');
+    expect(admits('/api/v1/leads', 'get')).toBe('Admits an API key with scope `crm`, or a signed-in person with role `sales` or `sre`.');
+    expect(admits('/api/portal/staff', 'get')).toBe('Admits an API key with scope `portal:impersonate`, or a signed-in person with role `staff`.');
+    expect(admits('/api/global/auth/me', 'get')).toBe('Admits any signed-in person (no API key).');
+    expect(admits('/api/global/auth/login', 'get')).toBe('Open to anyone.');
+  });
+
   it('signing in again in the same browser replaces the previous session', async () => {
     const first = await signIn(app.url, 'sre');
     const { callbackUrl } = await signInUntilCallback(app.url, 'sre', '/', first.browser);

@@ -52,6 +52,7 @@ Object.assign(process.env, {
 });
 
 const { startServer } = await import('../../api/server.js');
+(await import('../../shared/tool-catalog.js')).loadToolCatalog();
 const { startWorkers } = await import('../../workers/runner.js');
 const { handlers } = await import('../../workers/registry.js');
 const { registry, closeQueues } = await import('../../shared/queues.js');

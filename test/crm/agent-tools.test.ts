@@ -3,6 +3,10 @@ import { runAgent } from '../../shared/agent/agent.js';
 import { db } from '../../shared/db/index.js';
 import { useLocalLlm, type ChatRequest } from '../helpers/local-llm-server.js';
 import { userWithRoles } from '../helpers/people.js';
+import { loadToolCatalog } from '../../shared/tool-catalog.js';
+
+// What the worker's main.ts does at start-up: this file runs the agent without starting the platform.
+loadToolCatalog();
 
 // A model that creates a lead with the CRM tool, then answers with the id it got back.
 const llm = await useLocalLlm((req: ChatRequest) => {

@@ -3,6 +3,7 @@
  * against this file's own database and queue prefix. Stopped by the per-file teardown.
  */
 import { startServer } from '../../api/server.js';
+import { loadToolCatalog } from '../../shared/tool-catalog.js';
 import { startWorkers } from '../../workers/runner.js';
 import { handlers } from '../../workers/registry.js';
 import { registry } from '../../shared/queues.js';
@@ -23,6 +24,8 @@ let started: Promise<Platform> | undefined;
 /** `port`: listen there (the port PUBLIC_URL names when a test signs in, see identity.ts); default any free one. */
 export function startPlatform(options: { workers?: boolean; routers?: ApiRouter[]; port?: number } = {}): Promise<Platform> {
   process.env.API_KEYS ??= testApiKey;
+  // What api/main.ts and workers/main.ts do at start-up.
+  loadToolCatalog();
   started ??= (async () => {
     if (options.workers !== false) {
       const workers = startWorkers(registry, handlers);

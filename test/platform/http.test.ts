@@ -11,7 +11,7 @@ const probe = new ApiRouter().route({
   path: '/api/test/widgets/{widget_id}',
   tags: ['test'],
   summary: 'convention probe',
-  auth: 'apiKey',
+  auth: 'key-or-sre',
   request: {
     params: z.object({ widget_id: z.guid() }),
     query: z.object({ limit: z.coerce.number().int().max(10).optional() }),
@@ -31,7 +31,7 @@ const reader = new ApiRouter().route({
   path: '/api/test/widgets/{widget_id}',
   tags: ['test'],
   summary: 'convention probe, read',
-  auth: 'apiKey',
+  auth: 'key-or-sre',
   request: { params: z.object({ widget_id: z.guid() }) },
   responses: { 200: { description: 'the widget', schema: z.object({ id: z.string() }) } },
   handler: ({ params }) => ({ id: params.widget_id }),

@@ -25,7 +25,7 @@ const probe = new ApiRouter()
     path: '/api/test/outage/postgres',
     tags: ['test'],
     summary: 'a query against a PostgreSQL that is down',
-    auth: 'apiKey',
+    auth: 'key-or-sre',
     responses: { 200: { description: 'never', schema: z.object({}) } },
     handler: async () => {
       const k = knexFactory(knexOptions(`postgres://postgres@127.0.0.1:${deadPort}/x`, 1, { connectMs: 300, acquireMs: 600 }));
@@ -42,7 +42,7 @@ const probe = new ApiRouter()
     path: '/api/test/outage/redis',
     tags: ['test'],
     summary: 'a command to a Redis that is down',
-    auth: 'apiKey',
+    auth: 'key-or-sre',
     responses: { 200: { description: 'never', schema: z.object({}) } },
     handler: async () => {
       const conn = new Redis({ port: deadPort, maxRetriesPerRequest: 0, retryStrategy: () => 100, connectTimeout: 300 });

@@ -13,7 +13,7 @@ import { makeDocx, makeDocxBomb, quadraticHtml } from '../helpers/documents.js';
 import { newInteraction, newSession, newUser, publish } from '../sessions/helpers.js';
 import { subscribe, type Subscriber } from '../helpers/sse.js';
 import { storeUpload } from '../../shared/portal/documents.js';
-import { findDocument } from '../../shared/portal/documents.store.js';
+import { getDocument } from '../../shared/portal/documents.store.js';
 import { ExtractionError, extractChunks } from '../../shared/portal/extract.js';
 import { queue } from '../../shared/queues.js';
 import { db } from '../../shared/db/index.js';
@@ -37,10 +37,10 @@ afterAll(() => {
   for (const s of open) s.close();
 });
 
-const upload = (filename: string, contentType: string, content: Buffer) => storeUpload(owner, { filename, contentType, content, fields: {} });
+const upload = (filename: string, contentType: string, content: Buffer) => storeUpload(owner, { file: { filename, contentType, content }, category: null, tags: [] });
 const settled = (documentId: string, ms = 45_000) =>
   eventually(async () => {
-    const doc = await findDocument(documentId);
+    const doc = await getDocument(documentId);
     return doc && ['indexed', 'failed'].includes(doc.rag_status) ? doc : undefined;
   }, ms, `document ${documentId} indexed or failed`);
 /** Live extraction processes started by this test process (Linux /proc). */
@@ -124,9 +124,9 @@ describe('session delivery while a hostile document is parsed', () => {
     await voice.opened;
 
     const doc = await upload('bomb-during-delivery.docx', docxType, makeDocxBomb(10));
-    await eventually(async () => ((await findDocument(doc.document_id))?.rag_status !== 'pending' ? true : undefined), 10_000, 'the bomb taken by its job');
+    await eventually(async () => ((await getDocument(doc.document_id))?.rag_status !== 'pending' ? true : undefined), 10_000, 'the bomb taken by its job');
     const latencies: number[] = [];
-    for (let i = 0; !['indexed', 'failed'].includes((await findDocument(doc.document_id))!.rag_status); i++) {
+    for (let i = 0; !['indexed', 'failed'].includes((await getDocument(doc.document_id))!.rag_status); i++) {
       const content = `during-parse-${i}`;
       const started = Date.now();
       const arrived = voice.next((e) => e.data.content === content, 10_000);
@@ -134,7 +134,7 @@ describe('session delivery while a hostile document is parsed', () => {
       await arrived;
       latencies.push(Date.now() - started);
     }
-    const done = (await findDocument(doc.document_id))!;
+    const done = (await getDocument(doc.document_id))!;
     expect(done.rag_status).toBe('failed');
     expect(done.failure_reason).toMatch(/more memory than the limit of 64 MB \(DOCUMENT_EXTRACT_MAX_MEMORY_MB\)/);
     // Messages were delivered while the parse ran, each within the bound (a CI bound, not the benchmark's).

@@ -164,6 +164,19 @@ describe('documents', () => {
     const missing = await json(await quinn.request('/api/portal/documents', { method: 'POST', body: form }), 400);
     expect(missing.errors).toEqual([{ path: 'body.file', message: 'is required' }]);
   });
+
+  it('the upload is declared in the API reference as a form: a binary file part and its text fields, each checked by name', async () => {
+    const doc = await json(await pat.request('/api/openapi.json'), 200);
+    const form = doc.paths['/api/portal/documents'].post.requestBody.content['multipart/form-data'].schema;
+    expect(form.properties.file).toMatchObject({ type: 'string', format: 'binary' });
+    expect(Object.keys(form.properties).sort()).toEqual(['category', 'file', 'tags']);
+    expect(form.required).toEqual(['file']);
+    const tooLong = await json(await upload(pat, 'notes.txt', Buffer.from('x'), 'text/plain', { category: 'c'.repeat(101), tags: `ok,${'t'.repeat(51)}` }), 400);
+    expect(tooLong.errors).toEqual([
+      { path: 'body.category', message: 'at most 100 characters' },
+      { path: 'body.tags', message: 'each tag at most 50 characters' },
+    ]);
+  });
 });
 
 describe('cases', () => {

@@ -2,7 +2,7 @@
  * The alert ingest hot path without its I/O: the webhook's hand-written body check agrees with the
  * schema, and the worker's group commit folds only what one-by-one writes would have written alike.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { alertmanagerPayload, isPlainAlertmanagerPayload, normalizeAlerts, type NormalizedAlert } from '../../shared/sre/alerts/payloads.js';
 import { foldAlerts } from '../../shared/sre/alerts/alert.store.js';
@@ -51,6 +51,8 @@ describe('the webhook body check', () => {
 
 const job = (alerts: Array<Pick<NormalizedAlert, 'fingerprint' | 'status'>>, source = 'src-1') => ({
   payload_id: randomUUID(),
+  // Each body its own, as distinct webhook payloads are.
+  body_digest: createHash('sha256').update(randomUUID()).digest('hex'),
   source_id: source,
   source: 'alertmanager/default',
   received_at: new Date().toISOString(),

@@ -188,6 +188,7 @@ describe('ingest job', () => {
   const schema = jobDefinitions['sre.alerts-ingest'].schema;
   const job = (alerts: unknown[]) => ({
     payload_id: '0b7c9c43-6a4e-4d4f-9a4e-3f0b2f3a9d11',
+    body_digest: 'a'.repeat(64),
     source_id: '6f1d7a2e-1c1b-4b7e-8a55-2b9d2f0f4c77',
     source: 'alertmanager/default',
     received_at: '2026-11-21T23:35:00.000Z',
@@ -200,6 +201,9 @@ describe('ingest job', () => {
     const bad = schema.safeParse(job([alerts[0], { ...alerts[1], labels: { a: 1 } }, { ...alerts[0], status: 'burning' }, { ...alerts[0], starts_at: 5 }]));
     expect(bad.error?.issues.map((i) => i.path.join('.'))).toEqual(['alerts.1', 'alerts.2', 'alerts.3']);
     expect(schema.safeParse(job([])).success).toBe(false);
+    // Every API that enqueues this job sends the body's digest: a job without one is refused, not half-deduplicated.
+    const { body_digest: _omitted, ...noDigest } = job(alerts);
+    expect(schema.safeParse(noDigest).error?.issues.map((i) => i.path.join('.'))).toEqual(['body_digest']);
   });
 
   it('normalizes each timestamp to ISO 8601 in UTC, the same on every repeat, and the zero time to null', () => {

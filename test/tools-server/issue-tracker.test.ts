@@ -15,10 +15,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { startToolServer, type ToolServer } from '../../api/tools-server/server.js';
+import { loadIssueTrackerTools } from '../../shared/tool-catalog.js';
 import { identityProviderTokens, serviceTokens } from '../../api/tools-server/auth.js';
 import { createTracker, type TrackerSettings } from '../../shared/issue-tracker/tracker.js';
 import { startLocalGitLab, type LocalGitLab } from '../helpers/local-gitlab-server.js';
 import { freePort } from '../helpers/ports.js';
+
+// What the tools role's main.ts does at start-up.
+loadIssueTrackerTools();
 
 const token = 'glpat-test-writer-token';
 const serviceToken = 'svc-token-for-tests';

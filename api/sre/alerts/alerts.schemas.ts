@@ -1,6 +1,6 @@
 /** Request and response schemas of the alert routes (sources, alerts). */
 import { z, uuid } from '../../../shared/zod.js';
-import { labelQuery, pageQuery, pageSchema } from '../../../shared/sre/listing.js';
+import { labelQuery, offsetPageQuery, offsetPageSchema } from '../../../shared/sre/listing.js';
 import { labels, ts, csv, csvText, bool } from '../common.schemas.js';
 import { sourceNamePattern } from '../../../shared/sre/alerts/alert-source.store.js';
 
@@ -18,8 +18,8 @@ export const sourceCreate = z.object({
 export const sourcePatch = z
   .object({ secret: z.string().min(8).max(500).nullable().optional(), enabled: z.boolean().optional() })
   .refine((p) => Object.keys(p).length > 0, 'nothing to change');
-export const sourceQuery = z.object({ ...pageQuery, kind: sourceKind.optional(), enabled: bool });
-export const sourcePage = pageSchema(alertSource, 'AlertSourcePage');
+export const sourceQuery = z.object({ ...offsetPageQuery, kind: sourceKind.optional(), enabled: bool });
+export const sourcePage = offsetPageSchema(alertSource, 'AlertSourcePage');
 
 // --- alerts
 export const alertStatus = z.enum(['firing', 'acknowledged', 'resolved']);
@@ -52,9 +52,9 @@ export const alertInstance = z
     updated_at: ts,
   })
   .openapi('AlertInstance');
-export const alertPage = pageSchema(alertInstance, 'AlertInstancePage');
+export const alertPage = offsetPageSchema(alertInstance, 'AlertInstancePage');
 export const alertQuery = z.object({
-  ...pageQuery,
+  ...offsetPageQuery,
   status: csv(['firing', 'acknowledged', 'resolved']),
   severity: csvText,
   source: z.string().optional().openapi({ description: 'source as kind/name, name, or id' }),
@@ -74,5 +74,5 @@ export const alertCountsSchema = z
 export const alertHistoryItem = z
   .object({ id: z.string(), alert_id: z.string(), from: alertStatus.nullable(), to: alertStatus, by: z.string(), note: z.string().nullable(), at: ts })
   .openapi('AlertStateChange');
-export const alertHistoryPage = pageSchema(alertHistoryItem, 'AlertStateChangePage');
-export const pageOnly = z.object(pageQuery);
+export const alertHistoryPage = offsetPageSchema(alertHistoryItem, 'AlertStateChangePage');
+export const pageOnly = z.object(offsetPageQuery);

@@ -1,6 +1,6 @@
 /** Request and response schemas of the silence routes. */
 import { z } from '../../../shared/zod.js';
-import { pageQuery, pageSchema } from '../../../shared/sre/listing.js';
+import { offsetPageQuery, offsetPageSchema } from '../../../shared/sre/listing.js';
 import { matcherSchema } from '../../../shared/sre/automation/matchers.js';
 import { ts, csv } from '../common.schemas.js';
 
@@ -27,6 +27,6 @@ export const silenceCreate = z.object({
   created_by: z.string().trim().min(1, 'is required').max(200),
   comment: z.string().trim().min(1, 'is required').max(2000),
 });
-export const silenceQuery = z.object({ ...pageQuery, state: csv(['pending', 'active', 'expired']) });
-export const silencePage = pageSchema(silence, 'SilencePage');
+export const silenceQuery = z.object({ ...offsetPageQuery, state: csv(['pending', 'active', 'expired']) });
+export const silencePage = offsetPageSchema(silence, 'SilencePage');
 export const endSilenceBody = z.object({ by: z.string().min(1).max(200).default('api') });

@@ -29,7 +29,7 @@ export function discoveryRoutes(): ApiRouter {
         'no second one starts: the answer names the running run with `already_running: true`. Poll GET /discovery/runs/{id}. ' +
         'Scheduled runs (every DISCOVERY_INTERVAL seconds when DISCOVERY_ENABLED) open one run per interval slot; a slot whose tick ' +
         'finds a run already running is covered by that run. A run left running for max(30 min, 3 intervals) is marked failed as abandoned.',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       responses: { 202: { description: 'The run that covers this trigger', schema: s.triggerResponse } },
       handler: async (_input, ctx) => {
         const { run, created } = await triggerDiscovery();
@@ -44,7 +44,7 @@ export function discoveryRoutes(): ApiRouter {
       tags,
       summary: 'One discovery run',
       description: '`errors` maps each failed source name to its error; a failed source fails only its own part (`status: partial`).',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { params: idParams },
       responses: { 200: { description: 'The run', schema: s.runSchema } },
       handler: ({ params }) => getRun(params.id),
@@ -54,7 +54,7 @@ export function discoveryRoutes(): ApiRouter {
       path: `${base}/discovery/status`,
       tags,
       summary: 'Discovery status: every source with its last runs, and the latest runs',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { query: s.statusQuery },
       responses: { 200: { description: 'Status', schema: s.statusSchema } },
       handler: ({ query }) => discoveryStatus(query.per_source, query.runs),
@@ -65,7 +65,7 @@ export function discoveryRoutes(): ApiRouter {
       tags,
       summary: 'Discovery sources',
       description: 'Sources named docker, prometheus and traefik are seeded from CONTAINER_RUNTIME_HOST, METRICS_URL and PROXY_API_URL; `configured` is true for those (they cannot be deleted, only disabled).',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       responses: { 200: { description: 'Sources', schema: z.object({ items: z.array(s.sourceSchema) }) } },
       handler: async () => ({ items: await listSources() }),
     })
@@ -75,7 +75,7 @@ export function discoveryRoutes(): ApiRouter {
       tags,
       summary: 'Add a discovery source',
       description: targetRules,
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { body: s.sourceCreate },
       responses: { 201: { description: 'Created', schema: s.sourceSchema } },
       errors: { 409: 'A source of that name exists' },
@@ -91,7 +91,7 @@ export function discoveryRoutes(): ApiRouter {
       tags,
       summary: 'Enable, disable or re-address a discovery source',
       description: `A disabled source is not read; its entities keep their state (they are not marked stale).\n\n${targetRules}`,
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { params: idParams, body: s.sourcePatch },
       responses: { 200: { description: 'Updated', schema: s.sourceSchema } },
       handler: async ({ params, body }) => {
@@ -109,7 +109,7 @@ export function discoveryRoutes(): ApiRouter {
         'METRICS_URL or PROXY_API_URL (`configured: true`) cannot be deleted while configured (they would be recreated at the next run): 409, disable them instead. ' +
         'While a discovery run is running (manual or scheduled) no source is deleted, since the run reads every source it listed at its start: 409 whose ' +
         '`run_id` names the running run; retry once it has ended (GET /discovery/runs/{id}). Manual entities are never affected.',
-      auth: 'apiKey',
+      auth: 'key-or-sre',
       request: { params: idParams },
       responses: { 204: { description: 'Deleted' } },
       errors: { 409: 'The source comes from configuration, or a discovery run (`run_id`) is in progress' },

@@ -42,7 +42,7 @@ export function sreEventRoutes(): ApiRouter {
       '`discovery.finished` {run_id, status, counts, errors}; `runbook_execution.changed` {id or ids, runbook_id, from, status}. ' +
       'Events are published after the change is committed, so a refetch on receipt sees it. No replay: a client that reconnects refetches what it shows. ' +
       'Keep-alive comments every SESSION_SSE_KEEPALIVE_SECONDS. A client that does not keep up is disconnected.',
-    auth: 'apiKey',
+    auth: 'key-or-sre',
     request: { query: z.object({ types: csv(sreEventTypes) }) },
     responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: sreEvent } },
     handler: async ({ query }, ctx) => {

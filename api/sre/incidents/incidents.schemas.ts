@@ -1,6 +1,6 @@
 /** Request and response schemas of the incident routes (incidents, timeline, rules). */
 import { z, uuid } from '../../../shared/zod.js';
-import { labelQuery, pageQuery, pageSchema } from '../../../shared/sre/listing.js';
+import { labelQuery, offsetPageQuery, offsetPageSchema } from '../../../shared/sre/listing.js';
 import { matcherSchema } from '../../../shared/sre/automation/matchers.js';
 import { TimelineKind, timelineKinds } from '../../../shared/sre/incidents/incident.store.js';
 import { labels, ts, csv, csvText, bool, actorBody } from '../common.schemas.js';
@@ -36,9 +36,9 @@ export const incident = z
     updated_at: ts,
   })
   .openapi('Incident');
-export const incidentPage = pageSchema(incident, 'IncidentPage');
+export const incidentPage = offsetPageSchema(incident, 'IncidentPage');
 export const incidentQuery = z.object({
-  ...pageQuery,
+  ...offsetPageQuery,
   status: csv(['open', 'acknowledged', 'resolved', 'closed']),
   severity: csvText,
   source: z.enum(['manual', 'alert']).optional().openapi({ description: 'origin of the incident' }),
@@ -64,8 +64,8 @@ export const incidentPatch = z
 export const timelineItem = z
   .object({ id: z.string(), incident_id: z.string(), kind: timelineKind, actor: z.string(), message: z.string(), data: z.record(z.string(), z.unknown()), at: ts })
   .openapi('IncidentTimelineItem');
-export const timelinePage = pageSchema(timelineItem, 'IncidentTimelinePage');
-export const timelineQuery = z.object({ ...pageQuery, kind: csv(timelineKinds) });
+export const timelinePage = offsetPageSchema(timelineItem, 'IncidentTimelinePage');
+export const timelineQuery = z.object({ ...offsetPageQuery, kind: csv(timelineKinds) });
 export const timelinePost = z.object({
   kind: z.enum([TimelineKind.Comment, TimelineKind.AgentAction]).default(TimelineKind.Comment),
   actor: z.string().min(1).max(200).optional().openapi({ description: 'who writes it; required with an API key, a browser session records the signed-in person' }),
@@ -88,5 +88,5 @@ export const rulePatch = ruleInput.partial().refine((p) => Object.keys(p).length
 export const incidentRule = ruleInput
   .extend({ id: z.string(), matchers: z.array(matcherSchema), incident_severity: z.string().nullable(), created_at: ts, updated_at: ts })
   .openapi('IncidentRule');
-export const rulePage = pageSchema(incidentRule, 'IncidentRulePage');
-export const ruleQuery = z.object({ ...pageQuery, enabled: bool });
+export const rulePage = offsetPageSchema(incidentRule, 'IncidentRulePage');
+export const ruleQuery = z.object({ ...offsetPageQuery, enabled: bool });

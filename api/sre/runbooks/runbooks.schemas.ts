@@ -1,6 +1,6 @@
 /** Request and response schemas of the runbook routes (runbooks, executions). */
 import { z, uuid } from '../../../shared/zod.js';
-import { pageQuery, pageSchema } from '../../../shared/sre/listing.js';
+import { offsetPageQuery, offsetPageSchema } from '../../../shared/sre/listing.js';
 import { matcherSchema } from '../../../shared/sre/automation/matchers.js';
 import { ts, csv, bool } from '../common.schemas.js';
 
@@ -25,8 +25,8 @@ export const runbookPatch = runbookInput.partial().refine((p) => Object.keys(p).
 export const runbook = runbookInput
   .extend({ id: z.string(), workflow_id: z.string().nullable(), matchers: z.array(matcherSchema), created_at: ts, updated_at: ts })
   .openapi('Runbook');
-export const runbookPage = pageSchema(runbook, 'RunbookPage');
-export const runbookQuery = z.object({ ...pageQuery, enabled: bool, auto_trigger: bool, search: z.string().max(200).optional() });
+export const runbookPage = offsetPageSchema(runbook, 'RunbookPage');
+export const runbookQuery = z.object({ ...offsetPageQuery, enabled: bool, auto_trigger: bool, search: z.string().max(200).optional() });
 export const executionStatus = z.enum(['queued', 'running', 'success', 'failed', 'timed_out']);
 export const execution = z
   .object({
@@ -51,9 +51,9 @@ export const execution = z
 export const executionDetail = execution
   .extend({ history: z.array(z.object({ from: z.string().nullable(), to: z.string(), detail: z.string().nullable(), at: ts })) })
   .openapi('RunbookExecutionDetail');
-export const executionPage = pageSchema(execution, 'RunbookExecutionPage');
+export const executionPage = offsetPageSchema(execution, 'RunbookExecutionPage');
 export const executionQuery = z.object({
-  ...pageQuery,
+  ...offsetPageQuery,
   status: csv(['queued', 'running', 'success', 'failed', 'timed_out']),
   trigger: z.enum(['manual', 'alert']).optional(),
   runbook_id: uuid().optional(),

@@ -18,7 +18,8 @@ import { resolveSession } from '../../sessions/resolve.js';
 import { closeInteraction } from '../../sessions/interactions.js';
 import { getContext } from '../../sessions/context.js';
 import { acceptMessage } from '../../stream/index.js';
-import { AGENT_FAILED_REPLY, channelEvents, openInteraction } from '../pipeline.js';
+import { AGENT_FAILED_REPLY, sessionEvents } from '../../agent/session-turn.js';
+import { openInteraction } from '../pipeline.js';
 import { relayInboundSchema, type RelayInbound, type RelayOutbound } from './relay-messages.js';
 
 export const VOICE = 'voice';
@@ -145,7 +146,7 @@ export class VoiceCall {
             this.send({ type: 'text', token, last: false });
           },
         },
-        channelEvents(live.sessionId, VOICE, live.interactionId),
+        sessionEvents(live.sessionId, VOICE, live.interactionId),
       );
       if (controller.signal.aborted) {
         // The stream may end quietly when aborted: what the caller heard is what was said.

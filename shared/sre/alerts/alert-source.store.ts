@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { config } from '../../config.js';
 import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../../errors.js';
-import { paged, type Page } from '../listing.js';
+import { paged, type OffsetPage } from '../listing.js';
 import { secretsEqual } from '../../secrets.js';
 
 export const TABLE = 'sre_alert_sources';
@@ -47,7 +47,7 @@ function toDomain(row: Row): AlertSource {
   };
 }
 
-export async function listSources(f: { kind?: SourceKind; enabled?: boolean; since?: string; until?: string; limit: number; offset: number }): Promise<Page<AlertSource>> {
+export async function listSources(f: { kind?: SourceKind; enabled?: boolean; since?: string; until?: string; limit: number; offset: number }): Promise<OffsetPage<AlertSource>> {
   const q = db()<Row>(TABLE).select('*');
   if (f.kind) q.where('kind', f.kind);
   if (f.enabled !== undefined) q.where('enabled', f.enabled);

@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { containsPattern, db, preparedStatement } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import { paged, type Page } from '../listing.js';
+import { paged, type OffsetPage } from '../listing.js';
 import type { NormalizedAlert } from './payloads.js';
 import { silencedBySql, silencedPredicate } from '../silences/silence.store.js';
 
@@ -105,7 +105,7 @@ export interface AlertFilter {
 }
 
 /** Alerts, newest activity first; `source` is "kind/name", a name or a source id. */
-export async function listAlerts(f: AlertFilter): Promise<Page<AlertInstance>> {
+export async function listAlerts(f: AlertFilter): Promise<OffsetPage<AlertInstance>> {
   const q = selectAlerts(db());
   if (f.status?.length) q.whereIn('a.status', f.status);
   if (f.severity?.length) q.whereIn('a.severity', f.severity);
@@ -167,7 +167,7 @@ const historyToDomain = (r: HistoryRow) => ({
 export type AlertStateChange = ReturnType<typeof historyToDomain>;
 
 /** The state history of one alert instance, oldest first. */
-export async function alertHistory(id: string, page: { limit: number; offset: number; since?: string; until?: string }): Promise<Page<AlertStateChange>> {
+export async function alertHistory(id: string, page: { limit: number; offset: number; since?: string; until?: string }): Promise<OffsetPage<AlertStateChange>> {
   await getAlert(id);
   const q = db()<HistoryRow>(HISTORY).where({ alert_id: id }).select('*');
   return paged<HistoryRow, AlertStateChange>(q, { ...page, orderBy: 'at, created_at, id', timeColumn: 'at' }, historyToDomain);

@@ -55,10 +55,9 @@ function payloadIdIn(sourceId: string, bodyDigest: string, window: number): stri
  * ALERT_RETRY_WINDOW apart, makes this one a retry), and a Postgres advisory lock key per body, so
  * that two attempts written by concurrent transactions are checked one after the other. After
  * instead of only before: the API may enqueue a retry before the first attempt whose answer it gave
- * up on. Jobs without a digest (queued by an older API) are recognised within their window only.
+ * up on.
  */
-function retryOfAdjacentWindow(job: IngestJob): SameBody | undefined {
-  if (!job.body_digest) return undefined;
+function retryOfAdjacentWindow(job: IngestJob): SameBody {
   const window = windowOf(Date.parse(job.received_at));
   return {
     lockKey: BigInt.asIntN(64, BigInt(`0x${job.body_digest.slice(0, 16)}`)),
@@ -161,7 +160,7 @@ export function takeBatch(jobs: readonly IngestJob[]): number {
   for (const job of jobs.slice(0, maxBatch)) {
     if (job.source_id !== jobs[0]!.source_id || job.source !== jobs[0]!.source || ids.has(job.payload_id)) break;
     // A second attempt of a body goes to the next write, which sees whether the first one counted.
-    if (job.body_digest && bodies.has(job.body_digest)) break;
+    if (bodies.has(job.body_digest)) break;
     const own = new Map<string, string>();
     let mixed = false;
     for (const a of job.alerts) {
@@ -173,7 +172,7 @@ export function takeBatch(jobs: readonly IngestJob[]): number {
     for (const [fp, status] of own) if ((statuses.get(fp) ?? status) !== status) return taken;
     for (const [fp, status] of own) statuses.set(fp, status);
     ids.add(job.payload_id);
-    if (job.body_digest) bodies.add(job.body_digest);
+    bodies.add(job.body_digest);
     taken += 1;
   }
   return taken;

@@ -2,7 +2,7 @@
 import { db } from '../../db/index.js';
 import { NotFoundError } from '../../errors.js';
 import { conflictOnDuplicate } from '../conflicts.js';
-import { paged, type Page } from '../listing.js';
+import { paged, type OffsetPage } from '../listing.js';
 import type { Matcher } from '../automation/matchers.js';
 
 export const TABLE = 'sre_incident_rules';
@@ -35,7 +35,7 @@ export type IncidentRule = ReturnType<typeof toDomain>;
 
 const toRow = (input: Partial<IncidentRuleInput>) => ({ ...input, ...(input.matchers ? { matchers: JSON.stringify(input.matchers) } : {}) });
 
-export async function listRules(f: { enabled?: boolean; since?: string; until?: string; limit: number; offset: number }): Promise<Page<IncidentRule>> {
+export async function listRules(f: { enabled?: boolean; since?: string; until?: string; limit: number; offset: number }): Promise<OffsetPage<IncidentRule>> {
   const q = db()<Row>(TABLE).select('*');
   if (f.enabled !== undefined) q.where('enabled', f.enabled);
   return paged<Row, IncidentRule>(q, { ...f, orderBy: 'position, created_at, id', timeColumn: 'created_at' }, toDomain);

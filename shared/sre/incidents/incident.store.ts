@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import { paged, type Page } from '../listing.js';
+import { paged, type OffsetPage } from '../listing.js';
 
 export const TABLE = 'sre_incidents';
 export const TIMELINE = 'sre_incident_timeline';
@@ -120,7 +120,7 @@ export interface IncidentFilter {
   offset: number;
 }
 
-export async function listIncidents(f: IncidentFilter): Promise<Page<Incident>> {
+export async function listIncidents(f: IncidentFilter): Promise<OffsetPage<Incident>> {
   const q = selectIncidents(db());
   if (f.status?.length) q.whereIn('i.status', f.status);
   if (f.severity?.length) q.whereIn('i.severity', f.severity);
@@ -178,7 +178,7 @@ interface TimelineRow {
 const timelineToDomain = (r: TimelineRow) => ({ id: r.id, incident_id: r.incident_id, kind: r.kind, actor: r.actor, message: r.message, data: r.data, at: r.at.toISOString() });
 export type TimelineItem = ReturnType<typeof timelineToDomain>;
 
-export async function listTimeline(id: string, f: { kind?: TimelineKind[]; limit: number; offset: number; since?: string; until?: string }): Promise<Page<TimelineItem>> {
+export async function listTimeline(id: string, f: { kind?: TimelineKind[]; limit: number; offset: number; since?: string; until?: string }): Promise<OffsetPage<TimelineItem>> {
   await getIncident(id);
   const q = db()<TimelineRow>(TIMELINE).where({ incident_id: id }).select('*');
   if (f.kind?.length) q.whereIn('kind', f.kind);

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { db } from '../../db/index.js';
 import { NotFoundError } from '../../errors.js';
-import { paged, type Page } from '../listing.js';
+import { paged, type OffsetPage } from '../listing.js';
 import { publishSreEvent } from '../events.js';
 import { addTimeline, TimelineKind } from '../incidents/incident.store.js';
 
@@ -65,7 +65,7 @@ export interface ExecutionFilter {
   offset: number;
 }
 
-export async function listExecutions(f: ExecutionFilter): Promise<Page<Execution>> {
+export async function listExecutions(f: ExecutionFilter): Promise<OffsetPage<Execution>> {
   const q = selectExecutions(db());
   if (f.runbook_id) q.where('e.runbook_id', f.runbook_id);
   if (f.status?.length) q.whereIn('e.status', f.status);

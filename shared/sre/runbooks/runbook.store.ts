@@ -2,7 +2,7 @@
 import { db } from '../../db/index.js';
 import { NotFoundError } from '../../errors.js';
 import { conflictOnDuplicate } from '../conflicts.js';
-import { paged, type Page } from '../listing.js';
+import { paged, type OffsetPage } from '../listing.js';
 import type { Matcher } from '../automation/matchers.js';
 
 export const TABLE = 'sre_runbooks';
@@ -31,7 +31,7 @@ const toRow = (input: Partial<RunbookInput>) => ({
   ...(input.parameters ? { parameters: JSON.stringify(input.parameters) } : {}),
 });
 
-export async function listRunbooks(f: { enabled?: boolean; auto_trigger?: boolean; search?: string; since?: string; until?: string; limit: number; offset: number }): Promise<Page<Runbook>> {
+export async function listRunbooks(f: { enabled?: boolean; auto_trigger?: boolean; search?: string; since?: string; until?: string; limit: number; offset: number }): Promise<OffsetPage<Runbook>> {
   const q = db()<Row>(TABLE).select('*');
   if (f.enabled !== undefined) q.where('enabled', f.enabled);
   if (f.auto_trigger !== undefined) q.where('auto_trigger', f.auto_trigger);

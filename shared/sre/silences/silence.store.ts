@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { db } from '../../db/index.js';
-import { paged, type Page } from '../listing.js';
+import { paged, type OffsetPage } from '../listing.js';
 import { matchPredicate, type Matcher } from '../automation/matchers.js';
 
 const TABLE = 'sre_silences';
@@ -99,7 +99,7 @@ export interface SilenceFilter {
 }
 
 /** Silences, newest first; `state` filters on the computed state. */
-export async function listSilences(f: SilenceFilter, k: Knex = db()): Promise<Page<Silence>> {
+export async function listSilences(f: SilenceFilter, k: Knex = db()): Promise<OffsetPage<Silence>> {
   const q = selectSilences(k);
   if (f.state?.length) q.whereRaw(`${stateSql} = any(?::text[])`, [f.state]);
   return paged<Row, Silence>(q, { ...f, orderBy: 's.created_at desc, s.id', timeColumn: 's.created_at' }, toDomain);

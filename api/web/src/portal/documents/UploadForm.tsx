@@ -22,12 +22,15 @@ export function UploadForm() {
     if (!file) return setError({ title: 'Choose a file', status: 400, errors: [{ path: 'body.file', message: 'Choose a file to upload' }] });
     setBusy(true);
     setError(null);
-    const form = new FormData();
-    if (category.trim()) form.append('category', category.trim());
-    if (tags.length) form.append('tags', tags.join(','));
-    form.append('file', file);
-    // The route documents no JSON body: it reads multipart itself (streamed, size-limited).
-    const { data, error: failed } = await fetchClient.POST('/api/portal/documents', { body: form as never });
+    const { data, error: failed } = await fetchClient.POST('/api/portal/documents', {
+      body: { file, ...(category.trim() ? { category: category.trim() } : {}), ...(tags.length ? { tags: tags.join(',') } : {}) },
+      // The route reads multipart/form-data (streamed, size-limited), as its API reference declares.
+      bodySerializer: (body) => {
+        const form = new FormData();
+        for (const [name, value] of Object.entries(body)) form.append(name, value);
+        return form;
+      },
+    });
     setBusy(false);
     if (failed) return setError(failed);
     notifications.show({ message: `${data.filename} uploaded; indexing…` });

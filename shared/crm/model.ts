@@ -142,7 +142,6 @@ export const opportunity = z
   .openapi('Opportunity');
 export type Opportunity = z.infer<typeof opportunity>;
 
-export const accountDetail = account.extend({ opportunities: z.array(opportunity) }).openapi('AccountDetail');
 
 export const stage = z.object({ id: uuid(), name: z.string(), position: z.number().int(), probability: z.number().int() }).openapi('PipelineStage');
 export const pipeline = z

@@ -1,6 +1,9 @@
-/** Request and response schemas of the portal (spec 002 § Portal data resources), shared by routes, stores and the job. */
+/**
+ * The portal's records as zod schemas (spec 002 § Portal data resources), their types inferred: what
+ * stores, tools, the job and the routes' responses share. Request schemas only routes use live beside
+ * their routes (api/portal/<resource>.schemas.ts).
+ */
 import { z } from '../zod.js';
-import { notificationPreferencesSchema } from '../users/profile.js';
 
 export const e164 = z.string().regex(/^\+[1-9][0-9]{1,14}$/, 'must be an E.164 phone number such as +14155550100');
 
@@ -11,37 +14,6 @@ export const timezoneSchema = z
   .refine((v) => v === 'UTC' || timezones.has(v), 'must be an IANA time zone name such as Europe/Paris')
   .openapi({ example: 'Europe/Paris' });
 
-export const profileUpdateSchema = z
-  .object({
-    timezone: timezoneSchema,
-    phone: e164.nullable().openapi({ description: 'null removes the number; a new one is proven first (POST /api/portal/profile/phone)' }),
-    notification_preferences: notificationPreferencesSchema,
-  })
-  .partial()
-  .strict();
-
-export const phoneCodeRequestSchema = z.object({ phone: e164.openapi({ description: 'the number to prove (E.164)' }) }).strict();
-export const phoneCodeSentSchema = z
-  .object({
-    status: z.literal('code_sent'),
-    phone: z.string(),
-    expires_at: z.string().openapi({ description: 'the code can be entered until then' }),
-  })
-  .openapi('PhoneCodeSent');
-export const phoneCodeVerifySchema = z.object({ code: z.string().regex(/^\d{6}$/, 'must be the 6 digits of the code') }).strict();
-
-const tag = z.string().trim().min(1).max(50);
-export const contactInput = z
-  .object({
-    name: z.string().trim().min(1, 'is required').max(200),
-    email: z.email().max(320).nullable().optional(),
-    phone: e164.nullable().optional(),
-    company: z.string().max(200).nullable().optional(),
-    tags: z.array(tag).max(30).default([]),
-    favorite: z.boolean().default(false),
-  })
-  .strict();
-export const contactUpdate = contactInput.partial().strict();
 export const contactSchema = z
   .object({
     contact_id: z.string(),
