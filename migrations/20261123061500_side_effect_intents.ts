@@ -1,4 +1,4 @@
-// Why: side effects happen at most once across job retries (issue 16 point 13). An agent turn (web
+// Why: side effects happen at most once across job retries. An agent turn (web
 // chat, messaging app, delegated run) records each model step and each tool call (intent before,
 // result after) so a retried turn replays them instead of acting again; a messaging-app send records
 // its intent (status `sending`, with the moment) before calling the provider, so a retry after a lost

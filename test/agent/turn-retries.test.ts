@@ -1,5 +1,5 @@
 /**
- * A retried agent turn does not repeat its tools' side effects (issue 16 point 13): the model (the
+ * A retried agent turn does not repeat its tools' side effects: the model (the
  * real openai client against the local OpenAI-format server) creates a lead with the CRM tool, then
  * fails on the next call more often than the client retries, so the BullMQ job fails and is retried.
  * The retry replays the recorded model answer and tool result: one lead, one TOOL_CALL/TOOL_RESULT,

@@ -6,7 +6,7 @@
  * again, so the measured load meets a cold process: the bench waits for /readyz 200, opens 1,000
  * SSE subscribers (every channel of every session) with the lean client of ./sse-subscriber.ts, and
  * publishes messages over HTTP open-loop. A message of one channel reaches the session's 3 other
- * channels. The first BENCH_COLD_SECONDS of load are printed apart from the rest (issue 18 point 4).
+ * channels. The first BENCH_COLD_SECONDS of load are printed apart from the rest.
  *
  * nchan (./nchan.ts): nginx + nchan with Redis storage, worker_processes 2 (the machine's 2 cores, and
  * switchboard's 2 role processes); the same 1,000 subscribers, client, message bodies and open-loop

@@ -1,5 +1,5 @@
 /**
- * Second by second over the first seconds of a load (bench:sessions' cold start, issue 18 point 4):
+ * Second by second over the first seconds of a load (bench:sessions' cold start):
  * where a tail comes from shows in which second it happens and what the processes did then. Each
  * second: CPU of the API, the worker and this run's Postgres backends, how many backends there
  * are, Redis' client count, the API's event-loop delay (its /metrics; prom-client resets the

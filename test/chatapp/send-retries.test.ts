@@ -1,5 +1,5 @@
 /**
- * A messaging-app send whose answer is lost is not sent twice (issue 16 point 13): the local provider
+ * A messaging-app send whose answer is lost is not sent twice: the local provider
  * accepts the message but answers after the client's timeout; the retried job finds the message at
  * the provider (Messages list by To and From, same body, created since the first attempt) and
  * records its id instead of sending again.

@@ -1,5 +1,5 @@
 /**
- * npm run dev as root in a private checkout (issue 16 point 15): the postgres user cannot run the
+ * npm run dev as root in a private checkout: the postgres user cannot run the
  * embedded binaries there, so they are copied to a reachable directory and the server starts from it.
  * Runs as root only (the situation cannot arise otherwise).
  */

@@ -1,5 +1,5 @@
 /**
- * Dependency outages (issue 16 points 10 and 12): what a failing Redis or PostgreSQL looks like to a
+ * Dependency outages: what a failing Redis or PostgreSQL looks like to a
  * client (503 problem+json with Retry-After, within the bounds), and the start-up check of Redis'
  * durability against real redis-server processes.
  */

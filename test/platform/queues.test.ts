@@ -130,7 +130,7 @@ describe('scheduler', () => {
       expect(jobOptions(jobDefinitions[name], { slot }).jobId).toBe(`${name}-${Date.parse(slot) / 1000}`);
     }
     const incident_id = '0b6a1f7e-3c1d-4c55-9b8e-2f0d6f1e9a10';
-    // One ticket job per incident, whoever enqueues it: a tick adds nothing while the first still retries (issue 16.13).
+    // One ticket job per incident, whoever enqueues it: a tick adds nothing while the first still retries.
     expect(jobOptions(jobDefinitions['sre.incident-ticket'], { incident_id, slot }).jobId).toBe(`incident-ticket-${incident_id}`);
     expect(jobOptions(jobDefinitions['sre.incident-ticket'], { incident_id }).jobId).toBe(`incident-ticket-${incident_id}`);
   });

@@ -1,5 +1,5 @@
 /**
- * Session lifecycle at the edges (issue 16 point 14): a replaced or swept session ends its
+ * Session lifecycle at the edges: a replaced or swept session ends its
  * interactions with CHANNEL_LEFT; joining refreshes last_activity; a session past its window
  * cannot be revived by joining it before the sweep runs.
  */

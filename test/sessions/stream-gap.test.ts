@@ -1,5 +1,5 @@
 /**
- * Live events the bus lost (issue 16 point 9): sequences of a session are contiguous, so a stream
+ * Live events the bus lost: sequences of a session are contiguous, so a stream
  * that receives an event beyond the next one fills the gap from Postgres before writing it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

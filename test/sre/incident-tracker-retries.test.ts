@@ -1,5 +1,5 @@
 /**
- * A tracker issue is created once even when GitLab's answer is lost (issue 16 point 13): the local
+ * A tracker issue is created once even when GitLab's answer is lost: the local
  * GitLab creates the issue and then answers 502, as a proxy does when GitLab was slow. The client does
  * not repeat the POST by itself (gitbeaker would, up to 10 times); the job's retry looks the issue up
  * by the incident's marker and links it.
