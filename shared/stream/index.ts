@@ -7,8 +7,10 @@
  * each running one job at a time across every worker process, the lanes side by side in whichever
  * processes are free. Requests that reach an API process while its previous add to the same lane is
  * under way go together as one `stream.deliver` job (enqueue.ts): no timer, so an idle lane adds at
- * once and a busy one pays the queue's cost per group. The job writes its sessions' messages in one
- * statement (history rows, sequences, last_activity, audit rows, trim), then PUBLISHes each event on
+ * once and a busy one pays the queue's cost per group. A lane job also takes the jobs waiting behind
+ * it on its lane (none of them can start meanwhile) and removes them once written (persist.ts). It
+ * writes its sessions' messages in one statement (history rows, sequences, last_activity, audit
+ * rows, trim), then PUBLISHes each event on
  * `session:{id}:events` (persist.ts). Every API process holds one Redis subscriber and writes each
  * event to its SSE streams of that session (api/stream/).
  *

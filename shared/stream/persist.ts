@@ -19,7 +19,8 @@ import { appendStreamEvent, eventSequence } from '../sessions/events.store.js';
 import { appendMessages, type AppendMessage } from '../sessions/messages.store.js';
 import { appendMessageOnce, type KeyedAppendOutcome } from './idempotency.js';
 import { drainRest, holdIfParked, park, parkedHead, removeParkedHead } from './parked.js';
-import { streamEventSchema, type StreamEvent } from './schemas.js';
+import { deliverSchema, maxEventsPerJob, streamEventSchema, type StreamEvent } from './schemas.js';
+import { queue } from '../queues.js';
 
 type MessageEvent = Extract<StreamEvent, { kind: 'message' }>;
 type OtherEvent = Extract<StreamEvent, { kind: 'event' }>;
@@ -212,6 +213,32 @@ export async function deliverLaneJob(events: StreamEvent[]): Promise<{ published
     pending = pending.filter((p) => p.runs.length);
   }
   return { published, parked };
+}
+
+/**
+ * A lane job's run: its own events and those of the jobs waiting behind it on its lane (oldest
+ * first, up to maxEventsPerJob in all), written together; the jobs taken along are then removed.
+ * While a lane job runs no other job of its lane can start (the lane's global concurrency is 1), so
+ * the waiting ones are safe to take; one that is gone or started by then is left to its own run,
+ * which writes nothing twice (events carry their ids), as does a rerun after a crash between the
+ * write and the removal.
+ */
+export async function deliverLaneRun(events: StreamEvent[], job: Job): Promise<{ published: number; parked: number; jobs: number }> {
+  const lane = queue(job.queueName);
+  const behind: Job[] = [];
+  let total = events.length;
+  for (const next of await lane.getJobs(['wait'], 0, maxEventsPerJob - 1, true)) {
+    if (next.id === job.id) continue;
+    const parsed = next.name === job.name ? deliverSchema.safeParse(next.data) : undefined;
+    if (!parsed?.success) break;
+    if (total + parsed.data.events.length > maxEventsPerJob) break;
+    total += parsed.data.events.length;
+    events = events.concat(parsed.data.events);
+    behind.push(next);
+  }
+  const outcome = await deliverLaneJob(events);
+  await Promise.all(behind.map((taken) => taken.remove().catch(() => undefined)));
+  return { ...outcome, jobs: 1 + behind.length };
 }
 
 const setAside = new client.Counter({

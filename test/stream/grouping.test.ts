@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { enqueueOnLane } from '../../shared/stream/enqueue.js';
-import { deliverLaneJob } from '../../shared/stream/persist.js';
+import { deliverLaneJob, deliverLaneRun } from '../../shared/stream/persist.js';
 import type { StreamEvent } from '../../shared/stream/schemas.js';
 import { queue } from '../../shared/queues.js';
 import { db } from '../../shared/db/index.js';
@@ -74,5 +74,23 @@ describe('grouping on a lane', () => {
     expect(stored.filter((m) => m.session_id === other).map((m) => m.content)).toEqual(['o1']);
     expect(stored.filter((m) => m.session_id === broken)).toEqual([]);
     expect(JSON.parse((await parkedHead(broken))!).content).toBe('nul \u0000 inside');
+  });
+
+  it('a lane job takes along the jobs waiting behind it: one write for all, those jobs removed, each session in order', async () => {
+    const lane = queue('stream-lane-0');
+    await lane.obliterate({ force: true });
+    const [a, b] = [await newLiveSession(), await newLiveSession()];
+    // Three jobs on the lane (no worker runs here): the first alone, then a group, then another.
+    await enqueueOnLane([message(a, 'a1')]);
+    await Promise.all([enqueueOnLane([message(b, 'b1')]), enqueueOnLane([message(a, 'a2')]), enqueueOnLane([message(b, 'b2')])]);
+    await enqueueOnLane([message(a, 'a3')]);
+    const [first, ...behind] = await lane.getJobs(['wait'], 0, -1, true);
+    expect(behind.length).toBeGreaterThan(0);
+    expect(await deliverLaneRun(first!.data.events, first!)).toEqual({ published: 5, parked: 0, jobs: 1 + behind.length });
+    const stored = await db()('session_messages').whereIn('session_id', [a, b]).orderBy(['session_id', 'sequence']).select('session_id', 'content');
+    expect(stored.filter((m) => m.session_id === a).map((m) => m.content)).toEqual(['a1', 'a2', 'a3']);
+    expect(stored.filter((m) => m.session_id === b).map((m) => m.content)).toEqual(['b1', 'b2']);
+    // The jobs taken along are gone; the first is left to BullMQ, whose job it is.
+    expect((await lane.getJobs(['wait'], 0, -1, true)).map((j) => j.id)).toEqual([first!.id]);
   });
 });

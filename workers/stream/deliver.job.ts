@@ -1,5 +1,5 @@
-/** stream.deliver: write then publish the events one request accepted into a session's stream (its lane's job). */
+/** stream.deliver: write then publish the events of this lane job and of those waiting behind it (persist.ts, deliverLaneRun). */
 import type { JobHandler } from '../runner.js';
-import { deliverLaneJob } from '../../shared/stream/persist.js';
+import { deliverLaneRun } from '../../shared/stream/persist.js';
 
-export const deliverJob: JobHandler<'stream.deliver'> = (payload) => deliverLaneJob(payload.events);
+export const deliverJob: JobHandler<'stream.deliver'> = (payload, job) => deliverLaneRun(payload.events, job);
