@@ -209,7 +209,6 @@ export async function liveSessionInteractions(sessionId: string): Promise<string
   return row?.interaction_ids;
 }
 
-/** The last sequence of a session's stream (0 when empty or unknown): where a live-only stream starts. */
 /** Where each session of a user stands (last stream position, last channel), its rows locked (user erasure reads them before they go). */
 export async function sessionHeadsOfUser(trx: Knex.Transaction, userId: string): Promise<Array<{ session_id: string; last_seq: number; last_channel: string | null }>> {
   const rows = (await trx(SESSIONS)

@@ -215,10 +215,13 @@ export async function deliverLaneJob(events: StreamEvent[]): Promise<{ published
   return { published, parked };
 }
 
+/** Jobs a lane run reads from the head of its lane at most (each one read costs Redis work, taken or not). */
+const takeAlongJobs = 100;
+
 /**
  * A lane job's run: its own events and those of the jobs waiting behind it on its lane (oldest
- * first, up to maxEventsPerJob in all), written together; the jobs taken along are then removed.
- * While a lane job runs no other job of its lane can start (the lane's global concurrency is 1), so
+ * first, up to takeAlongJobs jobs and maxEventsPerJob events in all), written together; the jobs
+ * taken along are then removed. While a lane job runs no other job of its lane can start (the lane's global concurrency is 1), so
  * the waiting ones are safe to take; one that is gone or started by then is left to its own run,
  * which writes nothing twice (events carry their ids), as does a rerun after a crash between the
  * write and the removal.
@@ -227,7 +230,7 @@ export async function deliverLaneRun(events: StreamEvent[], job: Job): Promise<{
   const lane = queue(job.queueName);
   const behind: Job[] = [];
   let total = events.length;
-  for (const next of await lane.getJobs(['wait'], 0, maxEventsPerJob - 1, true)) {
+  for (const next of await lane.getJobs(['wait'], 0, takeAlongJobs - 1, true)) {
     if (next.id === job.id) continue;
     const parsed = next.name === job.name ? deliverSchema.safeParse(next.data) : undefined;
     if (!parsed?.success) break;

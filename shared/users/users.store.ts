@@ -151,10 +151,6 @@ export async function insertSignedInUser(trx: Knex.Transaction, subject: string,
   return created!.user_id;
 }
 
-/** The user id of a provider subject, if that person has signed in. */
-export async function userIdOfSubject(subject: string): Promise<string | undefined> {
-  return ((await db()(TABLE).select('user_id').where({ idp_subject: subject }).first()) as { user_id: string } | undefined)?.user_id;
-}
 export interface UserChanges {
   display_name?: string | null;
   phone_number?: string;
