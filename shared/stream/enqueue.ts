@@ -6,7 +6,8 @@
  * the order they were handed over.
  */
 import { enqueue, queueOfJob } from '../queues.js';
-import { maxEventsPerJob, streamEventSchema, type StreamEvent } from './schemas.js';
+import { ZodError } from 'zod';
+import { maxEventsPerJob, type StreamEvent } from './schemas.js';
 
 /** Message text one job carries at most (besides a request bigger than that, which goes alone). */
 const maxContentPerJob = 1 << 20;
@@ -46,7 +47,9 @@ async function addWaiting(lane: string, state: { waiting: Waiting[]; adding: boo
         await enqueue('stream.deliver', { events: group.flatMap((w) => w.events) });
         for (const w of group) w.added();
       } catch (err) {
-        for (const w of group) w.failed(err);
+        if (!(err instanceof ZodError) || group.length === 1) for (const w of group) w.failed(err);
+        // A request the job schema refuses fails the group's add: each is added alone, so only it is refused.
+        else for (const w of group) await enqueue('stream.deliver', { events: w.events }).then(w.added, w.failed);
       }
     }
   } finally {
@@ -57,11 +60,10 @@ async function addWaiting(lane: string, state: { waiting: Waiting[]; adding: boo
 
 /**
  * Hands a request's events (one session's, in order) to their lane before it returns; resolves once
- * they are in the queue, rejects when the add failed (nothing of them was enqueued). Events are
- * checked here, alone, so a request the job schema refuses never fails the others of its group.
+ * they are in the queue, rejects when the add failed (nothing of them was enqueued). The job schema
+ * checks them with their group's; a request it refuses never fails the others of its group.
  */
 export async function enqueueOnLane(events: StreamEvent[]): Promise<void> {
-  for (const e of events) streamEventSchema.parse(e);
   const lane = queueOfJob('stream.deliver', { events });
   const state = lanes.get(lane) ?? { waiting: [], adding: false };
   lanes.set(lane, state);
