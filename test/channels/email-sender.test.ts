@@ -119,6 +119,9 @@ describe('Authentication-Results (RFC 8601)', () => {
     // Another hop's header above ours does not hide ours; ours above a forged one wins.
     expect(verdict([`relay.corp.example; dmarc=none`, `${MX}; dmarc=pass`])).toMatchObject({ ok: true });
     expect(verdict([`${MX}; dmarc=fail`, `${MX}; dmarc=pass`])).toMatchObject({ ok: false });
+    // Ours on top but broken (a value the sender chose opened a comment): refused, not the forged one below.
+    expect(verdict([`${MX}; dmarc=fail header.from=corp.example (`, `${MX}; dmarc=pass`])).toEqual({ ok: false, reason: `the Authentication-Results from ${MX} does not parse (RFC 8601)` });
+    expect(verdict([`${MX}.attacker.example (; dmarc=pass`, `${MX}; dmarc=pass`])).toMatchObject({ ok: true });
     expect(senderVerdict([`${MX}; dmarc=pass`], MX, undefined)).toEqual({ ok: false, reason: 'the message has no From: address' });
   });
 });

@@ -127,8 +127,17 @@ export function senderVerdict(headers: string[], authservId: string, from: strin
   if (!from) return { ok: false, reason: 'the message has no From: address' };
   const fromDomain = domainOf(from);
   const wanted = authservId.toLowerCase();
-  const ours = headers.map(parseAuthenticationResults).find((h) => h?.authservId.toLowerCase() === wanted);
-  if (!ours) return { ok: false, reason: `no Authentication-Results from ${authservId}` };
+  // A header of ours that does not parse still takes the top place: a forged one below must not stand in for it.
+  const startsWithId = (value: string) => {
+    const v = value.trimStart().toLowerCase();
+    return v.startsWith(wanted) && /^[\s;(]/.test(v.slice(wanted.length));
+  };
+  const top = headers
+    .map((value) => ({ value, parsed: parseAuthenticationResults(value) }))
+    .find(({ value, parsed }) => (parsed ? parsed.authservId.toLowerCase() === wanted : startsWithId(value)));
+  if (!top) return { ok: false, reason: `no Authentication-Results from ${authservId}` };
+  const ours = top.parsed;
+  if (!ours) return { ok: false, reason: `the Authentication-Results from ${authservId} does not parse (RFC 8601)` };
   const summary = ours.results.map((r) => `${r.method}=${r.result}`).join(' ') || 'none';
   const pass = (method: string) => ours.results.filter((r) => r.method === method && r.result === 'pass');
   if (pass('dmarc').some((r) => !r.props['header.from'] || domainOf(r.props['header.from']) === fromDomain)) return { ok: true, by: 'dmarc', authservId: ours.authservId };
