@@ -140,11 +140,11 @@ describe('a mail forged as an SRE', () => {
       const { messageId, raw } = message(name, headers);
       const answer = await deliver(raw, 'mallory@attacker.example');
       const row = await db()('channel_messages').where({ channel: 'email', direction: 'inbound' }).whereRaw(`payload->>'message_id' = ?`, [messageId]).first();
-      transcript.push({ forgery: name, smtp: `${answer.code} ${answer.text}`, recorded: row && { status: row.status, error: row.error, from: row.remote_address } });
+      transcript.push({ forgery: name, smtp: answer.text, recorded: row && { status: row.status, error: row.error, from: row.remote_address } });
     }
     const refused = (reason: string) => ({ status: 'refused', error: `sender not authenticated: ${reason}`, from: 'pat@corp.example' });
     const notAligned = (results: string) => refused(`${MX} shows no dmarc=pass and no dkim=pass aligned with corp.example (${results})`);
-    const smtp550 = expect.stringMatching(new RegExp(`^550 .*${NOT_AUTHENTICATED.replace(/[().:]/g, '\\$&')}`));
+    const smtp550 = `550 ${NOT_AUTHENTICATED}`;
     expect(transcript).toEqual([
       { forgery: 'SpfPassDmarcFail', smtp: smtp550, recorded: notAligned('spf=pass dkim=pass dmarc=fail') },
       { forgery: 'LookAlikeId', smtp: smtp550, recorded: refused(`no Authentication-Results from ${MX}`) },
