@@ -3,6 +3,7 @@
  * Each variable carries a one-line description (also the source of `.env.example`) and its default.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const bool = (fallback: boolean) =>
@@ -13,6 +14,13 @@ const bool = (fallback: boolean) =>
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const optionalUrl = z.url().optional();
 const optionalText = z.string().min(1).optional();
+
+/** An IP address, or a CIDR range (address/prefix length). */
+const relayEntry = (entry: string) => {
+  const [address = '', bits, ...more] = entry.split('/');
+  const family = isIP(address);
+  return family !== 0 && !more.length && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
+};
 
 /** An interval in Postgres syntax ("30 minutes", "24 hours", "7 days", "1 day 2 hours"). */
 export const intervalPattern =
@@ -106,8 +114,10 @@ export const variables = {
   EMAIL_SMTP_URL: [optionalUrl, 'email channel: outgoing SMTP server, smtp://user:password@host:587 or smtps://…:465'],
   EMAIL_LISTEN_PORT: [int(2525, 0), 'email channel: port of the inbound SMTP listener (email role; put it behind the MX that checks SPF/DKIM)'],
   EMAIL_LISTEN_HOST: [z.string().default('127.0.0.1'), 'email channel: address the inbound SMTP listener binds to'],
-  EMAIL_TRUSTED_AUTHSERV_ID: [z.string().min(1).optional(), 'email channel: authserv-id of the MX in front of the listener (e.g. mx.example.com); when set, a message needs its Authentication-Results with dmarc, dkim or spf pass, or it is refused (forged senders)'],
-  EMAIL_MAX_BYTES: [int(10 * 1024 * 1024, 1024), 'email channel: largest inbound message the SMTP listener accepts (SIZE); larger ones are refused with 552'],
+  EMAIL_TRUSTED_AUTHSERV_ID: [z.string().min(1).optional(), 'email channel: authserv-id of the MX in front of the listener (e.g. mx.example.com); a message counts only when the top-most Authentication-Results of exactly this id shows dmarc=pass, or dkim=pass for a domain aligned with From:; others are recorded and refused (550). Required in production'],
+  EMAIL_RELAYS: [z.string().refine((v) => v.split(',').every((e) => relayEntry(e.trim())), 'must be comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.5,10.1.0.0/16)').optional(), 'email channel: IP addresses or CIDR ranges (comma-separated) of the MX and relays that may deliver to the SMTP listener; any other host is refused at connect (554). Unset: any host (development only; required in production)'],
+  EMAIL_MAX_BYTES: [int(10 * 1024 * 1024, 1024), 'email channel: largest inbound message the SMTP listener accepts (SIZE); past it the rest of the DATA is read and dropped (memory stays flat) and the message is refused with 552'],
+  EMAIL_MAX_CLIENTS: [int(20, 1), 'email channel: SMTP connections the listener serves at once; one more is told 421 (try again later)'],
 
   LLM_PROVIDER: [z.enum(['none', 'openai']).default('none'), 'language model provider: none (fixed answer) or openai (any OpenAI-compatible endpoint)'],
   LLM_API_KEY: [z.string().default(''), 'API key of the language model provider'],
@@ -189,6 +199,8 @@ export const variables = {
   LIMIT_PHONE_CODE_ATTEMPTS: [int(5, 0), 'phone verification codes one person may enter per PHONE_CODE_TTL_MINUTES, right or wrong (POST /api/portal/profile/phone/verify) (0 = no limit)'],
   PHONE_CODE_TTL_MINUTES: [int(10, 1), 'how long a phone verification code can be entered; it works once'],
   LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE: [int(1200, 0), 'messages and events published into one session per minute (0 = no limit)'],
+  LIMIT_EMAIL_CONNECTIONS_PER_MINUTE: [int(120, 0), 'SMTP connections one address may open to the email listener per minute; more are told 421 (0 = no limit)'],
+  LIMIT_EMAIL_MESSAGES_PER_SENDER_PER_HOUR: [int(30, 0), 'email messages one From: address may deliver per hour; more are told 451 (the relay retries later), which also breaks mail loops (0 = no limit)'],
   LIMIT_PUBLISHES_PER_KEY_PER_MINUTE: [int(600000, 0), 'messages and events one API key (or person) publishes per minute over all sessions (0 = no limit)'],
   // --- npm run dev: the local Prometheus and Alertmanager it starts when their Debian packages are installed
   DEV_MONITORING: [bool(true), 'npm run dev: start a local Prometheus and Alertmanager (Debian prometheus, prometheus-alertmanager) wired to the platform when METRICS_URL is unset'],
@@ -413,7 +425,7 @@ function nested(env: Env) {
       sms: { from: env.SMS_FROM_NUMBER },
       voice: { welcomeGreeting: env.VOICE_WELCOME_GREETING, unknownCallerMessage: env.VOICE_UNKNOWN_CALLER_MESSAGE },
       slack: { signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL },
-      email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID },
+      email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID, relays: env.EMAIL_RELAYS?.split(',').map((r) => r.trim()).filter(Boolean), maxClients: env.EMAIL_MAX_CLIENTS },
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
     tools: {
@@ -462,6 +474,8 @@ function nested(env: Env) {
       publishesPerKeyPerMinute: env.LIMIT_PUBLISHES_PER_KEY_PER_MINUTE,
       phoneCodesPerHour: env.LIMIT_PHONE_CODES_PER_HOUR,
       phoneCodeAttempts: env.LIMIT_PHONE_CODE_ATTEMPTS,
+      emailConnectionsPerMinute: env.LIMIT_EMAIL_CONNECTIONS_PER_MINUTE,
+      emailMessagesPerSenderPerHour: env.LIMIT_EMAIL_MESSAGES_PER_SENDER_PER_HOUR,
     },
     phoneCodeTtlMinutes: env.PHONE_CODE_TTL_MINUTES,
     toolServer: {

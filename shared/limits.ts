@@ -23,6 +23,8 @@ const definitions = {
   keyPublishes: { points: (l: Limits) => l.publishesPerKeyPerMinute, seconds: 60, what: 'publishes per minute by one caller (LIMIT_PUBLISHES_PER_KEY_PER_MINUTE)' },
   phoneCodes: { points: (l: Limits) => l.phoneCodesPerHour, seconds: 3600, what: 'phone verification codes per hour (LIMIT_PHONE_CODES_PER_HOUR)' },
   phoneCodeAttempts: { points: (l: Limits) => l.phoneCodeAttempts, seconds: () => config().phoneCodeTtlMinutes * 60, what: 'phone verification code attempts (LIMIT_PHONE_CODE_ATTEMPTS per PHONE_CODE_TTL_MINUTES)' },
+  emailConnections: { points: (l: Limits) => l.emailConnectionsPerMinute, seconds: 60, what: 'SMTP connections per minute from one address (LIMIT_EMAIL_CONNECTIONS_PER_MINUTE)' },
+  emailMessagesPerSender: { points: (l: Limits) => l.emailMessagesPerSenderPerHour, seconds: 3600, what: 'email messages per hour from one sender (LIMIT_EMAIL_MESSAGES_PER_SENDER_PER_HOUR)' },
 } as const;
 export type LimitName = keyof typeof definitions;
 

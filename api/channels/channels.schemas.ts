@@ -15,7 +15,7 @@ export const channelMessageSchema = z
     session_id: uuid().nullable(),
     interaction_id: uuid().nullable(),
     body: z.string().nullable(),
-    status: z.enum(['received', 'processed', 'queued', 'sending', 'sent', 'failed', 'suppressed']),
+    status: z.enum(['received', 'processed', 'refused', 'queued', 'sending', 'sent', 'failed', 'suppressed']),
     reply_to: uuid().nullable(),
     attempts: z.number().int(),
     error: z.string().nullable(),

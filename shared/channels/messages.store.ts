@@ -4,7 +4,8 @@ import { db } from '../db/index.js';
 
 export const TABLE = 'channel_messages';
 
-export type MessageStatus = 'received' | 'processed' | 'queued' | 'sending' | 'sent' | 'failed' | 'suppressed';
+/** `refused`: an inbound message recorded with the reason (`error`) it was not accepted; it is never processed. */
+export type MessageStatus = 'received' | 'processed' | 'refused' | 'queued' | 'sending' | 'sent' | 'failed' | 'suppressed';
 
 /** A stored channel message (timestamps as dates; the API lists them as ISO text). */
 export interface ChannelMessage {
@@ -47,6 +48,8 @@ export interface NewInbound {
   body: string;
   payload: Record<string, unknown>;
   metadata?: Record<string, unknown>;
+  /** Refused: recorded with the reason, never queued for processing. */
+  refused?: string;
 }
 
 export interface NewOutbound {
@@ -67,8 +70,9 @@ const json = (v: unknown) => (v === undefined ? undefined : JSON.stringify(v));
 
 /** Records an inbound provider message unless the channel already holds its provider id; returns it and whether this call created it. */
 export async function insertInboundOnce(message: NewInbound, k: Knex = db()): Promise<{ message: ChannelMessage; created: boolean }> {
+  const { refused, ...fields } = message;
   const inserted = await k(TABLE)
-    .insert({ ...message, direction: 'inbound', status: 'received', payload: json(message.payload), metadata: json(message.metadata ?? {}) })
+    .insert({ ...fields, direction: 'inbound', status: refused ? 'refused' : 'received', error: refused ?? null, payload: json(message.payload), metadata: json(message.metadata ?? {}) })
     .onConflict(k.raw(`(channel, provider_message_id) where direction = 'inbound' and provider_message_id is not null`))
     .ignore()
     .returning(COLUMNS);

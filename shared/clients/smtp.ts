@@ -16,6 +16,8 @@ export interface OutgoingEmail {
   messageId: string;
   inReplyTo?: string;
   references?: string[];
+  /** An automatic answer: marked `Auto-Submitted: auto-replied` (RFC 3834), so other robots do not answer it. */
+  autoReplied?: boolean;
 }
 
 /** Sends one email; resolves with the Message-ID and the server's answer. */
@@ -29,6 +31,7 @@ export async function sendEmail(mail: OutgoingEmail): Promise<{ messageId: strin
     messageId: mail.messageId,
     ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}),
     ...(mail.references?.length ? { references: mail.references } : {}),
+    ...(mail.autoReplied ? { headers: { 'Auto-Submitted': 'auto-replied' } } : {}),
   });
   return { messageId: info.messageId ?? mail.messageId, response: String(info.response ?? '') };
 }

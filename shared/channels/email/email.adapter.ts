@@ -23,6 +23,8 @@ interface EmailMeta {
   references?: string[];
   message_id?: string;
   in_reply_to?: string;
+  /** Why RFC 3834 forbids answering it (auto-reply.ts), set by the listener. */
+  no_reply?: string;
 }
 
 export const emailAdapter: ChannelAdapter = {
@@ -30,6 +32,11 @@ export const emailAdapter: ChannelAdapter = {
   missingSettings: emailMissingSettings,
   findUser: (message) => findUserByEmail(message.remote_address),
   unknownSenderReply: null,
+  // Robots, lists, bounces and our own mail are recorded, not answered, and not given to the model (RFC 3834).
+  async intercept(message) {
+    const reason = (message.metadata as EmailMeta).no_reply;
+    return reason ? { outcome: `not answered (RFC 3834): ${reason}`, reply: null } : undefined;
+  },
   interactionRef: (message) => message.thread_ref!,
   publishMetadata: (message) => ({ message_id: message.provider_message_id, from: message.remote_address, subject: (message.metadata as EmailMeta).subject ?? '', thread: message.thread_ref }),
 
@@ -64,6 +71,7 @@ export const emailAdapter: ChannelAdapter = {
         messageId: meta.message_id!,
         inReplyTo: meta.in_reply_to,
         references: meta.references,
+        autoReplied: true,
       });
       return { provider_message_id: sent.messageId, metadata: { smtp_response: sent.response } };
     } catch (err) {

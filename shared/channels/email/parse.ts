@@ -17,9 +17,15 @@ export interface ParsedEmail {
   inReplyTo: string | undefined;
   /** The plain text (or the HTML's text), quoted history and signature stripped. */
   text: string;
-  /** Authentication-Results headers added by the receiving MX. */
+  /** The Authentication-Results header values, top-most first (the order the MXs prepended them in reverse). */
   authenticationResults: string[];
+  /** What RFC 3834 looks at before answering automatically: the first of each header, unfolded. */
+  autoReply: { autoSubmitted?: string; precedence?: string; listId?: string; returnPath?: string };
 }
+
+/** The unfolded values of one header field, in the message's order (top-most first). */
+const headerValues = (lines: ReadonlyArray<{ key: string; line: string }>, name: string) =>
+  lines.filter((l) => l.key === name).map((l) => l.line.slice(l.line.indexOf(':') + 1).replace(/\r?\n[ \t]/g, ' ').trim());
 
 const addresses = (field: AddressObject | AddressObject[] | undefined) =>
   (Array.isArray(field) ? field : field ? [field] : []).flatMap((a) => a.value.map((v) => v.address?.toLowerCase())).filter((a): a is string => Boolean(a));
@@ -50,7 +56,7 @@ export function stripQuoted(text: string): string {
 export async function parseEmail(raw: Buffer): Promise<ParsedEmail> {
   const mail = await mailparser().simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
   const refs = typeof mail.references === 'string' ? [mail.references] : (mail.references ?? []);
-  const auth = mail.headers.get('authentication-results');
+  const first = (name: string) => headerValues(mail.headerLines, name)[0];
   return {
     messageId: mail.messageId ?? `<${createHash('sha256').update(raw).digest('hex')}@no-message-id>`,
     from: addresses(mail.from)[0],
@@ -59,7 +65,8 @@ export async function parseEmail(raw: Buffer): Promise<ParsedEmail> {
     references: refs,
     inReplyTo: mail.inReplyTo,
     text: stripQuoted(mail.text ?? ''),
-    authenticationResults: (Array.isArray(auth) ? auth : auth ? [auth] : []).map(String),
+    authenticationResults: headerValues(mail.headerLines, 'authentication-results'),
+    autoReply: { autoSubmitted: first('auto-submitted'), precedence: first('precedence'), listId: first('list-id'), returnPath: first('return-path') },
   };
 }
 
