@@ -43,3 +43,4 @@
  */
 export { acceptEvent, acceptMessage, appendHistory, enqueueAndAwait, isFinalEvent, publishSessionClosed, waitForPublished } from './accept.js';
 export type { AcceptOptions, EventAcceptance, Publication } from './accept.js';
+export { forgetPublishable } from './publishable.js';
