@@ -16,7 +16,7 @@ import { onBusReconnect, publishMessage, subscribeChannel } from '../bus.js';
 import { config } from '../config.js';
 import { NotFoundError } from '../errors.js';
 import { logger } from '../logger.js';
-import { closedSessionConflict, publishableState } from '../sessions/sessions.store.js';
+import { closedSessionConflict, liveSessionInteractions, publishableState } from '../sessions/sessions.store.js';
 
 /** The bus channel on which processes hear of sessions that no longer take publishes (JSON array of ids). */
 const unpublishableChannel = 'sessions:unpublishable';
@@ -92,6 +92,21 @@ export async function assertPublishable(sessionId: string, interactionId: string
   const interactions = cache!.get(sessionId) ?? new Set<string>();
   if (interactionId) interactions.add(interactionId);
   cache!.set(sessionId, interactions);
+}
+
+/**
+ * Fills the cache for a session a channel has just opened a stream of, with all its interactions:
+ * channels stream a session before they publish into it, so their first messages then cost
+ * Postgres nothing either (after a restart, every session's first message would otherwise ask at once).
+ */
+export async function primePublishable(sessionId: string): Promise<void> {
+  if (!sessionsCache() || !(await listen())) return;
+  const seen = invalidations;
+  const interactions = await liveSessionInteractions(sessionId);
+  if (!interactions || seen !== invalidations) return;
+  const known = cache!.get(sessionId) ?? new Set<string>();
+  for (const id of interactions) known.add(id);
+  cache!.set(sessionId, known);
 }
 
 /**

@@ -220,6 +220,8 @@ class Step {
   duplicates = 0;
   ownChannel = 0;
   rejected = 0;
+  /** Non-2xx answers by status (0: no answer). */
+  readonly refusals = new Map<number, number>();
   postLatencies: number[] = [];
   constructor(readonly id: number) {}
   receive(k: number, channel: string, from: string, sent: number, received: number) {
@@ -514,7 +516,10 @@ async function main() {
           const postStart = now();
           const status = await driver.publish(step.id, i);
           step.postLatencies.push(now() - postStart);
-          if (status < 200 || status >= 300) step.rejected++;
+          if (status < 200 || status >= 300) {
+            step.rejected++;
+            step.refusals.set(status, (step.refusals.get(status) ?? 0) + 1);
+          }
         });
         const expected = total * FANOUT;
         // Deliveries still under way: wait while they keep coming (at most 30 s).
@@ -547,7 +552,7 @@ async function main() {
         const mainGroups = Object.entries(cpuPerMessage).filter(([k]) => k !== 'load generator' && k !== 'other').reduce((s, [, v]) => s + v, 0);
         console.log(
           `${side.padEnd(14)} ${String(rate).padStart(5)} msg/s × ${SECONDS} s  ${line(all)}  delivered ${step.seen.size}/${expected}  lost ${lost}  POST non-2xx ${step.rejected}  ` +
-            `${held ? 'held' : 'FAILED'}   [load ${loadavg()}]`,
+            `${step.refusals.size ? `(${[...step.refusals].map(([k, v]) => `${v}× ${k || 'no answer'}`).join(', ')}) ` : ''}${held ? 'held' : 'FAILED'}   [load ${loadavg()}]`,
         );
         step.postLatencies.sort((a, b) => a - b);
         console.log(
