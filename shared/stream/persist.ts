@@ -101,7 +101,7 @@ async function persistMessages(run: MessageEvent[], k: Knex): Promise<Array<BusE
 async function refuse(events: Array<{ id: string; session_id: string }>): Promise<void> {
   if (!events.length) return;
   const sessionIds = [...new Set(events.map((e) => e.session_id))];
-  const states = new Map(await Promise.all(sessionIds.map(async (id) => [id, await publishableState(id, null)] as const)));
+  const states = new Map(await Promise.all(sessionIds.map(async (id) => [id, await publishableState(id)] as const)));
   await refuseEvents(events.map((e) => ({ ...e, reason: states.get(e.session_id) ? 'closed' : 'gone' })));
 }
 

@@ -16,7 +16,7 @@ import { onBusReconnect, publishMessage, subscribeChannel } from '../bus.js';
 import { config } from '../config.js';
 import { NotFoundError } from '../errors.js';
 import { logger } from '../logger.js';
-import { closedSessionConflict, liveSessionInteractions, publishableState } from '../sessions/sessions.store.js';
+import { closedSessionConflict, publishableState } from '../sessions/sessions.store.js';
 
 /** The bus channel on which processes hear of sessions that no longer take publishes (JSON array of ids). */
 const unpublishableChannel = 'sessions:unpublishable';
@@ -82,31 +82,28 @@ function listen(): Promise<boolean> {
 export async function assertPublishable(sessionId: string, interactionId: string | null): Promise<void> {
   const known = sessionsCache()?.get(sessionId);
   if (known && (interactionId === null || known.has(interactionId))) return;
-  const cacheable = sessionsCache() !== undefined && (await listen());
-  const seen = invalidations;
-  const row = await publishableState(sessionId, interactionId);
+  const row = await readAndRemember(sessionId);
   if (!row) throw new NotFoundError(`No session ${sessionId}.`);
   if (row.status === 'closed') throw closedSessionConflict(sessionId);
-  if (interactionId && !row.interaction_ok) throw new NotFoundError(`No interaction ${interactionId} in session ${sessionId}.`, [{ path: 'body.interaction_id', message: 'no such interaction in this session' }]);
-  if (!cacheable || seen !== invalidations) return;
-  const interactions = cache!.get(sessionId) ?? new Set<string>();
-  if (interactionId) interactions.add(interactionId);
-  cache!.set(sessionId, interactions);
+  if (interactionId && !row.interaction_ids.includes(interactionId)) throw new NotFoundError(`No interaction ${interactionId} in session ${sessionId}.`, [{ path: 'body.interaction_id', message: 'no such interaction in this session' }]);
+}
+
+/** Reads a session's state and, when it is live and nothing was invalidated meanwhile, caches it with all its interactions. */
+async function readAndRemember(sessionId: string): Promise<Awaited<ReturnType<typeof publishableState>>> {
+  const cacheable = sessionsCache() !== undefined && (await listen());
+  const seen = invalidations;
+  const row = await publishableState(sessionId);
+  if (row && row.status !== 'closed' && cacheable && seen === invalidations) cache!.set(sessionId, new Set(row.interaction_ids));
+  return row;
 }
 
 /**
- * Fills the cache for a session a channel has just opened a stream of, with all its interactions:
- * channels stream a session before they publish into it, so their first messages then cost
- * Postgres nothing either (after a restart, every session's first message would otherwise ask at once).
+ * Fills the cache for a session a channel has just opened a stream of: channels stream a session
+ * before they publish into it, so their first messages then cost Postgres nothing either (after a
+ * restart, every session's first message would otherwise ask at once).
  */
 export async function primePublishable(sessionId: string): Promise<void> {
-  if (!sessionsCache() || !(await listen())) return;
-  const seen = invalidations;
-  const interactions = await liveSessionInteractions(sessionId);
-  if (!interactions || seen !== invalidations) return;
-  const known = cache!.get(sessionId) ?? new Set<string>();
-  for (const id of interactions) known.add(id);
-  cache!.set(sessionId, known);
+  if (sessionsCache() && !cache!.has(sessionId)) await readAndRemember(sessionId);
 }
 
 /**

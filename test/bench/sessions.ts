@@ -183,7 +183,8 @@ function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string
 async function laneJobsDone(workerMetricsUrl: string | undefined): Promise<number | undefined> {
   if (!workerMetricsUrl) return undefined;
   const text = await fetch(workerMetricsUrl).then((r) => r.text(), () => '');
-  const counts = [...text.matchAll(/^switchboard_queue_job_duration_seconds_count\{[^}]*job="stream\.deliver"[^}]*\} (\d+)/gm)];
+  // The lane job is stream.deliver (sessions.deliver-batch before the stream had its room); its label job_name (job before).
+  const counts = [...text.matchAll(/^switchboard_queue_job_duration_seconds_count\{[^}]*job(?:_name)?="(?:stream\.deliver|sessions\.deliver-batch)"[^}]*\} (\d+)/gm)];
   return counts.length ? counts.reduce((sum, m) => sum + Number(m[1]), 0) : undefined;
 }
 
