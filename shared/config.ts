@@ -87,7 +87,8 @@ export const variables = {
   SESSION_EXPIRY_CRON: [z.string().default('* * * * *'), 'cron expression of the tick that closes expired sessions'],
   WEBCHAT_IDLE_SECONDS: [int(1800, 60), 'seconds without a message after which a web-chat interaction ends (checked by the expiry tick)'],
 
-  STREAM_LANES: [int(16, 1), 'lanes of the session stream (hash of the session id mod this): each runs one job at a time across all worker processes, lanes run in parallel; every process of a deployment must agree, change it only with the lanes drained (README)'],
+  STREAM_LANES: [int(1, 1), 'lanes of the session stream (hash of the session id mod this): each runs one job at a time across all worker processes, lanes run in parallel. One suits one machine; on a fleet about one per worker process (docs/performance.md). Every process of a deployment must agree; change it only with the lanes drained (README)'],
+  STREAM_SESSION_CACHE_MS: [int(60000, 0), 'longest an API process trusts its cached answer that a session is live (closes and erasures reach every process over the bus at once; this bounds a missed one); 0 = ask Postgres for every publish'],
   STREAM_LOCK_TIMEOUT_MS: [int(500, 1), 'longest a lane waits for a session row held by someone else before it parks that session (its events then wait, in order, on their own) and moves on'],
 
   CHATAPP_ACCOUNT_SID: [z.string().default(''), 'messaging-app provider account SID (Twilio)'],
@@ -401,7 +402,7 @@ function nested(env: Env) {
       expiryCron: env.SESSION_EXPIRY_CRON,
       webchatIdleSeconds: env.WEBCHAT_IDLE_SECONDS,
     },
-    stream: { lanes: env.STREAM_LANES, lockTimeoutMs: env.STREAM_LOCK_TIMEOUT_MS },
+    stream: { lanes: env.STREAM_LANES, lockTimeoutMs: env.STREAM_LOCK_TIMEOUT_MS, sessionCacheMs: env.STREAM_SESSION_CACHE_MS },
     chatapp: {
       accountSid: env.CHATAPP_ACCOUNT_SID,
       authToken: env.CHATAPP_AUTH_TOKEN,

@@ -30,14 +30,20 @@ export type LimitName = keyof typeof definitions;
 
 const limiters = new Map<LimitName, RateLimiterRedis>();
 
+const windowSeconds = (name: LimitName) => {
+  const seconds = definitions[name].seconds;
+  return typeof seconds === 'function' ? seconds() : seconds;
+};
+/** The Redis key prefix of a limit's counters (rate-limiter-flexible appends `:<key>`). */
+const keyPrefix = (name: LimitName) => `${config().queues.prefix}:limit:${name}`;
+
 function limiter(name: LimitName): RateLimiterRedis | undefined {
   const def = definitions[name];
   const points = def.points(config().limits);
   if (points <= 0) return undefined;
   let found = limiters.get(name);
   if (!found) {
-    const seconds = typeof def.seconds === 'function' ? def.seconds() : def.seconds;
-    found = new RateLimiterRedis({ storeClient: commandRedis('limits'), keyPrefix: `${config().queues.prefix}:limit:${name}`, points, duration: seconds });
+    found = new RateLimiterRedis({ storeClient: commandRedis('limits'), keyPrefix: keyPrefix(name), points, duration: windowSeconds(name) });
     limiters.set(name, found);
   }
   return found;
@@ -54,6 +60,70 @@ export async function takeLimit(name: LimitName, key: string, points = 1): Promi
     const retry = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
     throw new TooManyRequestsError(`Too many ${definitions[name].what}: at most ${l.points}; try again in ${retry} s.`, retry);
   }
+}
+
+/** One limit to take for a request of a group (takeLimitsTogether). */
+export interface LimitTake {
+  name: LimitName;
+  key: string;
+  points?: number;
+}
+
+/**
+ * Takes the points of many limits in one script (one round trip), in order, with the same counters
+ * and keys as takeLimit: KEYS are the counters, ARGV per key its points and window in seconds.
+ * Answers per key the points consumed and the milliseconds left of the window.
+ */
+const takeManyScript = `local out = {}
+for i, key in ipairs(KEYS) do
+  local points, seconds = tonumber(ARGV[2 * i - 1]), ARGV[2 * i]
+  redis.call('set', key, 0, 'EX', seconds, 'NX')
+  local consumed = redis.call('incrby', key, points)
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 then redis.call('expire', key, seconds); ttl = 1000 * seconds end
+  out[#out + 1] = consumed
+  out[#out + 1] = ttl
+end
+return out`;
+
+type LimitsRedis = ReturnType<typeof commandRedis> & { takeLimits(...keysAndArgs: Array<string | number>): Promise<number[]> };
+let scripted: LimitsRedis | undefined;
+function limitsRedis(): LimitsRedis {
+  const conn = commandRedis('limits');
+  if (scripted !== conn) {
+    conn.defineCommand('takeLimits', { lua: takeManyScript });
+    scripted = conn as LimitsRedis;
+  }
+  return scripted;
+}
+
+/**
+ * takeLimit for the requests of a group at once, in one round trip: per request (a list of limits),
+ * undefined when every limit had room, else the 429 of the first one over. Exact across processes:
+ * Redis counts each take in order, as one takeLimit each would.
+ */
+export async function takeLimitsTogether(requests: ReadonlyArray<readonly LimitTake[]>): Promise<Array<TooManyRequestsError | undefined>> {
+  const keys: string[] = [];
+  const args: number[] = [];
+  const taken: Array<{ request: number; name: LimitName; allowed: number }> = [];
+  requests.forEach((takes, request) => {
+    for (const { name, key, points = 1 } of takes) {
+      const allowed = definitions[name].points(config().limits);
+      if (allowed <= 0) continue;
+      keys.push(`${keyPrefix(name)}:${key}`);
+      args.push(points, windowSeconds(name));
+      taken.push({ request, name, allowed });
+    }
+  });
+  const refusals: Array<TooManyRequestsError | undefined> = requests.map(() => undefined);
+  if (!keys.length) return refusals;
+  const out = await limitsRedis().takeLimits(keys.length, ...keys, ...args);
+  taken.forEach(({ request, name, allowed }, i) => {
+    if (refusals[request] || out[2 * i]! <= allowed) return;
+    const retry = Math.max(1, Math.ceil(out[2 * i + 1]! / 1000));
+    refusals[request] = new TooManyRequestsError(`Too many ${definitions[name].what}: at most ${allowed}; try again in ${retry} s.`, retry);
+  });
+  return refusals;
 }
 
 /** Holds one of a limited number of slots for `key` (e.g. uploads in progress); call the result to give it back. */

@@ -1,6 +1,6 @@
 /** Session memory routes (spec 000): resolve, sessions, interactions, context, publishing and the SSE stream. */
 import type { Context } from 'koa';
-import { takeLimit } from '../../shared/limits.js';
+import type { LimitTake } from '../../shared/limits.js';
 import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
@@ -201,8 +201,7 @@ export function sessionRoutes(): ApiRouter {
       },
       errors: { 409: closed409, 429: 'Over LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE for this session or LIMIT_PUBLISHES_PER_KEY_PER_MINUTE for this caller (Retry-After)' },
       handler: async ({ params, body, headers }, ctx) => {
-        await limitPublish(params.session_id, ctx);
-        const result = await acceptMessage(params.session_id, body, { idempotencyKey: headers['idempotency-key'], waitMs: config().sessions.publishWaitMs });
+        const result = await acceptMessage(params.session_id, body, { idempotencyKey: headers['idempotency-key'], waitMs: config().sessions.publishWaitMs, limits: publishLimits(params.session_id, ctx) });
         ctx.status = result.message_published ? 200 : 202;
         if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
         return { success: true, session_id: result.session_id, message_published: result.message_published, message_id: result.message_id, sequence: result.sequence };
@@ -226,8 +225,7 @@ export function sessionRoutes(): ApiRouter {
       },
       errors: { 409: closed409, 429: 'Over LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE for this session or LIMIT_PUBLISHES_PER_KEY_PER_MINUTE for this caller (Retry-After)' },
       handler: async ({ params, body }, ctx) => {
-        await limitPublish(params.session_id, ctx);
-        const accepted = await acceptEvent(params.session_id, body, { waitMs: config().sessions.publishWaitMs });
+        const accepted = await acceptEvent(params.session_id, body, { waitMs: config().sessions.publishWaitMs, limits: publishLimits(params.session_id, ctx) });
         ctx.status = accepted.published ? 200 : 202;
         return { success: true, ...accepted };
       },
@@ -261,8 +259,11 @@ export function sessionRoutes(): ApiRouter {
     });
 }
 
-/** Publishes per session and per caller (key or person) per minute, over all API processes. */
-async function limitPublish(sessionId: string, ctx: Context): Promise<void> {
+/** Publishes per session and per caller (key or person) per minute, over all API processes: taken with the request's lane group. */
+function publishLimits(sessionId: string, ctx: Context): LimitTake[] {
   const caller = (ctx.state.apiKeyId as string | undefined) ?? `person:${(ctx.state.person as { subject?: string } | undefined)?.subject ?? ''}`;
-  await Promise.all([takeLimit('sessionPublishes', sessionId), takeLimit('keyPublishes', caller)]);
+  return [
+    { name: 'sessionPublishes', key: sessionId },
+    { name: 'keyPublishes', key: caller },
+  ];
 }

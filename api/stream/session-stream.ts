@@ -16,7 +16,7 @@ import { closedSessionConflict, streamHead } from '../../shared/sessions/session
 import { ValidationError } from '../../shared/errors.js';
 import { metricsRegistry, metricPrefix } from '../../shared/metrics.js';
 import { SseLifetime, startSseResponse, streamCaller } from './sse.js';
-import { isFinalEvent } from '../../shared/stream/index.js';
+import { isFinalEvent, primePublishable } from '../../shared/stream/index.js';
 import { holdSlot } from '../../shared/limits.js';
 
 /** Bytes a subscriber may have unsent before it is cut off. */
@@ -63,6 +63,8 @@ export async function serveSessionStream(
   // its own would only repeat SSE_MAX_STREAMS_PER_KEY; the slot goes back when the response closes.
   const release = await holdSlot('streams', session.user_id);
   ctx.res.once('close', () => void release());
+  // Its channel will publish next: the session check of those messages is then answered from the cache.
+  if (!closed) primePublishable(session.session_id).catch(() => undefined);
   await streamSession(ctx, session.session_id, channel, lastEventId, closed);
 }
 

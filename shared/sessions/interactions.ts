@@ -13,7 +13,7 @@ import {
   countActiveInteractions, endActiveInteractions, endInteraction, insertInteraction, interactionSessionId, lockInteraction, timedOutInteractions, type NewInteraction,
 } from './sessions.store.js';
 import { interactionMessages } from './messages.store.js';
-import { acceptEvent, appendHistory } from '../stream/index.js';
+import { acceptEvent, appendHistory, forgetPublishable } from '../stream/index.js';
 import type { Channel, ClosedInteraction, HistoryMessage, Interaction } from './schemas.js';
 
 /** Audit rows of interactions that ended with their session. */
@@ -56,6 +56,7 @@ export async function startInteraction(sessionId: string, input: NewInteraction)
     return { kind: 'joined' as const, row };
   });
   if (outcome.kind === 'expired') {
+    await forgetPublishable([sessionId]);
     await announceLeft(outcome.ended);
     throw closedSessionConflict(sessionId);
   }

@@ -16,7 +16,7 @@ import {
 import { closeExpiredSessions } from './expire-sessions.sql.js';
 import { announceLeft, endedAudit } from './interactions.js';
 import { lockUser } from '../users/users.store.js';
-import { publishSessionClosed } from '../stream/index.js';
+import { forgetPublishable, publishSessionClosed } from '../stream/index.js';
 import { channelSchema, type Channel } from './schemas.js';
 import { queueSummaries } from './summary.js';
 
@@ -67,6 +67,7 @@ export async function resolveSession(userId: string, resumeWindow?: string): Pro
     });
     return { sessionId: created, resumed: false, ended, replaced: live?.session_id };
   });
+  if (replaced) await forgetPublishable([replaced]);
   // The replaced session's interactions end like any other: their channels see CHANNEL_LEFT.
   await announceLeft(ended);
   if (replaced) await queueSummaries([replaced]);

@@ -183,30 +183,21 @@ export interface EndedInteraction {
   channel: string;
 }
 
-const publishableRow = preparedStatement<{ status: string; interaction_ok: boolean }>(
+const publishableRow = preparedStatement<{ status: string; interaction_ids: string[] }>(
   'sessions.publishable',
-  `select s.status, exists (select 1 from session_interactions i where i.interaction_id = $1 and i.session_id = s.session_id) as interaction_ok
-     from sessions s where s.session_id = $2`,
-);
-
-/** A session's status and whether the interaction (if any) belongs to it, in one round trip; undefined for an unknown session. */
-export async function publishableState(sessionId: string, interactionId: string | null): Promise<{ status: string; interaction_ok: boolean } | undefined> {
-  const [row] = await publishableRow([interactionId, sessionId]);
-  return row;
-}
-
-const liveInteractionsRow = preparedStatement<{ interaction_ids: string[] }>(
-  'sessions.live-interactions',
-  `select coalesce(array_agg(i.interaction_id) filter (where i.interaction_id is not null), '{}') as interaction_ids
+  `select s.status, coalesce(array_agg(i.interaction_id) filter (where i.interaction_id is not null), '{}') as interaction_ids
      from sessions s left join session_interactions i on i.session_id = s.session_id
-    where s.session_id = $1 and s.status <> 'closed'
+    where s.session_id = $1
     group by s.session_id`,
 );
 
-/** The interactions of a live session (undefined when it is closed or unknown), for the publish check's cache. */
-export async function liveSessionInteractions(sessionId: string): Promise<string[] | undefined> {
-  const [row] = await liveInteractionsRow([sessionId]);
-  return row?.interaction_ids;
+/**
+ * A session's status and the ids of its interactions (which never move to another session), in one
+ * round trip, for the publish check and its cache; undefined for an unknown session.
+ */
+export async function publishableState(sessionId: string): Promise<{ status: string; interaction_ids: string[] } | undefined> {
+  const [row] = await publishableRow([sessionId]);
+  return row;
 }
 
 /** Where each session of a user stands (last stream position, last channel), its rows locked (user erasure reads them before they go). */

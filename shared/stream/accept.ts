@@ -4,14 +4,14 @@
  * (enqueue.ts), and optionally wait a bounded time until a worker has persisted and broadcast them.
  */
 import { randomUUID } from 'node:crypto';
-import { NotFoundError } from '../errors.js';
 import { subscribeSession, type BusEvent } from '../bus.js';
-import { closedSessionConflict, publishableState } from '../sessions/sessions.store.js';
 import { persistedSequence } from '../sessions/messages.store.js';
 import type { Channel, ClientEvent, EventType, HistoryMessage, MessageInput, eventAcceptedSchema, publishResponse } from '../sessions/schemas.js';
 import type { z } from '../zod.js';
-import { enqueueOnLane } from './enqueue.js';
-import { firstForKey } from './idempotency.js';
+import type { LimitTake } from '../limits.js';
+import { enqueueOnLane, type Settle } from './enqueue.js';
+import { firstForKey, releaseKey } from './idempotency.js';
+import { assertPublishable, forgetPublishable, watchRefusal } from './publishable.js';
 import { eventIdOf, type StreamEvent } from './schemas.js';
 
 /** What accepting a message reports: the PublishResult fields, and whether an Idempotency-Key repeated an earlier request (the first message is reported). */
@@ -22,14 +22,8 @@ export interface AcceptOptions {
   idempotencyKey?: string;
   /** How long to wait for persist + publish (0: return once enqueued). */
   waitMs?: number;
-}
-
-/** Session must exist and be live; the interaction must belong to it. One round trip. */
-async function assertPublishable(sessionId: string, interactionId: string | null): Promise<void> {
-  const row = await publishableState(sessionId, interactionId);
-  if (!row) throw new NotFoundError(`No session ${sessionId}.`);
-  if (row.status === 'closed') throw closedSessionConflict(sessionId);
-  if (interactionId && !row.interaction_ok) throw new NotFoundError(`No interaction ${interactionId} in session ${sessionId}.`, [{ path: 'body.interaction_id', message: 'no such interaction in this session' }]);
+  /** Limits the request takes, checked with its lane group's (one round trip per group); over one: 429, nothing enqueued. */
+  limits?: readonly LimitTake[];
 }
 
 /**
@@ -37,7 +31,7 @@ async function assertPublishable(sessionId: string, interactionId: string | null
  * matching `match` (or undefined after `waitMs`, or at once when `enqueueIt` resolves to false:
  * nothing was enqueued). Subscribing first means the event cannot slip by.
  */
-export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) => boolean, waitMs: number, enqueueIt: () => Promise<unknown>): Promise<BusEvent | undefined> {
+export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) => boolean, waitMs: number, enqueueIt: () => Promise<unknown>, refused?: Promise<never>): Promise<BusEvent | undefined> {
   // The wait counts from here: subscribing and enqueueing use it up too, so a slow Redis does not add to it.
   const started = Date.now();
   if (waitMs <= 0) {
@@ -53,7 +47,7 @@ export async function enqueueAndAwait(sessionId: string, match: (e: BusEvent) =>
   try {
     if ((await enqueueIt()) === false) return undefined;
     const left = Math.max(0, waitMs - (Date.now() - started));
-    return await Promise.race([arrived, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), left)))]);
+    return await Promise.race([arrived, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), left))), ...(refused ? [refused] : [])]);
   } finally {
     clearTimeout(timer);
     unsubscribe();
@@ -83,25 +77,34 @@ function inArrivalOrder<T>(sessionId: string, handOver: () => Promise<T>): Promi
 
 /**
  * Accepts events of one session: after `check` (which may refuse, or answer false to enqueue
- * nothing), hands them to the session's lane in arrival order, and waits up to `waitMs` for the
- * last one to be published; resolves with it, or undefined (not waited for, not in time, or
- * nothing enqueued).
+ * nothing), hands them to the session's lane in arrival order (taking `limits` with their group),
+ * and waits up to `waitMs` for the last one to be published; resolves with it, or undefined (not
+ * waited for, not in time, or nothing enqueued).
  */
-async function deliverAndAwait(events: StreamEvent[], waitMs: number, check: () => Promise<unknown> = async () => true): Promise<BusEvent | undefined> {
+async function deliverAndAwait(events: StreamEvent[], waitMs: number, check: () => Promise<unknown> = async () => true, limits: readonly LimitTake[] = []): Promise<BusEvent | undefined> {
   const last = events[events.length - 1]!;
-  return enqueueAndAwait(last.session_id, isEvent(eventIdOf(last)), waitMs, async () => {
-    const checked = check();
-    // Settled here too, so a refusal while an earlier hand-over runs is not reported as unhandled.
-    checked.catch(() => undefined);
-    const handed = await inArrivalOrder(last.session_id, async () => {
-      if ((await checked) === false) return undefined;
-      // The one place an accepted body goes into the stream: what the lane may not refuse is checked before this.
-      return { added: enqueueOnLane(events) };
-    });
-    if (!handed) return false;
-    await handed.added;
-    return true;
-  });
+  let settle: Settle | undefined;
+  // A lane that finds the session closed meanwhile (the check may have answered from its cache) says so.
+  const refusal = waitMs > 0 ? watchRefusal(eventIdOf(last)) : undefined;
+  try {
+    return await enqueueAndAwait(last.session_id, isEvent(eventIdOf(last)), waitMs, async () => {
+      const checked = check();
+      // Settled here too, so a refusal while an earlier hand-over runs is not reported as unhandled.
+      checked.catch(() => undefined);
+      const handed = await inArrivalOrder(last.session_id, async () => {
+        if ((await checked) === false) return undefined;
+        // The one place an accepted body goes into the stream: what the lane may not refuse is checked before this.
+        return { added: enqueueOnLane(events, { limits, awaited: waitMs > 0 }) };
+      });
+      if (!handed) return false;
+      settle = await handed.added;
+      return true;
+    }, refusal?.refused);
+  } finally {
+    refusal?.stop();
+    // The lane holds its next group until the callers of this one stop waiting (enqueue.ts).
+    settle?.();
+  }
 }
 
 /**
@@ -132,7 +135,7 @@ export async function waitForPublished(sessionId: string, messageId: string, wai
  * `waitMs`, also waits for the worker to persist and broadcast it (message_published, sequence).
  */
 export async function acceptMessage(sessionId: string, input: MessageInput, options: AcceptOptions = {}): Promise<Publication> {
-  const { idempotencyKey, waitMs: wait = 0 } = options;
+  const { idempotencyKey, waitMs: wait = 0, limits } = options;
   const messageId = randomUUID();
   const message: StreamEvent = {
     kind: 'message',
@@ -146,11 +149,22 @@ export async function acceptMessage(sessionId: string, input: MessageInput, opti
     idempotency_key: idempotencyKey ?? null,
   };
   let first: { message_id: string; sequence: number | null } | undefined;
+  let claimed = false;
   // SESSION_PUBLISH_WAIT_MS counts from the request's acceptance, checks included: a slow database does not add to it.
-  const event = await deliverAndAwait([message], wait, async () => {
-    await assertPublishable(sessionId, input.interaction_id);
-    if (idempotencyKey) first = await firstForKey(sessionId, idempotencyKey, messageId);
-    return !first;
+  const event = await deliverAndAwait(
+    [message],
+    wait,
+    async () => {
+      await assertPublishable(sessionId, input.interaction_id);
+      if (idempotencyKey) first = await firstForKey(sessionId, idempotencyKey, messageId);
+      claimed = !!idempotencyKey && !first;
+      return !first;
+    },
+    limits,
+  ).catch(async (err: unknown) => {
+    // Refused (a limit) or not enqueued: the key is free again for the client's retry.
+    if (claimed) await releaseKey(sessionId, idempotencyKey!, messageId).catch(() => undefined);
+    throw err;
   });
   if (first) {
     const sequence = first.sequence ?? (wait > 0 ? await waitForPublished(sessionId, first.message_id, wait) : await persistedSequence(sessionId, first.message_id) ?? null);
@@ -169,7 +183,7 @@ export type EventAcceptance = Omit<z.output<typeof eventAcceptedSchema>, 'succes
 export async function acceptEvent(
   sessionId: string,
   event: ClientEvent | { event_type: 'CHANNEL_JOINED' | 'CHANNEL_LEFT'; channel: Channel; data: Record<string, unknown> },
-  options: { interactionId?: string | null; waitMs?: number; allowClosed?: boolean } = {},
+  options: { interactionId?: string | null; waitMs?: number; allowClosed?: boolean; limits?: readonly LimitTake[] } = {},
 ): Promise<EventAcceptance> {
   const eventId = randomUUID();
   const accepted: StreamEvent = {
@@ -181,7 +195,7 @@ export async function acceptEvent(
     interaction_id: options.interactionId ?? null,
     data: event.data as Record<string, unknown>,
   };
-  const published = await deliverAndAwait([accepted], options.waitMs ?? 0, async () => options.allowClosed || assertPublishable(sessionId, null));
+  const published = await deliverAndAwait([accepted], options.waitMs ?? 0, async () => options.allowClosed || assertPublishable(sessionId, null), options.limits);
   return { session_id: sessionId, event_id: eventId, event_type: event.event_type, sequence: published?.sequence ?? null, published: !!published };
 }
 
@@ -221,5 +235,6 @@ export const isFinalEvent = (event: { event_type: string; data: Record<string, u
  * receives its own channel's events) but its stream ends too.
  */
 export async function publishSessionClosed(sessionId: string, channel: Channel, reason: string): Promise<void> {
+  await forgetPublishable([sessionId]);
   await acceptEvent(sessionId, { event_type: 'CONTEXT_UPDATE', channel, data: { session_status: 'closed', reason } } as ClientEvent, { allowClosed: true });
 }

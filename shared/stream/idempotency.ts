@@ -56,6 +56,11 @@ export async function firstForKey(sessionId: string, key: string, messageId: str
   return first ? { message_id: first, sequence: null } : undefined;
 }
 
+/** Gives up the claim of a key that `messageId` holds (its message was refused or never enqueued), so a retry is a new message. */
+export async function releaseKey(sessionId: string, key: string, messageId: string): Promise<void> {
+  await redis().eval(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, 1, idempotencyRedisKey(sessionId, key), messageId);
+}
+
 export type KeyedAppendOutcome = AppendOutcome | { kind: 'duplicate-key' };
 
 /** Appends one message (see appendMessages); a second message of a key is reported, not thrown (guard 3). */

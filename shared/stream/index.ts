@@ -2,17 +2,30 @@
  * The session stream: accept, order, persist, publish, replay.
  *
  * Design. A request (POST messages or events, an interaction's join, leave or final_history, a close)
- * is checked against Postgres and its events get their ids (accept.ts); they go to the lane of their
- * session: one of STREAM_LANES BullMQ queues (`stream-lane-<hash of session_id mod STREAM_LANES>`),
- * each running one job at a time across every worker process, the lanes side by side in whichever
- * processes are free. Requests that reach an API process while its previous add to the same lane is
- * under way go together as one `stream.deliver` job (enqueue.ts): no timer, so an idle lane adds at
- * once and a busy one pays the queue's cost per group. A lane job also takes the jobs waiting behind
- * it on its lane (none of them can start meanwhile) and removes them once written (persist.ts). It
- * writes its sessions' messages in one statement (history rows, sequences, last_activity, audit
- * rows, trim), then PUBLISHes each event on
- * `session:{id}:events` (persist.ts). Every API process holds one Redis subscriber and writes each
- * event to its SSE streams of that session (api/stream/).
+ * is checked and its events get their ids (accept.ts); they go to the lane of their session: one of
+ * STREAM_LANES BullMQ queues (`stream-lane-<hash of session_id mod STREAM_LANES>`), each running one
+ * job at a time across every worker process, the lanes side by side in whichever processes are free.
+ * The work is paid per group, not per message, at three places:
+ * - The session check (the session exists and is live, the interaction is its own) is answered from
+ *   a bounded per-process cache (publishable.ts), filled when a channel opens the session's stream or
+ *   first publishes, and invalidated on every process over the bus when a session closes or is erased
+ *   (STREAM_SESSION_CACHE_MS bounds a missed invalidation; a lane that finds the session closed
+ *   refuses the event and the waiting request answers 409/404 as the check would have).
+ * - Group commit per lane in each API process (enqueue.ts): while a group of the lane is on its way
+ *   (added, its callers not yet answered), the lane's next requests wait and leave together, after one
+ *   script that takes every limit of the group (LIMIT_PUBLISHES_*: exact across processes) and one add.
+ *   An idle lane sends at once; no timer. The heavier the load, the larger the groups.
+ * - Take-along (persist.ts): a lane job also takes the jobs waiting behind it on its lane (none of
+ *   them can start while it runs) and removes them once written; it checks whether any of its
+ *   sessions is parked in one command, writes its sessions' messages in one statement (history rows,
+ *   sequences, last_activity, audit rows, trim), then PUBLISHes each event on `session:{id}:events`
+ *   (auto-pipelined: one write). Every API process holds one Redis subscriber and writes each event to
+ *   its SSE streams of that session (api/stream/).
+ * Sizing lanes: lanes are parallelism only (isolation comes from parking, below). One lane keeps the
+ * groups largest and measured cheapest on a 2-core machine (docs/performance.md), so it is the
+ * default; on a fleet, give each lane at most one worker process's share: STREAM_LANES of about the
+ * number of worker processes (each lane job's run is single-threaded), raised while the lanes' p99
+ * wait grows and CPU stays free.
  *
  * Isolation. Lane statements wait at most STREAM_LOCK_TIMEOUT_MS for a session row someone else
  * holds. A write that fails for one session (a lock, a payload Postgres refuses) parks that session
@@ -43,3 +56,4 @@
  */
 export { acceptEvent, acceptMessage, appendHistory, enqueueAndAwait, isFinalEvent, publishSessionClosed, waitForPublished } from './accept.js';
 export type { AcceptOptions, EventAcceptance, Publication } from './accept.js';
+export { forgetPublishable, primePublishable } from './publishable.js';

@@ -59,6 +59,14 @@ async function drainFrom(sessionId: string, headJson: string): Promise<void> {
 }
 
 /**
+ * Whether any of these sessions is parked, in one command. Only a lane job parks a session of its
+ * lane, so a session not parked now stays so while the lane job runs.
+ */
+export async function anyParked(sessionIds: readonly string[]): Promise<boolean> {
+  return sessionIds.length > 0 && (await redis().exists(...sessionIds.map(parkedKey))) > 0;
+}
+
+/**
  * When the session is parked, appends the events behind its parked ones and returns true; else
  * returns false and the caller writes them. The drain job is asked for again (a no-op while it
  * exists), so a drain lost with a failed enqueue is made good by the session's next event.

@@ -18,9 +18,11 @@ import { unavailableDependency } from '../outages.js';
 import { appendStreamEvent, eventSequence } from '../sessions/events.store.js';
 import { appendMessages, type AppendMessage } from '../sessions/messages.store.js';
 import { appendMessageOnce, type KeyedAppendOutcome } from './idempotency.js';
-import { drainRest, holdIfParked, park, parkedHead, removeParkedHead } from './parked.js';
+import { anyParked, drainRest, holdIfParked, park, parkedHead, removeParkedHead } from './parked.js';
 import { deliverSchema, maxEventsPerJob, streamEventSchema, type StreamEvent } from './schemas.js';
 import { queue } from '../queues.js';
+import { refuseEvents } from './publishable.js';
+import { publishableState } from '../sessions/sessions.store.js';
 
 type MessageEvent = Extract<StreamEvent, { kind: 'message' }>;
 type OtherEvent = Extract<StreamEvent, { kind: 'event' }>;
@@ -82,13 +84,25 @@ async function persistMessages(run: MessageEvent[], k: Knex): Promise<Array<BusE
     outcomes = [];
     for (const m of batch) outcomes.push(await appendMessageOnce(m, maxHistory, k));
   }
-  return run.map((m, i) => {
+  const refused: MessageEvent[] = [];
+  const envelopes = run.map((m, i) => {
     const outcome = outcomes[i]!;
     if (outcome.kind === 'appended' || outcome.kind === 'already') return messageEnvelope(m, outcome.sequence);
     dropped.inc({ reason: outcome.kind });
     logger('stream').warn({ session_id: m.session_id, message_id: m.message_id, outcome: outcome.kind }, 'message not persisted');
+    if (outcome.kind === 'no-session') refused.push(m);
     return undefined;
   });
+  await refuse(refused.map((m) => ({ id: m.message_id, session_id: m.session_id })));
+  return envelopes;
+}
+
+/** Tells the requests waiting for these events (and every process's session cache) that their session was closed or gone. */
+async function refuse(events: Array<{ id: string; session_id: string }>): Promise<void> {
+  if (!events.length) return;
+  const sessionIds = [...new Set(events.map((e) => e.session_id))];
+  const states = new Map(await Promise.all(sessionIds.map(async (id) => [id, await publishableState(id)] as const)));
+  await refuseEvents(events.map((e) => ({ ...e, reason: states.get(e.session_id) ? 'closed' : 'gone' })));
 }
 
 async function persistEvent(e: OtherEvent, k: Knex): Promise<BusEvent | undefined> {
@@ -98,6 +112,7 @@ async function persistEvent(e: OtherEvent, k: Knex): Promise<BusEvent | undefine
     (await eventSequence(e.event_id, k));
   if (sequence === undefined) {
     dropped.inc({ reason: 'no-session' });
+    await refuse([{ id: e.event_id, session_id: e.session_id }]);
     return undefined;
   }
   return { ...envelope, id: e.event_id, sequence: Number(sequence) };
@@ -191,7 +206,10 @@ export async function deliverLaneJob(events: StreamEvent[]): Promise<{ published
   const sessions = [...bySession(events)];
   // Redis out while parking or checking: the lane holds the job (a failed job would let later ones
   // overtake it). Repeating a hold or park that did happen parks events twice, which writes nothing twice.
-  const held = await throughOutages(() => Promise.all(sessions.map(([sessionId, list]) => holdIfParked(sessionId, list))));
+  // One check for the whole run; only when some session is parked, each is held (or not) on its own.
+  const held = (await throughOutages(() => anyParked(sessions.map(([sessionId]) => sessionId))))
+    ? await throughOutages(() => Promise.all(sessions.map(([sessionId, list]) => holdIfParked(sessionId, list))))
+    : sessions.map(() => false);
   let parked = sessions.reduce((n, [, list], i) => n + (held[i] ? list.length : 0), 0);
   let published = 0;
   let pending = sessions.filter((_, i) => !held[i]).map(([sessionId, list]) => ({ sessionId, runs: runsOf(list) }));

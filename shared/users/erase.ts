@@ -19,6 +19,7 @@ import { eraseUserChatappMessages } from '../chatapp/messages.store.js';
 import { eraseUserWindows } from '../chatapp/window.store.js';
 import { eraseUserChannelMessages } from '../channels/messages.store.js';
 import { forgetIdempotencyKeys } from '../stream/idempotency.js';
+import { forgetPublishable } from '../stream/publishable.js';
 
 /**
  * A domain's part of an erasure: deletes the person's rows of its own tables in the erasure's
@@ -61,6 +62,7 @@ export async function eraseUser(userId: string, requestedBy: string): Promise<Er
     return { erasure: await insertErasure(trx, userId, requestedBy, erased), sessions };
   });
   try {
+    await forgetPublishable(sessions.map((s) => s.session_id));
     await forgetIdempotencyKeys(sessions.map((s) => s.session_id));
     // The next position of each stream: open streams write it and end (see isFinalEvent); the
     // session is gone from Postgres, so nothing can be replayed after it.

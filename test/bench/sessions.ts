@@ -54,6 +54,7 @@ import { childrenOf, startNchan, type Nchan } from './nchan.js';
 import { percentile } from './percentile.js';
 import { subscribeSse, type SseSubscription } from './sse-subscriber.js';
 import { startTimeline, timelineLines } from './timeline.js';
+import { roundTripsBetween, segmentSnapshot } from './round-trips.js';
 
 const SESSIONS = 250;
 const CHANNELS = ['voice', 'chat', 'sms', 'slack'] as const;
@@ -68,6 +69,10 @@ const TARGET = process.env.BENCH_TARGET?.replace(/\/+$/, '');
 const START = (process.env.BENCH_START ?? 'roles') as 'roles' | 'start' | 'dev';
 const API_KEY = TARGET ? (process.env.BENCH_API_KEY ?? 'dev-key') : runSecret('key');
 const NGINX_WORKERS = 2;
+/** Seconds of no traffic, streams open, over which each role's CPU is printed before the load (0: none). */
+const IDLE = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
+const POSTGRES_PORT = 5432;
+const redisPort = () => Number(process.env.BUS_PORT ?? 6379);
 /** A step holds its rate when p99 is under this and nothing is lost. */
 const HELD_P99_MS = 100;
 /** Failed steps after which a side stops climbing. */
@@ -178,8 +183,21 @@ function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string
 async function laneJobsDone(workerMetricsUrl: string | undefined): Promise<number | undefined> {
   if (!workerMetricsUrl) return undefined;
   const text = await fetch(workerMetricsUrl).then((r) => r.text(), () => '');
-  const counts = [...text.matchAll(/^switchboard_queue_job_duration_seconds_count\{[^}]*job="stream\.deliver"[^}]*\} (\d+)/gm)];
+  // The lane job is stream.deliver (sessions.deliver-batch before the stream had its room); its label job_name (job before).
+  const counts = [...text.matchAll(/^switchboard_queue_job_duration_seconds_count\{[^}]*job(?:_name)?="(?:stream\.deliver|sessions\.deliver-batch)"[^}]*\} (\d+)/gm)];
   return counts.length ? counts.reduce((sum, m) => sum + Number(m[1]), 0) : undefined;
+}
+
+/** Transactions committed in a database so far (pg_stat_database; its counters are flushed about once a second). */
+async function commitsSoFar(database: string | undefined): Promise<number | undefined> {
+  if (!database) return undefined;
+  const knex = knexFactory({ client: 'pg', connection: serverUrl('postgres'), pool: { min: 0, max: 1 } });
+  try {
+    const row = await knex('pg_stat_database').select('xact_commit').where({ datname: database }).first();
+    return row ? Number(row.xact_commit) : undefined;
+  } finally {
+    await knex.destroy();
+  }
 }
 
 /** Run-queue delay of each group's main threads between two snapshots (summed over its processes), and Redis'. */
@@ -203,6 +221,8 @@ class Step {
   duplicates = 0;
   ownChannel = 0;
   rejected = 0;
+  /** Non-2xx answers by status (0: no answer). */
+  readonly refusals = new Map<number, number>();
   postLatencies: number[] = [];
   constructor(readonly id: number) {}
   receive(k: number, channel: string, from: string, sent: number, received: number) {
@@ -458,6 +478,19 @@ async function main() {
     );
     if (Number.isFinite(readyAt)) console.log(`switchboard restarted cold: /readyz 200 after ${fmt((readyAt - startedAt) / 1000)} s; load begins once its ${SESSIONS * CHANNELS.length} subscribers are open (they took ${fmt(subscribersOpen / 1000, 2)} s)`);
 
+    if (IDLE > 0 && sides.switchboard && platform) {
+      const groups = platform.groups();
+      const pids = Object.fromEntries(Object.values(groups).flat().map((p) => [String(p), p]));
+      const before = cpuSnapshot(pids);
+      const trips = segmentSnapshot([redisPort(), POSTGRES_PORT]);
+      await sleep(IDLE * 1000);
+      const cpu = groupCpu(before, cpuSnapshot(pids), groups, storage?.database);
+      const idleTrips = roundTripsBetween(trips, segmentSnapshot([redisPort(), POSTGRES_PORT]), groups);
+      const share = Object.entries(cpu).map(([k, v]) => `${k} ${fmt((v * 100) / IDLE, 2)} %`).join(', ');
+      const tripText = Object.entries(idleTrips).map(([k, v]) => `${k} Redis ${fmt((v[redisPort()] ?? 0) / IDLE, 1)}/s, Postgres ${fmt((v[POSTGRES_PORT] ?? 0) / IDLE, 1)}/s`).join('; ');
+      console.log(`switchboard idle (${IDLE} s, ${SESSIONS * CHANNELS.length} streams open, no messages): CPU of a core ${share}; round trips ${tripText}   [load ${loadavg()}]`);
+    }
+
     let stepId = 0;
     const failures: Partial<Record<Side, number>> = {};
     const results: StepResult[] = [];
@@ -472,6 +505,8 @@ async function main() {
         const pids = Object.fromEntries(Object.values(groups).flat().map((p) => [String(p), p]));
         const workerMetricsUrl = side === 'switchboard' ? platform?.workerMetricsUrl : undefined;
         const jobsBefore = await laneJobsDone(workerMetricsUrl);
+        const commitsBefore = side === 'switchboard' ? await commitsSoFar(storage?.database) : undefined;
+        const tripsBefore = side === 'switchboard' ? segmentSnapshot([redisPort(), POSTGRES_PORT]) : undefined;
         const before = cpuSnapshot(pids);
         const benchBefore = process.cpuUsage();
         const t0 = now();
@@ -482,7 +517,10 @@ async function main() {
           const postStart = now();
           const status = await driver.publish(step.id, i);
           step.postLatencies.push(now() - postStart);
-          if (status < 200 || status >= 300) step.rejected++;
+          if (status < 200 || status >= 300) {
+            step.rejected++;
+            step.refusals.set(status, (step.refusals.get(status) ?? 0) + 1);
+          }
         });
         const expected = total * FANOUT;
         // Deliveries still under way: wait while they keep coming (at most 30 s).
@@ -492,6 +530,7 @@ async function main() {
           last = step.seen.size;
         }
         const after = cpuSnapshot(pids);
+        const tripsAfter = tripsBefore && segmentSnapshot([redisPort(), POSTGRES_PORT]);
         const elapsed = (now() - t0) / 1000;
         const bench = process.cpuUsage(benchBefore);
         const jobsAfter = await laneJobsDone(workerMetricsUrl);
@@ -514,7 +553,7 @@ async function main() {
         const mainGroups = Object.entries(cpuPerMessage).filter(([k]) => k !== 'load generator' && k !== 'other').reduce((s, [, v]) => s + v, 0);
         console.log(
           `${side.padEnd(14)} ${String(rate).padStart(5)} msg/s × ${SECONDS} s  ${line(all)}  delivered ${step.seen.size}/${expected}  lost ${lost}  POST non-2xx ${step.rejected}  ` +
-            `${held ? 'held' : 'FAILED'}   [load ${loadavg()}]`,
+            `${step.refusals.size ? `(${[...step.refusals].map(([k, v]) => `${v}× ${k || 'no answer'}`).join(', ')}) ` : ''}${held ? 'held' : 'FAILED'}   [load ${loadavg()}]`,
         );
         step.postLatencies.sort((a, b) => a - b);
         console.log(
@@ -525,6 +564,16 @@ async function main() {
         const jobs = jobsBefore !== undefined && jobsAfter !== undefined ? jobsAfter - jobsBefore : undefined;
         const perJob = jobs ? `; lane jobs ${jobs}, ${fmt(total / jobs, 1)} messages per job` : '';
         console.log(`${''.padEnd(14)} waiting for a CPU (main threads' run-queue delay), ms per second: ${waits}${perJob}`);
+        if (tripsBefore && tripsAfter) {
+          // Counters of pg_stat_database reach it within a second of the commit.
+          await sleep(1_100);
+          const commitsAfter = await commitsSoFar(storage?.database);
+          const trips = roundTripsBetween(tripsBefore, tripsAfter, groups);
+          const per = (n: number | undefined) => fmt((n ?? 0) / total, 2);
+          const roles = Object.entries(trips).map(([k, v]) => `${k} Redis ${per(v[redisPort()])}, Postgres ${per(v[POSTGRES_PORT])}`).join('; ');
+          const commits = commitsBefore !== undefined && commitsAfter !== undefined ? `; Postgres commits ${per(commitsAfter - commitsBefore)} (whole database)` : '';
+          console.log(`${''.padEnd(14)} per message: round trips (TCP writes) ${roles}${commits}${jobs ? `; messages per lane job ${fmt(total / jobs, 1)}` : ''}`);
+        }
         if (result.cold) {
           const ratio = result.cold.first.p99 / result.cold.rest.p99;
           if (timelineStop) for (const l of timelineLines(t0, TIMELINE, step.deliveries, await timelineStop)) console.log(`${''.padEnd(14)} ${l}`);

@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
 import { json, newInteraction, newSession, publish } from './helpers.js';
 import { subscribe } from '../helpers/sse.js';
+import { metricPrefix, metricsRegistry } from '../../shared/metrics.js';
 
 let api: Platform;
 let other: ChildProcess;
@@ -58,5 +59,31 @@ describe('across API processes', () => {
       remote.close();
       local.close();
     }
+  });
+
+  it('a session closed or erased through one API process is refused at once by another that had it cached', async () => {
+    const postOther = (sessionId: string, interactionId: string, content: string) =>
+      fetch(`${otherUrl}/api/sessions/${sessionId}/messages`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-API-Key': testApiKey },
+        body: JSON.stringify({ channel: 'chat', role: 'user', content, interaction_id: interactionId }),
+      });
+    const closing = await newSession(api);
+    const erased = await newSession(api);
+    const chats = [await newInteraction(api, closing.sessionId, 'chat'), await newInteraction(api, erased.sessionId, 'chat')];
+    // The other process checks each session once and keeps the answer.
+    await json(await postOther(closing.sessionId, chats[0]!, 'cached'), 200);
+    await json(await postOther(erased.sessionId, chats[1]!, 'cached'), 200);
+    // This file's worker (in this process) counts what a lane had to drop: a stale cache would let the
+    // messages through to be dropped there, and then answered 409/404 from the lane's refusal.
+    const dropped = async () => (await metricsRegistry.getSingleMetricAsString(`${metricPrefix}stream_events_dropped_total`)).split('\n').filter((l) => !l.startsWith('#')).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+    const droppedBefore = await dropped();
+
+    await json(await api.request(`/api/sessions/${closing.sessionId}/close`, { method: 'POST', json: {} }), 200);
+    await json(await api.request(`/api/users/${erased.userId}`, { method: 'DELETE' }), 200);
+
+    expect((await postOther(closing.sessionId, chats[0]!, 'after close')).status).toBe(409);
+    expect((await postOther(erased.sessionId, chats[1]!, 'after erasure')).status).toBe(404);
+    expect(await dropped()).toBe(droppedBefore);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Requests reaching a lane while its previous add is under way go as one job (shared/stream/enqueue.ts),
- * each request's events whole and in hand-over order; a request the job schema refuses is refused
+ * Requests reaching a lane together, or while its previous group is on its way, go as one job
+ * (shared/stream/enqueue.ts), each request's events whole and in hand-over order; limits are taken per group; a request the job schema refuses is refused
  * alone; and the worker writes a group of several sessions so that one session's failure is its own.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,10 +12,12 @@ import { queue } from '../../shared/queues.js';
 import { db } from '../../shared/db/index.js';
 import { parkedHead } from '../../shared/stream/parked.js';
 import { randomPhone } from '../sessions/helpers.js';
+import { TooManyRequestsError } from '../../shared/errors.js';
 
 beforeAll(() => {
   // One lane: every session of this file shares it. No worker runs, so the jobs stay waiting to be read.
   process.env.STREAM_LANES = '1';
+  process.env.LIMIT_PUBLISHES_PER_KEY_PER_MINUTE = '3';
 });
 
 const message = (sessionId: string, content: string, extra: Partial<StreamEvent> = {}): StreamEvent =>
@@ -36,13 +38,52 @@ async function newLiveSession(): Promise<string> {
 }
 
 describe('grouping on a lane', () => {
-  it('requests handed over while the first add is under way go together as the next job, in order', async () => {
+  it('requests handed over together go as one job, in order', async () => {
     await queue('stream-lane-0').obliterate({ force: true });
     const sessions = [randomUUID(), randomUUID(), randomUUID()];
-    const handed = Array.from({ length: 30 }, (_, i) => enqueueOnLane([message(sessions[i % 3]!, `m${i}`)]));
-    await Promise.all(handed);
-    const jobs = await waitingJobs();
-    expect(jobs).toEqual([['m0'], Array.from({ length: 29 }, (_, i) => `m${i + 1}`)]);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => enqueueOnLane([message(sessions[i % 3]!, `m${i}`)])));
+    expect(await waitingJobs()).toEqual([Array.from({ length: 30 }, (_, i) => `m${i}`)]);
+  });
+
+  it('while a group is on its way, the next requests wait and leave together once its callers stop waiting', async () => {
+    await queue('stream-lane-0').obliterate({ force: true });
+    const sessionId = randomUUID();
+    const settle = await enqueueOnLane([message(sessionId, 'first')], { awaited: true });
+    const next = Array.from({ length: 5 }, (_, i) => enqueueOnLane([message(sessionId, `n${i}`)]));
+    let added = 0;
+    for (const n of next) void n.then(() => added++);
+    // Held: nothing of the next group is added while the first is on its way (fewer than 16 events wait).
+    await new Promise((r) => setTimeout(r, 100));
+    expect({ added, jobs: await waitingJobs() }).toEqual({ added: 0, jobs: [['first']] });
+    settle();
+    await Promise.all(next);
+    expect(await waitingJobs()).toEqual([['first'], ['n0', 'n1', 'n2', 'n3', 'n4']]);
+  });
+
+  it('a group whose callers never settle holds the next one for 250 ms at most', async () => {
+    await queue('stream-lane-0').obliterate({ force: true });
+    const sessionId = randomUUID();
+    await enqueueOnLane([message(sessionId, 'stuck')], { awaited: true });
+    const started = Date.now();
+    await enqueueOnLane([message(sessionId, 'after')]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await waitingJobs()).toEqual([['stuck'], ['after']]);
+  });
+
+  it('limits are taken for a group at once: the requests over a limit are refused (429), the others go', async () => {
+    await queue('stream-lane-0').obliterate({ force: true });
+    const sessionId = randomUUID();
+    const key = `key-${randomUUID()}`;
+    {
+      const outcomes = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => enqueueOnLane([message(sessionId, `m${i}`)], { limits: [{ name: 'keyPublishes', key }] })));
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected']);
+      const refusal = (outcomes[3] as PromiseRejectedResult).reason as TooManyRequestsError;
+      expect(refusal).toBeInstanceOf(TooManyRequestsError);
+      expect(refusal.message).toMatch(/at most 3/);
+      expect(refusal.retryAfterSeconds).toBeGreaterThan(0);
+      expect(await waitingJobs()).toEqual([['m0', 'm1', 'm2']]);
+    }
   });
 
   it('a request the job schema refuses is refused alone; the rest of its group is enqueued', async () => {
@@ -60,9 +101,9 @@ describe('grouping on a lane', () => {
     await queue('stream-lane-0').obliterate({ force: true });
     const sessionId = randomUUID();
     const big = 'x'.repeat(30_000);
-    // 36 requests of 30,000 characters after the first: 34 fit under 1 MiB of text, the other 2 make the next job.
+    // 36 requests of 30,000 characters after the first, handed over together: the first and 34 fit under 1 MiB of text, the other 2 make the next job.
     await Promise.all(Array.from({ length: 37 }, (_, i) => enqueueOnLane([message(sessionId, i === 0 ? 'first' : big)])));
-    expect((await waitingJobs()).map((j) => j.length)).toEqual([1, 34, 2]);
+    expect((await waitingJobs()).map((j) => j.length)).toEqual([35, 2]);
   });
 
   it('a job of several sessions writes the sessions it can and parks only the one Postgres refuses', async () => {

@@ -42,6 +42,8 @@ function startRole(entry: string, name: string, ready: RegExp): Promise<{ child:
 
 beforeAll(async () => {
   process.env.SESSION_PUBLISH_WAIT_MS = '0';
+  // A fleet's setting: lanes for the worker processes to share (the default of one suits one machine).
+  process.env.STREAM_LANES = '8';
   process.env.API_KEYS = testApiKey;
   // Which process wrote each message, and when: recorded by the database of this file alone.
   await db().raw(`create table test_writes (message_id uuid, session_id uuid, app text, at timestamptz default clock_timestamp());
