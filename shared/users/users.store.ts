@@ -140,6 +140,20 @@ export async function lockUnlinkedUserByEmail(trx: Knex.Transaction, email: stri
   return row?.user_id;
 }
 
+/**
+ * The provider's email as this user may hold it: the address, or null when another user holds it
+ * already (any case). The first holder keeps it, so a second account claiming the address never makes
+ * its owner unmatchable by the channels (findUserByEmail matches only a single holder). The
+ * transaction-scoped lock orders concurrent claims of one address.
+ */
+export async function claimableEmail(trx: Knex.Transaction, email: string | null, userId: string | undefined): Promise<string | null> {
+  if (!email) return null;
+  await trx.raw('select pg_advisory_xact_lock(hashtext(lower(?)))', [email]);
+  const holder = trx(TABLE).select('user_id').whereRaw('lower(email) = lower(?)', [email]);
+  if (userId) holder.whereNot({ user_id: userId });
+  return (await holder.first()) ? null : email;
+}
+
 /** Links a user to a provider subject and refreshes the provider's copies. */
 export async function linkSignedInUser(trx: Knex.Transaction, userId: string, subject: string, copies: ProviderCopies): Promise<void> {
   await trx(TABLE).where({ user_id: userId }).update({ ...copies, idp_subject: subject });
@@ -197,9 +211,14 @@ export async function deleteUser(trx: Knex.Transaction, userId: string): Promise
   await trx(TABLE).where({ user_id: userId }).delete();
 }
 
-/** Refreshes the provider's copies (name, email, roles) on the user of a provider subject, when there is one. */
+/** Refreshes the provider's copies (name, email, roles) on the user of a provider subject, when there is one; an email another user holds is not taken (claimableEmail). */
 export async function updateProviderCopies(subject: string, copies: { name: string; email: string | null; roles: string[] }): Promise<void> {
-  await db()(TABLE).where({ idp_subject: subject }).update({ display_name: copies.name, email: copies.email, roles: copies.roles });
+  await db().transaction(async (trx) => {
+    const userId = await lockUserBySubject(trx, subject);
+    if (!userId) return;
+    const email = await claimableEmail(trx, copies.email, userId);
+    await trx(TABLE).where({ user_id: userId }).update({ display_name: copies.name, email, roles: copies.roles });
+  });
 }
 
 /** A user's roles as last copied from the identity provider (none for users the channels created); undefined for no such user. */
