@@ -23,6 +23,7 @@ const definitions = {
   keyPublishes: { points: (l: Limits) => l.publishesPerKeyPerMinute, seconds: 60, what: 'publishes per minute by one caller (LIMIT_PUBLISHES_PER_KEY_PER_MINUTE)' },
   phoneCodes: { points: (l: Limits) => l.phoneCodesPerHour, seconds: 3600, what: 'phone verification codes per hour (LIMIT_PHONE_CODES_PER_HOUR)' },
   phoneCodeAttempts: { points: (l: Limits) => l.phoneCodeAttempts, seconds: () => config().phoneCodeTtlMinutes * 60, what: 'phone verification code attempts (LIMIT_PHONE_CODE_ATTEMPTS per PHONE_CODE_TTL_MINUTES)' },
+  voicePinAttempts: { points: (l: Limits) => l.voicePinAttempts, seconds: 3600, what: 'voice PIN attempts per hour (LIMIT_VOICE_PIN_ATTEMPTS)' },
 } as const;
 export type LimitName = keyof typeof definitions;
 

@@ -226,3 +226,14 @@ export async function rolesOfUser(userId: string): Promise<string[] | undefined>
   const row = (await db()(TABLE).select('roles').where({ user_id: userId }).first()) as { roles: string[] } | undefined;
   return row?.roles;
 }
+
+/** A user's voice PIN hash (null: none set); undefined for no such user. */
+export async function voicePinHashOf(userId: string): Promise<string | null | undefined> {
+  const row = (await db()(TABLE).select('voice_pin_hash').where({ user_id: userId }).first()) as { voice_pin_hash: string | null } | undefined;
+  return row ? row.voice_pin_hash : undefined;
+}
+
+/** Sets (or with null removes) a user's voice PIN hash; false when there is no such user. */
+export async function setVoicePinHash(userId: string, hash: string | null): Promise<boolean> {
+  return (await db()(TABLE).where({ user_id: userId }).update({ voice_pin_hash: hash })) > 0;
+}
