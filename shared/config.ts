@@ -24,6 +24,9 @@ const interval = (fallback: string) =>
 const retention = (fallback: string) =>
   z.union([z.literal('forever'), z.string().regex(intervalPattern, 'must be an interval such as "30 days", or forever')]).default(fallback);
 
+/** A comma-separated list of ids, blanks dropped. */
+const idList = (value: string) => value.split(',').map((v) => v.trim()).filter(Boolean);
+
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
   NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite only, which configures itself; the built platform refuses it)'],
@@ -105,7 +108,10 @@ export const variables = {
   VOICE_IDLE_SECONDS: [int(120, 1), 'voice channel: seconds without a relay message either way after which the call socket is closed (a setup that never comes, a stalled relay)'],
   VOICE_TRUST_ATTESTATION_A: [bool(false), "voice channel: a call Twilio reports as StirVerstat TN-Validation-Passed-A (carrier's full attestation of the number) gets the person's full rights without the PIN; off: only the PIN does"],
   SLACK_SIGNING_SECRET: [z.string().default(''), 'slack channel: the app\'s signing secret; keys the X-Slack-Signature check of POST /slack/events'],
-  SLACK_BOT_TOKEN: [z.string().default(''), 'slack channel: bot token (xoxb-…) the replies and users.info lookups use'],
+  SLACK_BOT_TOKEN: [z.string().default(''), 'slack channel: bot token (xoxb-…) the replies use'],
+  SLACK_TEAM_IDS: [z.string().default(''), "slack channel: comma-separated workspace (team) ids whose events are accepted (T…); required: another workspace's events are refused (403)"],
+  SLACK_ENTERPRISE_IDS: [z.string().default(''), 'slack channel: comma-separated Enterprise Grid ids (E…); when set, an event must also come from one of them'],
+  SLACK_LINK_MINUTES: [int(15, 1), 'slack channel: how long the link an unlinked Slack user gets from the bot may be confirmed (signed in, PUBLIC_URL/slack/link)'],
   SLACK_API_URL: [optionalUrl, 'slack channel: Web API base URL (default https://slack.com/api/); tests point it at a local server'],
   EMAIL_ADDRESS: [z.email().optional(), 'email channel: the address people write to; replies go out from it'],
   EMAIL_SMTP_URL: [optionalUrl, 'email channel: outgoing SMTP server, smtp://user:password@host:587 or smtps://…:465'],
@@ -426,7 +432,14 @@ function nested(env: Env) {
         idleSeconds: env.VOICE_IDLE_SECONDS,
         trustAttestationA: env.VOICE_TRUST_ATTESTATION_A,
       },
-      slack: { signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL },
+      slack: {
+        signingSecret: env.SLACK_SIGNING_SECRET,
+        botToken: env.SLACK_BOT_TOKEN,
+        apiUrl: env.SLACK_API_URL,
+        teamIds: idList(env.SLACK_TEAM_IDS),
+        enterpriseIds: idList(env.SLACK_ENTERPRISE_IDS),
+        linkMinutes: env.SLACK_LINK_MINUTES,
+      },
       email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID },
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },

@@ -13,7 +13,7 @@ import { startLocalSlack } from '../helpers/local-slack-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 import { freshPhone } from '../helpers/chatapp.js';
-import { callParams, configureSlack, configureTwilioChannels, connectRelay, placeCall, postSlack, postTwilio, relayUrlOf, slackBotToken, slackEvent, twilioSid } from '../helpers/channels.js';
+import { callParams, configureSlack, configureTwilioChannels, connectRelay, linkSlackUser, placeCall, postSlack, postTwilio, relayUrlOf, slackBotToken, slackEvent, twilioSid } from '../helpers/channels.js';
 import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
@@ -148,8 +148,8 @@ describe('the relay socket', () => {
 describe('cross-channel: a message written on Slack during a call', () => {
   it("enters the call's model context as `[Real-time update from slack] user: <content>` and is spoken about", async () => {
     const slackId = `U${randomBytes(4).toString('hex').toUpperCase()}`;
-    const u = await createUser({ phone_number: freshPhone(), email: `${slackId.toLowerCase()}@example.com`, display_name: 'Caller' });
-    slack.users.set(slackId, { id: slackId, email: `${slackId.toLowerCase()}@example.com` });
+    const u = await createUser({ phone_number: freshPhone(), display_name: 'Caller' });
+    await linkSlackUser(slackId, u.user_id);
     const callSid = twilioSid('CA');
     const transcript: string[] = [];
     const call = await placeCall(api.url, u.phone_number, { callSid });

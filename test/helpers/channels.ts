@@ -44,6 +44,16 @@ export function configureSlack(apiUrl: string): void {
   process.env.SLACK_SIGNING_SECRET = slackSigningSecret;
   process.env.SLACK_BOT_TOKEN = slackBotToken;
   process.env.SLACK_API_URL = apiUrl;
+  process.env.SLACK_TEAM_IDS = slackTeamId;
+}
+
+/** The workspace the tests' Slack app serves (SLACK_TEAM_IDS). */
+export const slackTeamId = 'T0TEAM';
+
+/** Links a Slack user of the test workspace to a platform user, as the person's confirmation does. */
+export async function linkSlackUser(slackUserId: string, userId: string, teamId = slackTeamId): Promise<void> {
+  const { db } = await import('../../shared/db/index.js');
+  await db()('slack_links').insert({ team_id: teamId, slack_user_id: slackUserId, user_id: userId });
 }
 
 let eventCounter = 0;
@@ -62,7 +72,7 @@ export function slackEvent(user: string, text: string, extra: Record<string, unk
       ts,
       channel: eventType === 'message' ? `D0${user}` : 'C0GENERAL',
       event_ts: ts,
-      ...(eventType === 'message' ? { channel_type: 'im' } : {}),
+      channel_type: eventType === 'message' ? 'im' : 'channel',
       ...extra,
     },
     type: 'event_callback',
