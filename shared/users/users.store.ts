@@ -44,13 +44,23 @@ export interface NewUser {
   email?: string | null;
 }
 
-/** Creates a user; a phone number already taken is a ConflictError naming the existing user. */
+/** 409 naming body.email: the channels find people by email, so an address has one holder (claimableEmail). */
+async function assertEmailFree(trx: Knex.Transaction, email: string | null | undefined, userId: string | undefined): Promise<void> {
+  if (email && !(await claimableEmail(trx, email, userId))) {
+    throw new ConflictError(`Another user has the email ${email}.`, [{ path: 'body.email', message: 'belongs to another user' }]);
+  }
+}
+
+/** Creates a user; a phone number (or email) already taken is a ConflictError (naming the existing user for a number). */
 export async function createUser(input: NewUser): Promise<User & { phone_number: string }> {
   try {
-    const [user] = await db()(TABLE)
-      .insert({ phone_number: input.phone_number, display_name: input.display_name ?? null, email: input.email ?? null })
-      .returning(COLUMNS);
-    return user as User & { phone_number: string };
+    return await db().transaction(async (trx) => {
+      await assertEmailFree(trx, input.email, undefined);
+      const [user] = await trx(TABLE)
+        .insert({ phone_number: input.phone_number, display_name: input.display_name ?? null, email: input.email ?? null })
+        .returning(COLUMNS);
+      return user as User & { phone_number: string };
+    });
   } catch (err) {
     if (isUniqueViolation(err)) {
       const existing = await findUserByPhone(input.phone_number);
@@ -179,6 +189,7 @@ export async function updateUser(userId: string, changes: UserChanges): Promise<
   try {
     return await db().transaction(async (trx) => {
       if (!(await lockUser(trx, userId))) throw new NotFoundError(`No user ${userId}.`);
+      await assertEmailFree(trx, changes.email, userId);
       const { phone_number: phone, ...rest } = changes;
       const set = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
       if (Object.keys(set).length) await trx(TABLE).where({ user_id: userId }).update(set);

@@ -62,4 +62,20 @@ describe('verified identity data', () => {
     await signIn(app.url, accounts.twin);
     expect((await findUserByEmail('olive@example.test'))?.user_id).toBe(owner.user_id);
   });
+
+  it('an integration cannot give a held address to a second user either (409 naming body.email)', async () => {
+    const owner = await findUserByEmail('olive@example.test');
+    expect(owner).toBeDefined();
+    const created = await app.request('/api/users', { method: 'POST', json: { phone_number: '+14155550177', email: 'Olive@example.test' } });
+    expect(created.status).toBe(409);
+    expect((await created.json()).errors).toEqual([{ path: 'body.email', message: 'belongs to another user' }]);
+    const other = await app.request('/api/users', { method: 'POST', json: { phone_number: '+14155550178' } });
+    expect(other.status).toBe(201);
+    const { user_id } = await other.json();
+    const patched = await app.request(`/api/users/${user_id}`, { method: 'PATCH', json: { email: 'OLIVE@example.test' } });
+    expect(patched.status).toBe(409);
+    expect((await findUserByEmail('olive@example.test'))?.user_id).toBe(owner!.user_id);
+    // The holder itself may send its own address back.
+    expect((await app.request(`/api/users/${owner!.user_id}`, { method: 'PATCH', json: { email: 'olive@example.test' } })).status).toBe(200);
+  });
 });
