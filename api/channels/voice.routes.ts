@@ -18,7 +18,7 @@ import { channelStatuses } from '../../shared/channels/status.js';
 import { VoiceCall } from '../../shared/channels/voice/call.js';
 import type { RelayOutbound } from '../../shared/channels/voice/relay-messages.js';
 import { CallGuard } from '../../shared/channels/voice/call-guard.js';
-import { claimRelayToken, issueRelayToken, readRelayToken } from '../../shared/channels/voice/relay-token.js';
+import { claimRelayToken, issueRelayToken, relayTokenNonce } from '../../shared/channels/voice/relay-token.js';
 import { formParams } from './form.js';
 
 export const RELAY_PATH = '/voice/relay';
@@ -48,7 +48,7 @@ export function voiceRoutes(router: ApiRouter): ApiRouter {
     description: [
       'Set as the number\'s "A call comes in" webhook (POST). Twilio sends form-encoded CallSid, AccountSid, From, To, CallStatus, Direction…; `X-Twilio-Signature` is checked as for SMS (missing → 400, wrong → 403).',
       '',
-      'A caller whose number belongs to a user is answered with `<Connect><ConversationRelay url="wss://…/voice/relay?token=…" welcomeGreeting="VOICE_WELCOME_GREETING" dtmfDetection="true"/></Connect>`; an unknown caller hears VOICE_UNKNOWN_CALLER_MESSAGE (`<Say>`) and the call ends (`<Hangup/>`). The token is signed, bound to this CallSid, From and To (and to whether Twilio reported `StirVerstat` `TN-Validation-Passed-A`), valid VOICE_RELAY_TOKEN_SECONDS and usable once.',
+      'A caller whose number belongs to a user is answered with `<Connect><ConversationRelay url="wss://…/voice/relay?token=…" welcomeGreeting="VOICE_WELCOME_GREETING" dtmfDetection="true"/></Connect>`; an unknown caller hears VOICE_UNKNOWN_CALLER_MESSAGE (`<Say>`) and the call ends (`<Hangup/>`). The token is signed, bound to this CallSid, From and To (and to whether Twilio reported `StirVerstat` `TN-Validation-Passed-A`; the binding is kept server-side, so the URL holds no phone number), valid VOICE_RELAY_TOKEN_SECONDS and usable once.',
       '',
       '**The relay** (`wss://<host>/voice/relay?token=…`, the same URL base: CHANNELS_PUBLIC_URL, else the forwarded host): the WebSocket upgrade must carry a valid `X-Twilio-Signature` over that URL and an unexpired token not used before (else 403); a CallSid past VOICE_MAX_SOCKETS_PER_CALL sockets gets 409. The first message must be the `setup` of the call the token names (same callSid, from and to), else the socket is closed (1008) before anything is looked up. A socket quiet both ways for VOICE_IDLE_SECONDS is closed; past VOICE_MAX_TURNS_PER_CALL caller turns the caller hears goodbye and the call ends.',
       '',
@@ -72,7 +72,7 @@ export function voiceRoutes(router: ApiRouter): ApiRouter {
       const { voice } = config().channels;
       const twiml = new (twilioLib().twiml.VoiceResponse)();
       if (await findUserByPhone(parsed.data.From)) {
-        const token = issueRelayToken({ callSid: parsed.data.CallSid, from: parsed.data.From, to: parsed.data.To ?? '', attestedA: parsed.data.StirVerstat === ATTESTATION_A });
+        const token = await issueRelayToken({ callSid: parsed.data.CallSid, from: parsed.data.From, to: parsed.data.To ?? '', attestedA: parsed.data.StirVerstat === ATTESTATION_A });
         twiml.connect().conversationRelay({ url: relayUrl(ctx, token), welcomeGreeting: voice.welcomeGreeting, dtmfDetection: true });
       } else {
         twiml.say(voice.unknownCallerMessage);
@@ -102,18 +102,19 @@ export function attachVoiceRelay(server: http.Server): void {
     const url = channelUrl({ protocol: proto, host, originalUrl: req.url ?? RELAY_PATH }, 'ws');
     const signature = req.headers['x-twilio-signature'];
     if (typeof signature !== 'string' || !validTwilioRequest(signature, url, {})) return refuse(403, 'Forbidden');
-    const token = readRelayToken(new URL(req.url ?? RELAY_PATH, 'ws://relay').searchParams.get('token') ?? '');
-    if (!token) return refuse(403, 'Forbidden');
-    void claimRelayToken(token).then(
+    const nonce = relayTokenNonce(new URL(req.url ?? RELAY_PATH, 'ws://relay').searchParams.get('token') ?? '');
+    if (!nonce) return refuse(403, 'Forbidden');
+    void claimRelayToken(nonce).then(
       (claim) => {
-        if (claim === 'used') {
-          log.warn({ call_sid: token.callSid }, 'relay token used a second time; upgrade refused');
+        if (!claim.ok && claim.reason === 'used_or_expired') {
+          log.warn('relay token used a second time or expired; upgrade refused');
           return refuse(403, 'Forbidden');
         }
-        if (claim === 'too_many_sockets') {
-          log.warn({ call_sid: token.callSid }, 'call over VOICE_MAX_SOCKETS_PER_CALL; upgrade refused');
+        if (!claim.ok) {
+          log.warn({ call_sid: claim.callSid }, 'call over VOICE_MAX_SOCKETS_PER_CALL; upgrade refused');
           return refuse(409, 'Conflict');
         }
+        const token = claim.binding;
         wss.handleUpgrade(req, socket, head, (ws) => {
           const send = (message: RelayOutbound) => {
             guard.touch();

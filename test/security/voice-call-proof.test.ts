@@ -22,6 +22,7 @@ import { PIN_ACCEPTED, PIN_LOCKED, PIN_REFUSED, TURNS_EXHAUSTED } from '../../sh
 configureTwilioChannels('http://127.0.0.1:9');
 process.env.VOICE_MAX_TURNS_PER_CALL = '4';
 process.env.VOICE_IDLE_SECONDS = '3';
+process.env.VOICE_RELAY_TOKEN_SECONDS = '5';
 process.env.VOICE_TRUST_ATTESTATION_A = 'true';
 process.env.LIMIT_VOICE_PIN_ATTEMPTS = '3';
 // A model that calls the tool the caller names ("call <tool>") and reads its result out; it also says which tools it was offered.
@@ -100,6 +101,14 @@ describe('the relay token', () => {
     second.setup(second.callSid, victim.phone_number);
     expect((await shut2).code).toBe(1008);
     show();
+  });
+
+  it('a token older than VOICE_RELAY_TOKEN_SECONDS is refused', async () => {
+    const u = await person();
+    const res = await postTwilio(api.url, '/voice/incoming', callParams(u.phone_number));
+    const url = relayUrlOf(await res.text());
+    await new Promise((r) => setTimeout(r, 5500));
+    await expect(connectRelay(api.url, { url })).rejects.toThrow(/403/);
   });
 
   it('a socket that never sends its setup is closed after VOICE_IDLE_SECONDS', async () => {
