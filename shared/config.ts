@@ -32,6 +32,9 @@ const interval = (fallback: string) =>
 const retention = (fallback: string) =>
   z.union([z.literal('forever'), z.string().regex(intervalPattern, 'must be an interval such as "30 days", or forever')]).default(fallback);
 
+/** A comma-separated list of ids, blanks dropped. */
+const idList = (value: string) => value.split(',').map((v) => v.trim()).filter(Boolean);
+
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
   NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite only, which configures itself; the built platform refuses it)'],
@@ -108,8 +111,16 @@ export const variables = {
   SMS_FROM_NUMBER: [z.string().regex(/^(\+[1-9]\d{1,14}|MG\w{32})$/, 'must be an E.164 number or a Messaging Service SID (MG…)').optional(), 'sms channel: number (E.164) or Messaging Service SID proactive messages go out from; replies go out from the number written to'],
   VOICE_WELCOME_GREETING: [z.string().min(1).default('Hello, this is switchboard. How can I help?'), 'voice channel: what a known caller hears first (ConversationRelay welcomeGreeting)'],
   VOICE_UNKNOWN_CALLER_MESSAGE: [z.string().min(1).default("Sorry, we couldn't find an account linked to this number. Goodbye."), 'voice channel: what a caller whose number belongs to no user hears before the call ends'],
+  VOICE_RELAY_TOKEN_SECONDS: [int(120, 5), 'voice channel: how long the single-use token /voice/incoming puts in the relay URL may open the relay socket (it is bound to the CallSid, From and To)'],
+  VOICE_MAX_SOCKETS_PER_CALL: [int(1, 1), 'voice channel: relay sockets one CallSid may open, whatever tokens it holds; more are refused (409)'],
+  VOICE_MAX_TURNS_PER_CALL: [int(100, 1), 'voice channel: caller utterances and keypad entries one call may make; past it the caller hears goodbye and the call ends'],
+  VOICE_IDLE_SECONDS: [int(120, 1), 'voice channel: seconds without a relay message either way after which the call socket is closed (a setup that never comes, a stalled relay)'],
+  VOICE_TRUST_ATTESTATION_A: [bool(false), "voice channel: a call Twilio reports as StirVerstat TN-Validation-Passed-A (carrier's full attestation of the number) gets the person's full rights without the PIN; off: only the PIN does"],
   SLACK_SIGNING_SECRET: [z.string().default(''), 'slack channel: the app\'s signing secret; keys the X-Slack-Signature check of POST /slack/events'],
-  SLACK_BOT_TOKEN: [z.string().default(''), 'slack channel: bot token (xoxb-…) the replies and users.info lookups use'],
+  SLACK_BOT_TOKEN: [z.string().default(''), 'slack channel: bot token (xoxb-…) the replies use'],
+  SLACK_TEAM_IDS: [z.string().default(''), "slack channel: comma-separated workspace (team) ids whose events are accepted (T…); required: another workspace's events are refused (403)"],
+  SLACK_ENTERPRISE_IDS: [z.string().default(''), 'slack channel: comma-separated Enterprise Grid ids (E…); when set, an event must also come from one of them'],
+  SLACK_LINK_MINUTES: [int(15, 1), 'slack channel: how long the link an unlinked Slack user gets from the bot may be confirmed (signed in, PUBLIC_URL/slack/link)'],
   SLACK_API_URL: [optionalUrl, 'slack channel: Web API base URL (default https://slack.com/api/); tests point it at a local server'],
   EMAIL_ADDRESS: [z.email().optional(), 'email channel: the address people write to; replies go out from it'],
   EMAIL_SMTP_URL: [optionalUrl, 'email channel: outgoing SMTP server, smtp://user:password@host:587 or smtps://…:465'],
@@ -197,6 +208,7 @@ export const variables = {
   LIMIT_STREAMS_PER_PERSON: [int(20, 0), 'session streams on one person\'s sessions open at once, across API processes: their portal chat streams and those an API key opens on their sessions (GET /api/sessions/{id}/events) (0 = no limit)'],
   LIMIT_SIGNIN_STARTS_PER_MINUTE: [int(20, 0), 'sign-in starts (GET /api/global/auth/login) per client address per minute (0 = no limit)'],
   LIMIT_PHONE_CODES_PER_HOUR: [int(5, 0), 'phone verification codes one person asks for per hour (POST /api/portal/profile/phone) (0 = no limit)'],
+  LIMIT_VOICE_PIN_ATTEMPTS: [int(5, 0), 'voice PINs one person may say or key per hour, right or wrong (a caller proving it is them on the phone) (0 = no limit)'],
   LIMIT_PHONE_CODE_ATTEMPTS: [int(5, 0), 'phone verification codes one person may enter per PHONE_CODE_TTL_MINUTES, right or wrong (POST /api/portal/profile/phone/verify) (0 = no limit)'],
   PHONE_CODE_TTL_MINUTES: [int(10, 1), 'how long a phone verification code can be entered; it works once'],
   LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE: [int(1200, 0), 'messages and events published into one session per minute (0 = no limit)'],
@@ -424,9 +436,24 @@ function nested(env: Env) {
         timeoutMs: env.CHATAPP_TIMEOUT_MS,
       },
       sms: { from: env.SMS_FROM_NUMBER },
-      voice: { welcomeGreeting: env.VOICE_WELCOME_GREETING, unknownCallerMessage: env.VOICE_UNKNOWN_CALLER_MESSAGE },
-      slack: { signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL },
       email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID, relays: env.EMAIL_RELAYS?.split(',').map((r) => r.trim()).filter(Boolean), maxClients: env.EMAIL_MAX_CLIENTS },
+      voice: {
+        welcomeGreeting: env.VOICE_WELCOME_GREETING,
+        unknownCallerMessage: env.VOICE_UNKNOWN_CALLER_MESSAGE,
+        relayTokenSeconds: env.VOICE_RELAY_TOKEN_SECONDS,
+        maxSocketsPerCall: env.VOICE_MAX_SOCKETS_PER_CALL,
+        maxTurnsPerCall: env.VOICE_MAX_TURNS_PER_CALL,
+        idleSeconds: env.VOICE_IDLE_SECONDS,
+        trustAttestationA: env.VOICE_TRUST_ATTESTATION_A,
+      },
+      slack: {
+        signingSecret: env.SLACK_SIGNING_SECRET,
+        botToken: env.SLACK_BOT_TOKEN,
+        apiUrl: env.SLACK_API_URL,
+        teamIds: idList(env.SLACK_TEAM_IDS),
+        enterpriseIds: idList(env.SLACK_ENTERPRISE_IDS),
+        linkMinutes: env.SLACK_LINK_MINUTES,
+      },
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
     tools: {
@@ -477,6 +504,7 @@ function nested(env: Env) {
       phoneCodeAttempts: env.LIMIT_PHONE_CODE_ATTEMPTS,
       emailConnectionsPerMinute: env.LIMIT_EMAIL_CONNECTIONS_PER_MINUTE,
       emailMessagesPerSenderPerHour: env.LIMIT_EMAIL_MESSAGES_PER_SENDER_PER_HOUR,
+      voicePinAttempts: env.LIMIT_VOICE_PIN_ATTEMPTS,
     },
     phoneCodeTtlMinutes: env.PHONE_CODE_TTL_MINUTES,
     toolServer: {

@@ -25,6 +25,7 @@ const definitions = {
   phoneCodeAttempts: { points: (l: Limits) => l.phoneCodeAttempts, seconds: () => config().phoneCodeTtlMinutes * 60, what: 'phone verification code attempts (LIMIT_PHONE_CODE_ATTEMPTS per PHONE_CODE_TTL_MINUTES)' },
   emailConnections: { points: (l: Limits) => l.emailConnectionsPerMinute, seconds: 60, what: 'SMTP connections per minute from one address (LIMIT_EMAIL_CONNECTIONS_PER_MINUTE)' },
   emailMessagesPerSender: { points: (l: Limits) => l.emailMessagesPerSenderPerHour, seconds: 3600, what: 'email messages per hour from one sender (LIMIT_EMAIL_MESSAGES_PER_SENDER_PER_HOUR)' },
+  voicePinAttempts: { points: (l: Limits) => l.voicePinAttempts, seconds: 3600, what: 'voice PIN attempts per hour (LIMIT_VOICE_PIN_ATTEMPTS)' },
 } as const;
 export type LimitName = keyof typeof definitions;
 

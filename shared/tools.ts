@@ -20,6 +20,11 @@ export interface ToolCaller {
    * (roles of the person, scopes of the key). Unset for the agent: the rights of the person it serves (user_id).
    */
   authority?: Authority;
+  /**
+   * A ceiling on the person's roles for this call, whatever they hold: a phone caller known only by
+   * caller ID (spoofable) gets ['user'], the portal tool set over their own data, until a PIN proves them.
+   */
+  rolesAtMost?: readonly Role[];
 }
 
 /**

@@ -4,8 +4,15 @@ import { AppError, problemKindOf } from '../../shared/errors.js';
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** Writes an HTML page with a heading, a detail paragraph and links. */
-export function sendHtmlPage(ctx: Context, status: number, title: string, detail: string, links: Array<[href: string, text: string]>): void {
+/** A form of a page: POSTed to `action` with hidden `fields`, sent by one button. */
+export interface PageForm {
+  action: string;
+  fields: Record<string, string>;
+  button: string;
+}
+
+/** Writes an HTML page with a heading, a detail paragraph, an optional form and links. */
+export function sendHtmlPage(ctx: Context, status: number, title: string, detail: string, links: Array<[href: string, text: string]>, form?: PageForm): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');
@@ -16,6 +23,7 @@ export function sendHtmlPage(ctx: Context, status: number, title: string, detail
 <body>
 <h1>${escape(title)}</h1>
 <p class="detail">${escape(detail)}</p>
+${form ? `<form method="post" action="${escape(form.action)}">${Object.entries(form.fields).map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('')}<button type="submit">${escape(form.button)}</button></form>` : ''}
 ${links.map(([href, text]) => `<p><a href="${escape(href)}">${escape(text)}</a></p>`).join('\n')}
 <p><small>Request ${escape(String(ctx.state.requestId ?? ''))}</small></p>
 </body>

@@ -13,6 +13,7 @@ import { channelMessageSchema, channelStatusSchema, publicChannelMessage } from 
 import { smsRoutes } from './sms.routes.js';
 import { slackRoutes } from './slack.routes.js';
 import { voiceRoutes } from './voice.routes.js';
+import { slackLinkRoutes } from './slack-link.routes.js';
 
 function recordRoutes(router: ApiRouter): ApiRouter {
   return router
@@ -59,5 +60,5 @@ function recordRoutes(router: ApiRouter): ApiRouter {
 }
 
 export function channelRoutes(): ApiRouter {
-  return voiceRoutes(slackRoutes(smsRoutes(recordRoutes(sessionSystemRouter()))));
+  return voiceRoutes(slackLinkRoutes(slackRoutes(smsRoutes(recordRoutes(sessionSystemRouter())))));
 }

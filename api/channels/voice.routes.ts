@@ -16,6 +16,9 @@ import { findUserByPhone } from '../../shared/users/users.store.js';
 import { channelUrl, verifyTwilioSignature } from '../../shared/channels/twilio-signature.js';
 import { channelStatuses } from '../../shared/channels/status.js';
 import { VoiceCall } from '../../shared/channels/voice/call.js';
+import type { RelayOutbound } from '../../shared/channels/voice/relay-messages.js';
+import { CallGuard } from '../../shared/channels/voice/call-guard.js';
+import { claimRelayToken, issueRelayToken, relayTokenNonce } from '../../shared/channels/voice/relay-token.js';
 import { formParams } from './form.js';
 
 export const RELAY_PATH = '/voice/relay';
@@ -28,10 +31,13 @@ function assertVoiceLive(): void {
   if (!voice.live) throw new ServiceUnavailableError(`The voice channel is not configured: set ${voice.missing_settings.join(', ')}.`, [], { channel: 'voice', missing_settings: voice.missing_settings });
 }
 
-/** The wss:// URL of the relay as Twilio will call (and sign) it. */
-function relayUrl(request: { protocol: string; host: string }): string {
-  return channelUrl({ protocol: request.protocol, host: request.host, originalUrl: RELAY_PATH }, 'ws');
+/** The wss:// URL of the relay as Twilio will call (and sign) it, carrying the call's single-use token. */
+function relayUrl(request: { protocol: string; host: string }, token: string): string {
+  return channelUrl({ protocol: request.protocol, host: request.host, originalUrl: `${RELAY_PATH}?token=${encodeURIComponent(token)}` }, 'ws');
 }
+
+/** Twilio's StirVerstat for a caller whose number the originating carrier fully attests (SHAKEN level A). */
+const ATTESTATION_A = 'TN-Validation-Passed-A';
 
 export function voiceRoutes(router: ApiRouter): ApiRouter {
   return router.route({
@@ -42,9 +48,13 @@ export function voiceRoutes(router: ApiRouter): ApiRouter {
     description: [
       'Set as the number\'s "A call comes in" webhook (POST). Twilio sends form-encoded CallSid, AccountSid, From, To, CallStatus, Direction…; `X-Twilio-Signature` is checked as for SMS (missing → 400, wrong → 403).',
       '',
-      'A caller whose number belongs to a user is answered with `<Connect><ConversationRelay url="wss://…/voice/relay" welcomeGreeting="VOICE_WELCOME_GREETING"/></Connect>`; an unknown caller hears VOICE_UNKNOWN_CALLER_MESSAGE (`<Say>`) and the call ends (`<Hangup/>`).',
+      'A caller whose number belongs to a user is answered with `<Connect><ConversationRelay url="wss://…/voice/relay?token=…" welcomeGreeting="VOICE_WELCOME_GREETING" dtmfDetection="true"/></Connect>`; an unknown caller hears VOICE_UNKNOWN_CALLER_MESSAGE (`<Say>`) and the call ends (`<Hangup/>`). The token is signed, bound to this CallSid, From and To (and to whether Twilio reported `StirVerstat` `TN-Validation-Passed-A`; the binding is kept server-side, so the URL holds no phone number), valid VOICE_RELAY_TOKEN_SECONDS and usable once.',
       '',
-      '**The relay** (`wss://<host>/voice/relay`, the same URL base: CHANNELS_PUBLIC_URL, else the forwarded host): the WebSocket upgrade must carry a valid `X-Twilio-Signature` over that URL (else 403). It takes ConversationRelay\'s messages `setup`, `prompt`, `interrupt`, `dtmf`, `error` and answers `text` tokens as the model writes them (`last: true` ends a reply), `end` to hang up. The call is one active `voice` interaction (channel_ref the CallSid) for its whole length; each utterance and reply is published on channel `voice` with metadata `call_sid`; MESSAGEs of other channels enter the call\'s model context as `[Real-time update from <channel>] <role>: <content>`, and a user\'s message from another channel is answered aloud while the call is quiet. Hanging up closes the interaction with the call\'s transcript as final history (CHANNEL_LEFT, reason `hangup`).',
+      '**The relay** (`wss://<host>/voice/relay?token=…`, the same URL base: CHANNELS_PUBLIC_URL, else the forwarded host): the WebSocket upgrade must carry a valid `X-Twilio-Signature` over that URL and an unexpired token not used before (else 403); a CallSid past VOICE_MAX_SOCKETS_PER_CALL sockets gets 409. The first message must be the `setup` of the call the token names (same callSid, from and to), else the socket is closed (1008) before anything is looked up. A socket quiet both ways for VOICE_IDLE_SECONDS is closed; past VOICE_MAX_TURNS_PER_CALL caller turns the caller hears goodbye and the call ends.',
+      '',
+      '**Rights on a call**: caller ID alone (spoofable) earns the portal tool set over the caller\'s own data. The person\'s other rights (sales, SRE tools) need their voice PIN (PUT /api/portal/profile/voice-pin), said ("my PIN is 4 8 1 5") or keyed (`*4815#`), at most LIMIT_VOICE_PIN_ATTEMPTS per hour; the PIN never reaches the model or the transcript. With VOICE_TRUST_ATTESTATION_A on, a call Twilio attested at level A gets them without the PIN.',
+      '',
+      'The relay takes ConversationRelay\'s messages `setup`, `prompt`, `interrupt`, `dtmf`, `error` and answers `text` tokens as the model writes them (`last: true` ends a reply), `end` to hang up. The call is one active `voice` interaction (channel_ref the CallSid) for its whole length; each utterance and reply is published on channel `voice` with metadata `call_sid`; MESSAGEs of other channels enter the call\'s model context as `[Real-time update from <channel>] <role>: <content>`, and a user\'s message from another channel is answered aloud while the call is quiet. Hanging up closes the interaction with the call\'s transcript as final history (CHANNEL_LEFT, reason `hangup`).',
     ].join('\n'),
     auth: 'public',
     request: {
@@ -62,7 +72,8 @@ export function voiceRoutes(router: ApiRouter): ApiRouter {
       const { voice } = config().channels;
       const twiml = new (twilioLib().twiml.VoiceResponse)();
       if (await findUserByPhone(parsed.data.From)) {
-        twiml.connect().conversationRelay({ url: relayUrl(ctx), welcomeGreeting: voice.welcomeGreeting });
+        const token = await issueRelayToken({ callSid: parsed.data.CallSid, from: parsed.data.From, to: parsed.data.To ?? '', attestedA: parsed.data.StirVerstat === ATTESTATION_A });
+        twiml.connect().conversationRelay({ url: relayUrl(ctx, token), welcomeGreeting: voice.welcomeGreeting, dtmfDetection: true });
       } else {
         twiml.say(voice.unknownCallerMessage);
         twiml.hangup();
@@ -91,13 +102,38 @@ export function attachVoiceRelay(server: http.Server): void {
     const url = channelUrl({ protocol: proto, host, originalUrl: req.url ?? RELAY_PATH }, 'ws');
     const signature = req.headers['x-twilio-signature'];
     if (typeof signature !== 'string' || !validTwilioRequest(signature, url, {})) return refuse(403, 'Forbidden');
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const call = new VoiceCall((message) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
-      });
-      ws.on('message', (data) => call.receive(data.toString()));
-      ws.on('close', () => void call.end().catch((err) => log.error({ err }, 'ending a call failed')));
-      ws.on('error', (err) => log.warn({ err }, 'relay socket error'));
-    });
+    const nonce = relayTokenNonce(new URL(req.url ?? RELAY_PATH, 'ws://relay').searchParams.get('token') ?? '');
+    if (!nonce) return refuse(403, 'Forbidden');
+    void claimRelayToken(nonce).then(
+      (claim) => {
+        if (!claim.ok && claim.reason === 'used_or_expired') {
+          log.warn('relay token used a second time or expired; upgrade refused');
+          return refuse(403, 'Forbidden');
+        }
+        if (!claim.ok) {
+          log.warn({ call_sid: claim.callSid }, 'call over VOICE_MAX_SOCKETS_PER_CALL; upgrade refused');
+          return refuse(409, 'Conflict');
+        }
+        const token = claim.binding;
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          const send = (message: RelayOutbound) => {
+            guard.touch();
+            if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+          };
+          const call = new VoiceCall(send);
+          const guard = new CallGuard(token, call, { send, close: (code, reason) => ws.close(code, reason) });
+          ws.on('message', (data) => guard.receive(data.toString()));
+          ws.on('close', () => {
+            guard.stop();
+            void call.end().catch((err) => log.error({ err }, 'ending a call failed'));
+          });
+          ws.on('error', (err) => log.warn({ err }, 'relay socket error'));
+        });
+      },
+      (err) => {
+        log.error({ err }, 'relay token could not be checked');
+        refuse(503, 'Service Unavailable');
+      },
+    );
   });
 }

@@ -62,15 +62,15 @@ const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * CSRF defence for a cookie-authenticated unsafe request: a cross-site origin is refused outright,
- * and the session's CSRF token must come back in X-CSRF-Token (a cross-site form cannot set headers).
+ * and the session's CSRF token must come back in X-CSRF-Token (a cross-site form cannot set headers),
+ * or, for a form of our own pages, in `given` (a hidden field a cross-site page cannot read).
  */
-export function checkCsrf(ctx: Context, csrfToken: string): void {
+export function checkCsrf(ctx: Context, csrfToken: string, given = ctx.get(csrfHeader)): void {
   const site = ctx.get('Sec-Fetch-Site');
   const origin = ctx.get('Origin');
   if (site === 'cross-site' || (origin && origin !== new URL(config().publicUrl).origin)) {
     throw new ForbiddenError('Cross-site requests with the session cookie are refused.');
   }
-  const given = ctx.get(csrfHeader);
   if (!given || !secretsEqual(given, csrfToken)) {
     throw new ForbiddenError(`A ${csrfHeader} header with the session's CSRF token (GET /api/global/auth/me) is required for ${ctx.method} requests.`);
   }

@@ -4,7 +4,8 @@ import { getProfile, updateProfile } from '../../shared/users/users.store.js';
 import { profileSchema } from '../../shared/users/profile.js';
 import { PHONE_CODE_TEMPLATE, requestPhoneCode, verifyPhoneCode } from '../../shared/portal/phone-proof.js';
 import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
-import { phoneCodeRequest, phoneCodeSent, phoneCodeVerify, profileUpdate } from './profile.schemas.js';
+import { phoneCodeRequest, phoneCodeSent, phoneCodeVerify, profileUpdate, voicePinSet, voicePinState } from './profile.schemas.js';
+import { setVoicePin } from '../../shared/users/voice-pin.js';
 
 export function profileRoutes(): ApiRouter {
   const tags = ['portal: profile'];
@@ -68,5 +69,36 @@ export function profileRoutes(): ApiRouter {
       responses: { 200: { description: 'The profile with its proven number', schema: profileSchema } },
       errors: { 429: 'Over LIMIT_PHONE_CODE_ATTEMPTS (Retry-After)' },
       handler: async ({ body }, ctx) => verifyPhoneCode(callerOf(ctx).userId, body.code),
+    })
+    .route({
+      method: 'put',
+      path: '/api/portal/profile/voice-pin',
+      tags,
+      summary: 'Set my voice PIN',
+      description: [
+        'On the phone, caller ID alone (which can be forged) earns only the portal tool set over the caller\'s own data; the person\'s other rights (sales, SRE tools) need this PIN, said ("my PIN is 4 8 1 5") or keyed (`*4815#`) during the call. Only a salted hash is kept; setting it again replaces it.',
+        `At most LIMIT_VOICE_PIN_ATTEMPTS (5) PINs per person per hour on calls, right or wrong. ${actingUserNote}`,
+      ].join('\n\n'),
+      auth: 'key-or-person',
+      request: { headers: userHeader, body: voicePinSet },
+      responses: { 200: { description: 'The PIN is set', schema: voicePinState } },
+      handler: async ({ body }, ctx) => {
+        await setVoicePin(callerOf(ctx).userId, body.pin);
+        return { voice_pin_set: true };
+      },
+    })
+    .route({
+      method: 'delete',
+      path: '/api/portal/profile/voice-pin',
+      tags,
+      summary: 'Remove my voice PIN',
+      description: `Calls get only the portal tool set again. ${actingUserNote}`,
+      auth: 'key-or-person',
+      request: { headers: userHeader },
+      responses: { 200: { description: 'No PIN is set', schema: voicePinState } },
+      handler: async (_i, ctx) => {
+        await setVoicePin(callerOf(ctx).userId, null);
+        return { voice_pin_set: false };
+      },
     });
 }

@@ -24,3 +24,7 @@ export const phoneCodeSent = z
   .openapi('PhoneCodeSent');
 /** POST /api/portal/profile/phone/verify: the code that was sent. */
 export const phoneCodeVerify = z.object({ code: z.string().regex(/^\d{6}$/, 'must be the 6 digits of the code') }).strict();
+
+/** PUT /api/portal/profile/voice-pin: the PIN a caller says or keys to get their full rights on the phone. */
+export const voicePinSet = z.object({ pin: z.string().regex(/^\d{4,12}$/, 'must be 4 to 12 digits').openapi({ description: 'digits only; stored as a salted hash' }) }).strict();
+export const voicePinState = z.object({ voice_pin_set: z.boolean() }).openapi('VoicePinState');

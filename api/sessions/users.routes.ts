@@ -21,11 +21,11 @@ export function userRoutes(): ApiRouter {
       path: '/api/users',
       tags,
       summary: 'Create a user',
-      description: 'Not in the spec as an endpoint. `phone_number` must be E.164 and unique: a taken number → 409 with the existing `user_id`.',
+      description: 'Not in the spec as an endpoint. `phone_number` must be E.164 and unique: a taken number → 409 with the existing `user_id`. An `email` another user has (any case) → 409 naming body.email: the email channel finds people by address, so each has one holder.',
       auth: 'key-or-sre',
       request: { body: newUserBody },
       responses: { 201: { description: 'The user', schema: userSchema } },
-      errors: { 409: 'The phone number belongs to another user' },
+      errors: { 409: 'The phone number or the email belongs to another user' },
       handler: async ({ body }) => view(await createUser(body)),
     })
     .route({
@@ -58,11 +58,11 @@ export function userRoutes(): ApiRouter {
       path: '/api/users/{user_id}',
       tags,
       summary: 'Change a user',
-      description: 'Not in the spec. `phone_number` must be E.164 and unique (a number another user has → 409 with that `user_id`): the integration holding the API key vouches for it (people prove theirs in the portal with a code: POST /api/portal/profile/phone). The messaging-app window follows the change: the old number\'s 24-hour window no longer applies to the user, the new number\'s opens with its first inbound message. `null` clears `display_name` or `email`.',
+      description: 'Not in the spec. `phone_number` must be E.164 and unique (a number another user has → 409 with that `user_id`): the integration holding the API key vouches for it (people prove theirs in the portal with a code: POST /api/portal/profile/phone). The messaging-app window follows the change: the old number\'s 24-hour window no longer applies to the user, the new number\'s opens with its first inbound message. `null` clears `display_name` or `email`; an `email` another user has (any case) → 409 naming body.email.',
       auth: 'key-or-sre',
       request: { params: userIdParams, body: userPatch },
       responses: { 200: { description: 'The user', schema: userSchema } },
-      errors: { 409: 'The phone number belongs to another user' },
+      errors: { 409: 'The phone number or the email belongs to another user' },
       handler: async ({ params, body }) => view(await updateUser(params.user_id, body)),
     })
     .route({

@@ -69,6 +69,7 @@ export async function startAuthorization(): Promise<AuthorizationStart> {
 export interface SignedInPerson {
   subject: string;
   name: string;
+  /** The email, only when the provider vouches for it (claim email_verified); otherwise null. */
   email: string | null;
   /** The provider vouches for the email (claim email_verified); only then may it match an existing user. */
   emailVerified: boolean;
@@ -126,11 +127,13 @@ function personOf(idClaims: Record<string, unknown>, info: Record<string, unknow
   const claims: Record<string, unknown> = info ? { ...info, ...idClaims, [rolesClaim]: idClaims[rolesClaim] ?? info[rolesClaim] } : { ...idClaims };
   const email = typeof claims.email === 'string' ? claims.email : null;
   const name = [claims.name, claims.preferred_username, email, claims.sub].find((v): v is string => typeof v === 'string' && v.length > 0)!;
+  const emailVerified = claims.email_verified === true || claims.email_verified === 'true';
   return {
     subject: String(claims.sub),
     name,
-    email,
-    emailVerified: claims.email_verified === true || claims.email_verified === 'true',
+    // An address the provider does not vouch for is kept nowhere (users, browser sessions): channels trust stored emails.
+    email: emailVerified ? email : null,
+    emailVerified,
     roles: rolesFromClaims(claims, rolesClaim, roleMap),
     idToken: tokens.id_token,
     accessToken: tokens.access_token,

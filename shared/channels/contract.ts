@@ -30,6 +30,8 @@ export interface ChannelAdapter {
   findUser(message: ChannelMessage): Promise<User | undefined>;
   /** What an unknown sender is told (null: nothing). */
   unknownSenderReply: string | null;
+  /** What this unknown sender is told, when it depends on the message (Slack: a link to confirm who they are); else unknownSenderReply. */
+  unknownSenderReplyFor?(message: ChannelMessage): Promise<string | null>;
   /** The channel_ref of the interaction an inbound message belongs to: an active interaction of the session with this ref is reused. */
   interactionRef(message: ChannelMessage): string;
   /** Metadata published with both messages of an exchange (spec: provider ids, addresses). */

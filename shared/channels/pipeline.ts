@@ -83,10 +83,11 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
   // 1. The user; an unknown sender is told so (if the channel says anything), and the record says so.
   const user = await adapter.findUser(message);
   if (!user) {
-    if (adapter.unknownSenderReply) await replyWith(adapter, message, adapter.unknownSenderReply, { user: undefined, session_id: null, interaction_id: null });
+    const notice = adapter.unknownSenderReplyFor ? await adapter.unknownSenderReplyFor(message) : adapter.unknownSenderReply;
+    if (notice) await replyWith(adapter, message, notice, { user: undefined, session_id: null, interaction_id: null });
     await markProcessed(messageId, { user_id: null, session_id: null, interaction_id: null });
     log.info({ message_id: messageId }, 'inbound message from an unknown sender');
-    return { outcome: 'unknown_sender', reply: adapter.unknownSenderReply };
+    return { outcome: 'unknown_sender', reply: notice };
   }
   // 2. What the channel handles itself (carrier keywords): answered as the channel says, no agent.
   const intercepted = await adapter.intercept?.(message, user);

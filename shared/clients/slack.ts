@@ -1,6 +1,7 @@
 /**
- * Slack's Web API through the official `@slack/web-api` client: users.info (to link a Slack user to
- * a platform user by email), chat.postMessage (replies in the thread) and conversations.replies (to
+ * Slack's Web API through the official `@slack/web-api` client: chat.postMessage (replies in the
+ * thread of a direct message), chat.postEphemeral (replies only the person sees, in a shared
+ * channel) and conversations.replies (to
  * find a reply whose answer was lost). SLACK_API_URL points it at another base URL (tests run a
  * local server that speaks the same API). Retries are the queue's, not the client's.
  */
@@ -27,10 +28,10 @@ function web(): WebClientType {
   return client;
 }
 
-/** The email of a Slack user's profile (needs the users:read.email scope), or undefined. */
-export async function slackUserEmail(userId: string): Promise<string | undefined> {
-  const answer = await web().users.info({ user: userId });
-  return answer.user?.profile?.email ?? undefined;
+/** Posts a message only `user` sees in the channel (in a thread when `threadTs` is given); returns its ts. */
+export async function postSlackEphemeral(channel: string, user: string, text: string, threadTs?: string): Promise<{ ts: string; channel: string }> {
+  const answer = await web().chat.postEphemeral({ channel, user, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+  return { ts: answer.message_ts!, channel };
 }
 
 /** Posts a message (in a thread when `threadTs` is given); returns its ts. */

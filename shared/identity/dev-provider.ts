@@ -15,6 +15,8 @@ export interface DevAccount {
   password: string;
   name: string;
   email: string;
+  /** The provider's email_verified claim; default true (tests set false for an unverified address). */
+  emailVerified?: boolean;
   roles: string[];
 }
 
@@ -98,7 +100,7 @@ export async function startDevProvider(options: DevProviderOptions): Promise<Dev
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const byLogin = new Map(Object.values(accounts).map((a) => [a.login, a]));
+  const byLogin = new Map<string, DevAccount>(Object.values(accounts).map((a) => [a.login, a]));
 
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const configuration: Configuration = {
@@ -148,7 +150,7 @@ export async function startDevProvider(options: DevProviderOptions): Promise<Dev
       if (!account) return undefined;
       return {
         accountId: id,
-        claims: () => ({ sub: id, name: account.name, preferred_username: account.login, email: account.email, email_verified: true, [rolesClaim]: account.roles }),
+        claims: () => ({ sub: id, name: account.name, preferred_username: account.login, email: account.email, email_verified: account.emailVerified ?? true, [rolesClaim]: account.roles }),
       };
     },
     // One first-party client: every scope and claim it asks for is granted without a consent page.

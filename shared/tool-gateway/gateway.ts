@@ -33,7 +33,8 @@ export async function currentAuthority(caller: ToolCaller): Promise<Authority> {
   if (!userId) return { kind: 'none' };
   const roles = await rolesOfUser(userId);
   if (!roles) return { kind: 'none' };
-  return { kind: 'person', user_id: userId, roles: [...new Set([...roles, 'user'])] as Role[] };
+  const held = [...new Set([...roles, 'user'])] as Role[];
+  return { kind: 'person', user_id: userId, roles: caller.rolesAtMost ? held.filter((r) => caller.rolesAtMost!.includes(r)) : held };
 }
 
 /** The tools a caller may use now (optionally of one executor): what the listings and the agent offer. */

@@ -1,6 +1,6 @@
 /** Who a person signing in through the identity provider is: the matching rule, over the people store. */
 import { db } from '../db/index.js';
-import { insertSignedInUser, linkSignedInUser, lockUnlinkedUserByEmail, lockUserBySubject } from './users.store.js';
+import { claimableEmail, insertSignedInUser, linkSignedInUser, lockUnlinkedUserByEmail, lockUserBySubject } from './users.store.js';
 
 export interface SignedInIdentity {
   subject: string;
@@ -12,14 +12,16 @@ export interface SignedInIdentity {
 
 /**
  * The user of a person who signed in: matched by provider subject, else by verified email (an
- * account the messaging channels created first), else created. Email, name and roles are copied
- * from the provider every time, since the provider owns them.
+ * account the messaging channels created first), else created. Name and roles are copied from the
+ * provider every time, since the provider owns them; the email only when the provider marks it
+ * verified (the email and Slack channels trust users.email) and no other user holds it already.
  */
 export async function upsertSignedInUser(person: SignedInIdentity): Promise<string> {
   return db().transaction(async (trx) => {
-    const copies = { display_name: person.name, email: person.email, roles: person.roles };
+    const verified = person.email_verified ? person.email : null;
     let userId = await lockUserBySubject(trx, person.subject);
-    if (!userId && person.email && person.email_verified) userId = await lockUnlinkedUserByEmail(trx, person.email);
+    if (!userId && verified) userId = await lockUnlinkedUserByEmail(trx, verified);
+    const copies = { display_name: person.name, email: await claimableEmail(trx, verified, userId), roles: person.roles };
     if (userId) {
       await linkSignedInUser(trx, userId, person.subject, copies);
       return userId;

@@ -44,13 +44,23 @@ export interface NewUser {
   email?: string | null;
 }
 
-/** Creates a user; a phone number already taken is a ConflictError naming the existing user. */
+/** 409 naming body.email: the channels find people by email, so an address has one holder (claimableEmail). */
+async function assertEmailFree(trx: Knex.Transaction, email: string | null | undefined, userId: string | undefined): Promise<void> {
+  if (email && !(await claimableEmail(trx, email, userId))) {
+    throw new ConflictError(`Another user has the email ${email}.`, [{ path: 'body.email', message: 'belongs to another user' }]);
+  }
+}
+
+/** Creates a user; a phone number (or email) already taken is a ConflictError (naming the existing user for a number). */
 export async function createUser(input: NewUser): Promise<User & { phone_number: string }> {
   try {
-    const [user] = await db()(TABLE)
-      .insert({ phone_number: input.phone_number, display_name: input.display_name ?? null, email: input.email ?? null })
-      .returning(COLUMNS);
-    return user as User & { phone_number: string };
+    return await db().transaction(async (trx) => {
+      await assertEmailFree(trx, input.email, undefined);
+      const [user] = await trx(TABLE)
+        .insert({ phone_number: input.phone_number, display_name: input.display_name ?? null, email: input.email ?? null })
+        .returning(COLUMNS);
+      return user as User & { phone_number: string };
+    });
   } catch (err) {
     if (isUniqueViolation(err)) {
       const existing = await findUserByPhone(input.phone_number);
@@ -140,6 +150,20 @@ export async function lockUnlinkedUserByEmail(trx: Knex.Transaction, email: stri
   return row?.user_id;
 }
 
+/**
+ * The provider's email as this user may hold it: the address, or null when another user holds it
+ * already (any case). The first holder keeps it, so a second account claiming the address never makes
+ * its owner unmatchable by the channels (findUserByEmail matches only a single holder). The
+ * transaction-scoped lock orders concurrent claims of one address.
+ */
+export async function claimableEmail(trx: Knex.Transaction, email: string | null, userId: string | undefined): Promise<string | null> {
+  if (!email) return null;
+  await trx.raw('select pg_advisory_xact_lock(hashtext(lower(?)))', [email]);
+  const holder = trx(TABLE).select('user_id').whereRaw('lower(email) = lower(?)', [email]);
+  if (userId) holder.whereNot({ user_id: userId });
+  return (await holder.first()) ? null : email;
+}
+
 /** Links a user to a provider subject and refreshes the provider's copies. */
 export async function linkSignedInUser(trx: Knex.Transaction, userId: string, subject: string, copies: ProviderCopies): Promise<void> {
   await trx(TABLE).where({ user_id: userId }).update({ ...copies, idp_subject: subject });
@@ -165,6 +189,7 @@ export async function updateUser(userId: string, changes: UserChanges): Promise<
   try {
     return await db().transaction(async (trx) => {
       if (!(await lockUser(trx, userId))) throw new NotFoundError(`No user ${userId}.`);
+      await assertEmailFree(trx, changes.email, userId);
       const { phone_number: phone, ...rest } = changes;
       const set = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
       if (Object.keys(set).length) await trx(TABLE).where({ user_id: userId }).update(set);
@@ -197,13 +222,29 @@ export async function deleteUser(trx: Knex.Transaction, userId: string): Promise
   await trx(TABLE).where({ user_id: userId }).delete();
 }
 
-/** Refreshes the provider's copies (name, email, roles) on the user of a provider subject, when there is one. */
+/** Refreshes the provider's copies (name, email, roles) on the user of a provider subject, when there is one; an email another user holds is not taken (claimableEmail). */
 export async function updateProviderCopies(subject: string, copies: { name: string; email: string | null; roles: string[] }): Promise<void> {
-  await db()(TABLE).where({ idp_subject: subject }).update({ display_name: copies.name, email: copies.email, roles: copies.roles });
+  await db().transaction(async (trx) => {
+    const userId = await lockUserBySubject(trx, subject);
+    if (!userId) return;
+    const email = await claimableEmail(trx, copies.email, userId);
+    await trx(TABLE).where({ user_id: userId }).update({ display_name: copies.name, email, roles: copies.roles });
+  });
 }
 
 /** A user's roles as last copied from the identity provider (none for users the channels created); undefined for no such user. */
 export async function rolesOfUser(userId: string): Promise<string[] | undefined> {
   const row = (await db()(TABLE).select('roles').where({ user_id: userId }).first()) as { roles: string[] } | undefined;
   return row?.roles;
+}
+
+/** A user's voice PIN hash (null: none set); undefined for no such user. */
+export async function voicePinHashOf(userId: string): Promise<string | null | undefined> {
+  const row = (await db()(TABLE).select('voice_pin_hash').where({ user_id: userId }).first()) as { voice_pin_hash: string | null } | undefined;
+  return row ? row.voice_pin_hash : undefined;
+}
+
+/** Sets (or with null removes) a user's voice PIN hash; false when there is no such user. */
+export async function setVoicePinHash(userId: string, hash: string | null): Promise<boolean> {
+  return (await db()(TABLE).where({ user_id: userId }).update({ voice_pin_hash: hash })) > 0;
 }

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
 
-for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'CHATAPP_ACCOUNT_SID', 'CHATAPP_AUTH_TOKEN', 'SMS_FROM_NUMBER', 'SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', 'EMAIL_ADDRESS', 'EMAIL_SMTP_URL']) delete process.env[name];
+for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'CHATAPP_ACCOUNT_SID', 'CHATAPP_AUTH_TOKEN', 'SMS_FROM_NUMBER', 'SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_TEAM_IDS', 'EMAIL_ADDRESS', 'EMAIL_SMTP_URL']) delete process.env[name];
 
 let api: Platform;
 beforeAll(async () => {
@@ -18,7 +18,7 @@ const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
 describe('a channel that is not configured', () => {
   it.each([
     ['/sms/webhook', form, 'From=%2B14155550100&MessageSid=SM1&To=%2B14155550101&Body=hi', 'sms', ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'SMS_FROM_NUMBER']],
-    ['/slack/events', { 'Content-Type': 'application/json' }, '{"type":"url_verification","challenge":"x"}', 'slack', ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN']],
+    ['/slack/events', { 'Content-Type': 'application/json' }, '{"type":"url_verification","challenge":"x"}', 'slack', ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_TEAM_IDS']],
     ['/voice/incoming', form, 'CallSid=CA1&From=%2B14155550100', 'voice', ['TWILIO_AUTH_TOKEN']],
   ])('POST %s answers 503 naming the missing settings, and records nothing', async (path, headers, body, channel, missing) => {
     const res = await fetch(`${api.url}${path}`, { method: 'POST', headers: headers as Record<string, string>, body });
@@ -37,7 +37,7 @@ describe('a channel that is not configured', () => {
       { channel: 'chat', live: true, missing_settings: [] },
       { channel: 'chatapp', live: false, missing_settings: ['CHATAPP_ACCOUNT_SID', 'CHATAPP_AUTH_TOKEN', 'CHATAPP_FROM_NUMBER'] },
       { channel: 'email', live: false, missing_settings: ['EMAIL_ADDRESS', 'EMAIL_SMTP_URL'] },
-      { channel: 'slack', live: false, missing_settings: ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN'] },
+      { channel: 'slack', live: false, missing_settings: ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_TEAM_IDS'] },
       { channel: 'sms', live: false, missing_settings: ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'SMS_FROM_NUMBER'] },
       { channel: 'voice', live: false, missing_settings: ['TWILIO_AUTH_TOKEN'] },
     ]);

@@ -1,6 +1,6 @@
 /**
- * The slack channel: Events API requests signed the way Slack signs them, the Slack user linked by
- * the email of their profile through users.info, replies posted in the thread by chat.postMessage
+ * The slack channel: Events API requests signed the way Slack signs them, the Slack user linked to
+ * a platform user by a confirmed link (see test/security/slack-workspace-person.test.ts), replies posted in the thread by chat.postMessage
  * on a local server speaking the Web API; one message stored and answered once whatever Slack's
  * retries or the send job's.
  */
@@ -11,11 +11,10 @@ import { startLocalSlack } from '../helpers/local-slack-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 import { freshPhone } from '../helpers/chatapp.js';
-import { configureSlack, postSlack, slackBotToken, slackEvent } from '../helpers/channels.js';
+import { configureSlack, linkSlackUser, postSlack, slackBotToken, slackEvent } from '../helpers/channels.js';
 import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { verifySlackRequest } from '../../shared/channels/slack/signature.js';
-import { SLACK_UNKNOWN_USER_REPLY } from '../../shared/channels/slack/slack.adapter.js';
 import { db } from '../../shared/db/index.js';
 import { randomBytes } from 'node:crypto';
 
@@ -30,12 +29,11 @@ beforeAll(async () => {
   api = await startPlatform();
 });
 
-/** A platform user with a linked Slack account (same email). */
+/** A platform user with a linked Slack account (a confirmed link). */
 async function slackUser() {
   const id = `U${randomBytes(4).toString('hex').toUpperCase()}`;
-  const email = `${id.toLowerCase()}@example.com`;
-  const user = await createUser({ phone_number: freshPhone(), email, display_name: id });
-  slack.users.set(id, { id, email: email.toUpperCase() });
+  const user = await createUser({ phone_number: freshPhone(), display_name: id });
+  await linkSlackUser(id, user.user_id);
   return { user, slackId: id };
 }
 const postedIn = (channel: string) => slack.posted.filter((m) => m.channel === channel);
@@ -89,26 +87,27 @@ describe('a direct message to the app', () => {
       expect(userMessage).toMatchObject({ channel: 'slack', data: { content: 'Where is my order?', metadata } });
       const reply = await eventually(async () => postedIn(event.event.channel)[0], 15_000, 'the reply in Slack');
       expect(reply).toMatchObject({ token: slackBotToken, text: 'Slack answer to: Where is my order?', thread_ts: event.event.ts });
-      expect(slack.calls.find((c) => c.method === 'users.info' && c.args.user === slackId)).toBeDefined();
+      // Found by the confirmed link: the Slack profile (users.info) is not asked.
+      expect(slack.calls.find((c) => c.method === 'users.info')).toBeUndefined();
     } finally {
       web.close();
     }
   });
 
-  it('a mention in a channel is answered in the thread it was written in, without the mention in the text', async () => {
+  it('a mention in a channel is answered in the thread it was written in, only to the person (ephemeral), without the mention in the text', async () => {
     const { slackId } = await slackUser();
     const event = slackEvent(slackId, '<@U0APP> summarise the thread', { thread_ts: '1699999999.000100' }, 'app_mention');
     expect((await postSlack(api.url, event)).status).toBe(200);
-    const reply = await eventually(async () => slack.posted.find((m) => m.text === 'Slack answer to: summarise the thread'), 15_000, 'the reply');
-    expect(reply).toMatchObject({ channel: 'C0GENERAL', thread_ts: '1699999999.000100' });
+    const reply = await eventually(async () => slack.ephemeral.find((m) => m.text === 'Slack answer to: summarise the thread'), 15_000, 'the reply');
+    expect(reply).toMatchObject({ channel: 'C0GENERAL', user: slackId, thread_ts: '1699999999.000100' });
+    expect(slack.posted.some((m) => m.text === 'Slack answer to: summarise the thread')).toBe(false);
   });
 
-  it('from a Slack user linked to no platform user is told so in the thread', async () => {
-    slack.users.set('U0STRANGER', { id: 'U0STRANGER', email: 'nobody@example.org' });
+  it('from a Slack user linked to no platform user is answered with a link to confirm, in the thread', async () => {
     const event = slackEvent('U0STRANGER', 'hi');
     await postSlack(api.url, event);
     const reply = await eventually(async () => postedIn(event.event.channel)[0], 15_000, 'the reply');
-    expect(reply.text).toBe(SLACK_UNKNOWN_USER_REPLY);
+    expect(reply.text).toMatch(/^I don't know who you are on switchboard yet\. Open http:\/\/\S+\/slack\/link\?token=[\w-]+ while signed in/);
   });
 
   it('retried by Slack (same event_id, X-Slack-Retry-Num) is stored once and answered once', async () => {

@@ -13,11 +13,12 @@ import { startLocalSlack } from '../helpers/local-slack-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 import { freshPhone } from '../helpers/chatapp.js';
-import { configureSlack, configureTwilioChannels, connectRelay, postSlack, postTwilio, slackBotToken, slackEvent, twilioAccountSid, twilioSid } from '../helpers/channels.js';
+import { callParams, configureSlack, configureTwilioChannels, connectRelay, linkSlackUser, placeCall, postSlack, postTwilio, relayUrlOf, slackBotToken, slackEvent, twilioSid } from '../helpers/channels.js';
 import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { listInteractions } from '../../shared/sessions/sessions.store.js';
+import { db } from '../../shared/db/index.js';
 
 const slack = await startLocalSlack(slackBotToken);
 configureSlack(slack.apiUrl);
@@ -36,19 +37,17 @@ beforeAll(async () => {
   api = await startPlatform();
 });
 
-const callParams = (from: string, callSid = twilioSid('CA')) => ({
-  AccountSid: twilioAccountSid, ApiVersion: '2010-04-01', CallSid: callSid, CallStatus: 'ringing', Called: '+14155550100', Caller: from,
-  Direction: 'inbound', From: from, FromCountry: 'US', To: '+14155550100', ToCountry: 'US',
-});
-
 describe('POST /voice/incoming', () => {
   it('connects a known caller to ConversationRelay on the relay socket', async () => {
     const u = await createUser({ phone_number: freshPhone() });
     const res = await postTwilio(api.url, '/voice/incoming', callParams(u.phone_number));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/xml/);
-    const relay = `${api.url.replace(/^http/, 'ws')}/voice/relay`;
-    expect(await res.text()).toBe(`<?xml version="1.0" encoding="UTF-8"?><Response><Connect><ConversationRelay url="${relay}" welcomeGreeting="Hi, switchboard here."/></Connect></Response>`);
+    const twiml = await res.text();
+    const relay = relayUrlOf(twiml);
+    // The relay URL carries the call's single-use token (see test/security/voice-call-proof.test.ts).
+    expect(relay).toMatch(new RegExp(`^${api.url.replace(/^http/, 'ws')}/voice/relay\\?token=[\\w-]+\\.[\\w-]+$`));
+    expect(twiml).toBe(`<?xml version="1.0" encoding="UTF-8"?><Response><Connect><ConversationRelay url="${relay}" welcomeGreeting="Hi, switchboard here." dtmfDetection="true"/></Connect></Response>`);
   });
 
   it('tells an unknown caller so and hangs up', async () => {
@@ -75,7 +74,7 @@ describe('the relay socket', () => {
     const web = subscribe(api.url, session.session_id, 'chat');
     await web.opened;
     const callSid = twilioSid('CA');
-    const call = await connectRelay(api.url);
+    const call = await placeCall(api.url, u.phone_number, { callSid });
     try {
       call.setup(callSid, u.phone_number);
       const joined = await web.next((e) => e.event_type === 'CHANNEL_JOINED');
@@ -111,9 +110,9 @@ describe('the relay socket', () => {
     const { session } = await resolveSession(u.user_id);
     const web = subscribe(api.url, session.session_id, 'chat');
     await web.opened;
-    const call = await connectRelay(api.url);
+    const call = await placeCall(api.url, u.phone_number);
     try {
-      call.setup(twilioSid('CA'), u.phone_number);
+      call.setup();
       await web.next((e) => e.event_type === 'CHANNEL_JOINED');
       call.say('Tell me a long story');
       await eventually(async () => call.received.filter((m) => m.type === 'text').length >= 3, 10_000, 'the first tokens');
@@ -134,9 +133,11 @@ describe('the relay socket', () => {
     }
   });
 
-  it('an unknown caller reaching the relay hears the refusal and the call is ended', async () => {
-    const call = await connectRelay(api.url);
-    call.setup(twilioSid('CA'), freshPhone());
+  it('a caller whose number left their account after the call was answered hears the refusal and the call is ended', async () => {
+    const u = await createUser({ phone_number: freshPhone() });
+    const call = await placeCall(api.url, u.phone_number);
+    await db()('users').where({ user_id: u.user_id }).update({ phone_number: freshPhone() });
+    call.setup();
     const reply = await call.nextReply();
     expect(reply.text).toBe("Sorry, we couldn't find an account linked to this number. Goodbye.");
     await eventually(async () => call.received.some((m) => m.type === 'end'), 5000, 'the end message');
@@ -147,11 +148,11 @@ describe('the relay socket', () => {
 describe('cross-channel: a message written on Slack during a call', () => {
   it("enters the call's model context as `[Real-time update from slack] user: <content>` and is spoken about", async () => {
     const slackId = `U${randomBytes(4).toString('hex').toUpperCase()}`;
-    const u = await createUser({ phone_number: freshPhone(), email: `${slackId.toLowerCase()}@example.com`, display_name: 'Caller' });
-    slack.users.set(slackId, { id: slackId, email: `${slackId.toLowerCase()}@example.com` });
+    const u = await createUser({ phone_number: freshPhone(), display_name: 'Caller' });
+    await linkSlackUser(slackId, u.user_id);
     const callSid = twilioSid('CA');
     const transcript: string[] = [];
-    const call = await connectRelay(api.url);
+    const call = await placeCall(api.url, u.phone_number, { callSid });
     try {
       call.setup(callSid, u.phone_number);
       call.say('I need to move my dentist appointment');

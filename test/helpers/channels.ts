@@ -44,6 +44,16 @@ export function configureSlack(apiUrl: string): void {
   process.env.SLACK_SIGNING_SECRET = slackSigningSecret;
   process.env.SLACK_BOT_TOKEN = slackBotToken;
   process.env.SLACK_API_URL = apiUrl;
+  process.env.SLACK_TEAM_IDS = slackTeamId;
+}
+
+/** The workspace the tests' Slack app serves (SLACK_TEAM_IDS). */
+export const slackTeamId = 'T0TEAM';
+
+/** Links a Slack user of the test workspace to a platform user, as the person's confirmation does. */
+export async function linkSlackUser(slackUserId: string, userId: string, teamId = slackTeamId): Promise<void> {
+  const { db } = await import('../../shared/db/index.js');
+  await db()('slack_links').insert({ team_id: teamId, slack_user_id: slackUserId, user_id: userId });
 }
 
 let eventCounter = 0;
@@ -62,7 +72,7 @@ export function slackEvent(user: string, text: string, extra: Record<string, unk
       ts,
       channel: eventType === 'message' ? `D0${user}` : 'C0GENERAL',
       event_ts: ts,
-      ...(eventType === 'message' ? { channel_type: 'im' } : {}),
+      channel_type: eventType === 'message' ? 'im' : 'channel',
       ...extra,
     },
     type: 'event_callback',
@@ -83,10 +93,36 @@ export async function postSlack(baseUrl: string, body: unknown, options: { times
   return fetch(`${baseUrl}/slack/events`, { method: 'POST', headers, body: raw });
 }
 
+/** The parameters Twilio sends to /voice/incoming for a call from `from`. */
+export const callParams = (from: string, callSid = twilioSid('CA'), extra: Record<string, string> = {}) => ({
+  AccountSid: twilioAccountSid, ApiVersion: '2010-04-01', CallSid: callSid, CallStatus: 'ringing', Called: smsNumber, Caller: from,
+  Direction: 'inbound', From: from, FromCountry: 'US', To: smsNumber, ToCountry: 'US', ...extra,
+});
+
+/** The relay URL (with its token) of the TwiML /voice/incoming answered; throws when it answered no relay. */
+export function relayUrlOf(twiml: string): string {
+  const url = /<ConversationRelay url="([^"]+)"/.exec(twiml)?.[1];
+  if (!url) throw new Error(`no ConversationRelay in ${twiml}`);
+  return url.replaceAll('&amp;', '&');
+}
+
+/**
+ * A call as Twilio places it: the signed /voice/incoming, then the relay socket on the URL it answered
+ * (with the call's token), signed over that URL; `setup()` names the same call by default.
+ */
+export async function placeCall(baseUrl: string, from: string, options: { callSid?: string; params?: Record<string, string> } = {}) {
+  const callSid = options.callSid ?? twilioSid('CA');
+  const res = await postTwilio(baseUrl, '/voice/incoming', callParams(from, callSid, options.params));
+  if (res.status !== 200) throw new Error(`/voice/incoming answered ${res.status}`);
+  const url = relayUrlOf(await res.text());
+  const relay = await connectRelay(baseUrl, { url, defaults: { callSid, from } });
+  return { ...relay, callSid, url };
+}
+
 /** A client speaking ConversationRelay's side of the socket, as Twilio does (signed upgrade, JSON text frames). */
-export async function connectRelay(baseUrl: string, options: { signature?: string | null } = {}) {
+export async function connectRelay(baseUrl: string, options: { signature?: string | null; url?: string; defaults?: { callSid: string; from: string } } = {}) {
   const { WebSocket } = await import('ws');
-  const url = `${baseUrl.replace(/^http/, 'ws')}/voice/relay`;
+  const url = options.url ?? `${baseUrl.replace(/^http/, 'ws')}/voice/relay`;
   const sig = options.signature === undefined ? twilioSignature(twilioAuthToken, url, {}) : options.signature;
   const ws = new WebSocket(url, { headers: sig === null ? {} : { 'X-Twilio-Signature': sig } });
   const received: Array<Record<string, any>> = [];
@@ -123,7 +159,7 @@ export async function connectRelay(baseUrl: string, options: { signature?: strin
     nextReply,
     send: (message: Record<string, unknown>) => ws.send(JSON.stringify(message)),
     /** Twilio's setup message for a call from `from`. */
-    setup: (callSid: string, from: string) =>
+    setup: (callSid = options.defaults?.callSid ?? '', from = options.defaults?.from ?? '') =>
       ws.send(JSON.stringify({ type: 'setup', sessionId: 'VX' + randomBytes(16).toString('hex'), accountSid: twilioAccountSid, parentCallSid: '', callSid, from, to: smsNumber, forwardedFrom: '', callType: 'PSTN', callerName: '', direction: 'inbound', callStatus: 'RINGING', customParameters: {} })),
     say: (text: string) => ws.send(JSON.stringify({ type: 'prompt', voicePrompt: text, lang: 'en-US', last: true })),
     hangUp: () => new Promise<void>((r) => {

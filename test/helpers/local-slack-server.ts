@@ -2,7 +2,7 @@
  * A local server speaking Slack's Web API as its documentation shows it: POST /api/{method} with the
  * bot token as `Authorization: Bearer`, form-encoded (or JSON) arguments, and `{ok: true, …}` or
  * `{ok: false, error}` answers (HTTP 200), 429 with Retry-After when rate limited. Methods:
- * users.info, chat.postMessage, conversations.replies. `failNext` makes the next chat.postMessage
+ * users.info, chat.postMessage, chat.postEphemeral, conversations.replies. `failNext` makes the next chat.postMessage
  * calls answer with an error; `delayNext` makes the next ones post but answer late.
  */
 import { createServer } from 'node:http';
@@ -22,11 +22,17 @@ export interface PostedMessage {
   ts: string;
 }
 
+export interface EphemeralMessage extends PostedMessage {
+  user: string;
+}
+
 export type SlackFailure = { http: number } | { error: string };
 
 export async function startLocalSlack(botToken: string) {
   const users = new Map<string, SlackUser>();
   const posted: PostedMessage[] = [];
+  /** chat.postEphemeral messages: seen only by `user`, never in the channel's history. */
+  const ephemeral: EphemeralMessage[] = [];
   const calls: Array<{ method: string; args: Record<string, string> }> = [];
   const failures: SlackFailure[] = [];
   const delays: number[] = [];
@@ -61,6 +67,12 @@ export async function startLocalSlack(botToken: string) {
         if (delay) return void setTimeout(() => json(200, body), delay);
         return json(200, body);
       }
+      if (method === 'chat.postEphemeral') {
+        if (!args.channel || !args.user || !args.text) return json(200, { ok: false, error: 'no_text' });
+        const message: EphemeralMessage = { token, channel: args.channel, user: args.user, text: args.text, ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}), ts: nextTs() };
+        ephemeral.push(message);
+        return json(200, { ok: true, message_ts: message.ts });
+      }
       if (method === 'conversations.replies') {
         const oldest = Number(args.oldest ?? 0);
         const inThread = posted.filter((m) => m.channel === args.channel && m.thread_ts === args.ts && Number(m.ts) >= oldest);
@@ -75,6 +87,7 @@ export async function startLocalSlack(botToken: string) {
     apiUrl: `http://127.0.0.1:${port}/api/`,
     users,
     posted,
+    ephemeral,
     calls,
     failNext: (...f: SlackFailure[]) => failures.push(...f),
     delayNext: (...ms: number[]) => delays.push(...ms),

@@ -1,18 +1,38 @@
 /**
- * The slack channel: direct messages to the app and mentions of it, from Slack users linked to a
- * platform user by the email of their Slack profile (users.info); answered in the same thread with
- * chat.postMessage.
+ * The slack channel: direct messages to the app and mentions of it, from the configured workspaces
+ * only (SLACK_TEAM_IDS, SLACK_ENTERPRISE_IDS), from Slack users linked to a platform user by a link
+ * that person confirmed while signed in (slack_links; a profile email proves nothing). An unlinked
+ * user is answered with a link to confirm. Replies go in the same thread: in a direct message with
+ * chat.postMessage, in a shared channel as an ephemeral message only the person sees (an answer may
+ * hold their personal data).
  */
 import { config } from '../../config.js';
 import { z } from '../../zod.js';
-import { findUserByEmail } from '../../users/users.store.js';
-import { findBotReplies, isTransientSlackError, postSlackMessage, slackUserEmail } from '../../clients/slack.js';
+import { getUser } from '../../users/users.store.js';
+import { findBotReplies, isTransientSlackError, postSlackEphemeral, postSlackMessage } from '../../clients/slack.js';
 import { PermanentSendError, type ChannelAdapter } from '../contract.js';
+import type { ChannelMessage } from '../messages.store.js';
+import { createLinkRequest, linkedUserId } from './links.store.js';
 
 export const SLACK = 'slack';
 
-export const SLACK_UNKNOWN_USER_REPLY =
-  "I couldn't match your Slack account to a switchboard user: the email of your Slack profile must be the one of your switchboard account. Ask support to link them.";
+/** The page where a signed-in person confirms a link request (PUBLIC_URL + this + ?token=…). */
+export const SLACK_LINK_PATH = '/slack/link';
+
+/** What an unlinked Slack user is told, with their link (only they see it: a DM, or ephemeral in a channel). */
+export const slackLinkReply = (url: string, minutes: number) =>
+  `I don't know who you are on switchboard yet. Open ${url} while signed in to switchboard and confirm the link (valid ${minutes} minutes); then write to me again.`;
+
+/** Whether a team (and enterprise) is one this deployment serves. */
+export function slackWorkspaceAllowed(teamId: string | undefined, enterpriseId: string | undefined): boolean {
+  const { teamIds, enterpriseIds } = config().channels.slack;
+  if (!teamId || !teamIds.includes(teamId)) return false;
+  return enterpriseIds.length === 0 || (!!enterpriseId && enterpriseIds.includes(enterpriseId));
+}
+
+const teamOf = (message: ChannelMessage) => String((message.metadata as { team_id?: string }).team_id ?? '');
+/** A direct message to the app; anything else (a mention in a channel) is shared with others. */
+const isDirect = (message: ChannelMessage) => (message.metadata as { channel_type?: string }).channel_type === 'im';
 
 /** The event envelope of the Events API (event_callback) and the URL check (url_verification). */
 export const slackEnvelopeSchema = z.discriminatedUnion('type', [
@@ -21,6 +41,7 @@ export const slackEnvelopeSchema = z.discriminatedUnion('type', [
     type: z.literal('event_callback'),
     event_id: z.string().min(1).max(100),
     team_id: z.string().max(50).optional(),
+    enterprise_id: z.string().max(50).nullish(),
     api_app_id: z.string().max(50).optional(),
     event_time: z.number().optional(),
     event: z.looseObject({ type: z.string(), user: z.string().optional(), text: z.string().optional(), ts: z.string().optional(), thread_ts: z.string().optional(), channel: z.string().optional(), channel_type: z.string().optional(), subtype: z.string().optional(), bot_id: z.string().optional() }),
@@ -43,18 +64,23 @@ export function isPersonWriting(event: SlackEvent): event is SlackEvent & { user
 export const slackText = (text: string | undefined) => (text ?? '').replace(/^\s*<@[A-Z0-9]+>\s*/, '').trim();
 
 export function slackMissingSettings(): string[] {
-  const { signingSecret, botToken } = config().channels.slack;
-  return [!signingSecret && 'SLACK_SIGNING_SECRET', !botToken && 'SLACK_BOT_TOKEN'].filter((s): s is string => Boolean(s));
+  const { signingSecret, botToken, teamIds } = config().channels.slack;
+  return [!signingSecret && 'SLACK_SIGNING_SECRET', !botToken && 'SLACK_BOT_TOKEN', !teamIds.length && 'SLACK_TEAM_IDS'].filter((s): s is string => Boolean(s));
 }
 
 export const slackAdapter: ChannelAdapter = {
   channel: SLACK,
   missingSettings: slackMissingSettings,
   async findUser(message) {
-    const email = await slackUserEmail(message.remote_address);
-    return email ? findUserByEmail(email) : undefined;
+    const userId = await linkedUserId(teamOf(message), message.remote_address);
+    return userId ? getUser(userId) : undefined;
   },
-  unknownSenderReply: SLACK_UNKNOWN_USER_REPLY,
+  unknownSenderReply: null,
+  async unknownSenderReplyFor(message) {
+    const minutes = config().channels.slack.linkMinutes;
+    const token = await createLinkRequest(teamOf(message), message.remote_address, minutes);
+    return slackLinkReply(`${config().publicUrl}${SLACK_LINK_PATH}?token=${token}`, minutes);
+  },
   // One interaction per Slack conversation (the DM, or the channel the app was mentioned in).
   interactionRef: (message) => message.local_address!,
   publishMetadata: (message) => ({
@@ -63,12 +89,23 @@ export const slackAdapter: ChannelAdapter = {
     slack_channel: message.local_address,
     thread_ts: message.thread_ref,
   }),
-  reply: (inbound, body) => ({ channel: SLACK, remote_address: inbound.remote_address, local_address: inbound.local_address, thread_ref: inbound.thread_ref, body }),
+  reply: (inbound, body) => ({
+    channel: SLACK,
+    remote_address: inbound.remote_address,
+    local_address: inbound.local_address,
+    thread_ref: inbound.thread_ref,
+    body,
+    // Outside a direct message only the person sees the answer.
+    metadata: isDirect(inbound) ? {} : { ephemeral_user: inbound.remote_address },
+  }),
   maxReplyChars: 4000,
 
   async send(message) {
     try {
-      const posted = await postSlackMessage(message.local_address!, message.body ?? '', message.thread_ref ?? undefined);
+      const ephemeralUser = (message.metadata as { ephemeral_user?: string }).ephemeral_user;
+      const posted = ephemeralUser
+        ? await postSlackEphemeral(message.local_address!, ephemeralUser, message.body ?? '', message.thread_ref ?? undefined)
+        : await postSlackMessage(message.local_address!, message.body ?? '', message.thread_ref ?? undefined);
       return { provider_message_id: posted.ts, metadata: { slack_channel: posted.channel } };
     } catch (err) {
       if (!isTransientSlackError(err)) throw new PermanentSendError(`Slack refused the message: ${(err as Error).message}`);
@@ -77,7 +114,8 @@ export const slackAdapter: ChannelAdapter = {
   },
 
   async findSent(message, exclude) {
-    if (!message.thread_ref) return undefined;
+    // Ephemeral messages are not in the channel's history: a lost answer is posted again.
+    if (!message.thread_ref || (message.metadata as { ephemeral_user?: string }).ephemeral_user) return undefined;
     const since = Math.floor(message.send_started_at!.getTime() / 1000) - 120;
     const found = await findBotReplies(message.local_address!, message.thread_ref, message.body ?? '', since);
     const taken = await exclude(found);

@@ -43,9 +43,16 @@ export class VoiceCall {
   private queue: Promise<void> = Promise.resolve();
   private turn: AbortController | undefined;
   private turns = 0;
+  /** Caller ID alone (spoofable) earns the portal tool set; a PIN (or the carrier's full attestation) the person's rights. */
+  private rightsProven = false;
   private readonly log = logger('channels.voice');
 
   constructor(private readonly send: (message: RelayOutbound) => void) {}
+
+  /** The caller proved to be the person (PIN, or full attestation where trusted): later turns run with their rights. */
+  proveRights(): void {
+    this.rightsProven = true;
+  }
 
   /** The model context of the call (tests and diagnostics). */
   get context(): readonly HistoryEntry[] {
@@ -139,7 +146,7 @@ export class VoiceCall {
           channel: VOICE,
           history,
           message: text,
-          caller: { kind: 'agent', id: live.sessionId, user_id: live.userId },
+          caller: { kind: 'agent', id: live.sessionId, user_id: live.userId, ...(this.rightsProven ? {} : { rolesAtMost: ['user'] as const }) },
           signal: controller.signal,
           onToken: (token) => {
             spoken += token;
