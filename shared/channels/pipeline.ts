@@ -7,18 +7,12 @@
 import { ServiceUnavailableError } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { logger } from '../logger.js';
-import { runAgent } from '../agent/agent.js';
-import { turnJournal } from '../agent/turn-steps.store.js';
-import { AGENT_FAILED_REPLY, sessionEvents } from '../agent/session-turn.js';
 import type { User } from '../users/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
-import { startInteraction } from '../sessions/interactions.js';
-import { listInteractions } from '../sessions/sessions.store.js';
 import { acceptMessage } from '../stream/index.js';
-import { getContext } from '../sessions/context.js';
-import type { Channel } from '../sessions/schemas.js';
 import { adapterOf } from './adapters.js';
 import { PermanentSendError, type ChannelAdapter } from './contract.js';
+import { assertSessionSystemOn, openInteraction, runTurn } from './turn.js';
 import {
   getMessage, getReplyTo, insertInboundOnce, insertReplyOnce, markAttemptFailed, markProcessed, markSending, markSent, recordedProviderIds,
   type ChannelMessage, type NewInbound,
@@ -38,20 +32,10 @@ export function assertLive(adapter: ChannelAdapter): void {
  * makes that a no-op while the first job exists).
  */
 export async function acceptInbound(message: NewInbound): Promise<{ message: ChannelMessage; duplicate: boolean }> {
+  assertSessionSystemOn();
   const { message: stored, created } = await insertInboundOnce(message);
   if (stored.status === 'received') await enqueue('channels.inbound', { message_id: stored.message_id });
   return { message: stored, duplicate: !created };
-}
-
-/**
- * The session's active interaction of `channel` with this channel_ref, or a new one (which publishes
- * CHANNEL_JOINED). A channel's conversation (an SMS number, a Slack channel, an email thread, a call)
- * thereby maps to one interaction while it lasts.
- */
-export async function openInteraction(sessionId: string, channel: string, channelRef: string, metadata: Record<string, unknown> = {}): Promise<string> {
-  const open = (await listInteractions(sessionId)).filter((i) => i.channel === channel && i.status === 'active' && i.channel_ref === channelRef).at(-1);
-  if (open) return open.interaction_id;
-  return (await startInteraction(sessionId, { channel: channel as Channel, channel_ref: channelRef, metadata })).interaction_id;
 }
 
 /** Records the reply to an inbound message once and queues it (suppressed replies are recorded, not sent). */
@@ -102,23 +86,15 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
   //    published, so a retried job publishes and sends that reply instead of asking the model again.
   let recorded = await getReplyTo(messageId);
   if (!recorded) {
-    const { conversation_history } = await getContext(session.session_id);
-    let answer: string;
-    try {
-      const turn = {
-        channel: adapter.channel,
-        history: conversation_history,
-        message: message.body ?? '',
-        caller: { kind: 'agent' as const, id: session.session_id, user_id: user.user_id },
-        // A retried message replays the model answers and tool results it recorded (no tool runs twice).
-        ...(await turnJournal(`${adapter.channel}:${messageId}`, session.session_id)),
-      };
-      answer = (await runAgent(turn, sessionEvents(session.session_id, adapter.channel, interactionId))).reply;
-    } catch (err) {
-      if (!finalAttempt) throw err;
-      log.error({ err, message_id: messageId }, 'agent failed for good; answering with an apology');
-      answer = AGENT_FAILED_REPLY;
-    }
+    const { reply: answer } = await runTurn({
+      channel: adapter.channel,
+      session_id: session.session_id,
+      interaction_id: interactionId,
+      user_id: user.user_id,
+      message: message.body ?? '',
+      journalKey: `${adapter.channel}:${messageId}`,
+      finalAttempt,
+    });
     const suppressed = adapter.mayReply ? !(await adapter.mayReply(user)) : false;
     recorded = await replyWith(adapter, message, answer, { user, session_id: session.session_id, interaction_id: interactionId, suppressed });
   } else if (recorded.status === 'queued' || recorded.status === 'sending') {

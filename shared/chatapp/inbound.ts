@@ -8,16 +8,11 @@ import { ValidationError, fieldErrors } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { z } from '../zod.js';
 import { logger } from '../logger.js';
-import { runAgent } from '../agent/agent.js';
-import { AGENT_FAILED_REPLY, sessionEvents } from '../agent/session-turn.js';
-import { turnJournal } from '../agent/turn-steps.store.js';
 import { findUserByPhone } from '../users/users.store.js';
 import { setConsent } from '../sessions/consents.store.js';
 import { resolveSession } from '../sessions/resolve.js';
-import { startInteraction } from '../sessions/interactions.js';
-import { listInteractions } from '../sessions/sessions.store.js';
 import { acceptMessage } from '../stream/index.js';
-import { getContext } from '../sessions/context.js';
+import { openInteraction, runTurn } from '../channels/turn.js';
 import { getMessage, getReplyTo, insertInboundOnce, markProcessed, recordProviderStatus, type StoredMessage } from './messages.store.js';
 import { extendWindow } from './window.store.js';
 import { CHANNEL, queueSend, recordReply } from './outbound.js';
@@ -118,13 +113,6 @@ export async function acceptStatusCallback(params: Record<string, string>): Prom
   return recordProviderStatus(MessageSid, MessageStatus, error);
 }
 
-/** The session's active chatapp interaction, or a new one for this phone number. */
-async function chatappInteraction(sessionId: string, phone: string): Promise<string> {
-  const open = (await listInteractions(sessionId)).filter((i) => i.channel === CHANNEL && i.status === 'active').at(-1);
-  if (open) return open.interaction_id;
-  return (await startInteraction(sessionId, { channel: CHANNEL, channel_ref: phone, metadata: { phone } })).interaction_id;
-}
-
 /**
  * Processes one recorded inbound message in the spec's order. `finalAttempt`: the agent's failure
  * is answered with an apology instead of being retried again.
@@ -158,28 +146,20 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
   }
   // 3. The user's session, and its chatapp interaction.
   const { session } = await resolveSession(user.user_id);
-  const interactionId = await chatappInteraction(session.session_id, phone);
+  const interactionId = await openInteraction(session.session_id, CHANNEL, phone, { phone });
   // 4. The agent, with the session's history as its context. Its reply is recorded before anything
   //    is published, so a retried job publishes and sends that same reply instead of asking again.
   let recorded = await getReplyTo(message.message_id);
   if (!recorded) {
-    const { conversation_history } = await getContext(session.session_id);
-    let answer: string;
-    try {
-      const turn = {
-        channel: CHANNEL,
-        history: conversation_history,
-        message: message.body!,
-        caller: { kind: 'agent' as const, id: session.session_id, user_id: user.user_id },
-        // A retried message replays the model answers and tool results it recorded (no tool runs twice).
-        ...(await turnJournal(`chatapp:${message.message_id}`, session.session_id)),
-      };
-      answer = (await runAgent(turn, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
-    } catch (err) {
-      if (!finalAttempt) throw err;
-      logger('chatapp').error({ err, message_sid: messageSid }, 'agent failed for good; answering with an apology');
-      answer = AGENT_FAILED_REPLY;
-    }
+    const { reply: answer } = await runTurn({
+      channel: CHANNEL,
+      session_id: session.session_id,
+      interaction_id: interactionId,
+      user_id: user.user_id,
+      message: message.body!,
+      journalKey: `chatapp:${message.message_id}`,
+      finalAttempt,
+    });
     recorded = await recordReply({ reply_to: message.message_id, phone_number: phone, body: answer.slice(0, maxBodyChars), user_id: user.user_id, session_id: session.session_id });
   }
   const reply = recorded.body!;

@@ -11,15 +11,13 @@
 import { config } from '../../config.js';
 import { logger } from '../../logger.js';
 import { subscribeSession, type BusEvent } from '../../bus.js';
-import { runAgent } from '../../agent/agent.js';
 import { realtimeUpdate, type HistoryEntry } from '../../agent/history.js';
 import { findUserByPhone } from '../../users/users.store.js';
 import { resolveSession } from '../../sessions/resolve.js';
 import { closeInteraction } from '../../sessions/interactions.js';
 import { getContext } from '../../sessions/context.js';
 import { acceptMessage } from '../../stream/index.js';
-import { AGENT_FAILED_REPLY, sessionEvents } from '../../agent/session-turn.js';
-import { openInteraction } from '../pipeline.js';
+import { openInteraction, runTurn } from '../turn.js';
 import { relayInboundSchema, type RelayInbound, type RelayOutbound } from './relay-messages.js';
 
 export const VOICE = 'voice';
@@ -85,6 +83,8 @@ export class VoiceCall {
 
   private async setup(message: Extract<RelayInbound, { type: 'setup' }>): Promise<void> {
     if (this.live) return;
+    // The session system switched off: a call opens no session (the relay's socket may outlive the flag's change).
+    if (!config().sessions.enabled) return void this.send({ type: 'end' });
     const user = await findUserByPhone(message.from);
     if (!user) {
       this.speak(config().channels.voice.unknownCallerMessage);
@@ -134,37 +134,31 @@ export class VoiceCall {
     let spoken = '';
     let reply: string;
     try {
-      const result = await runAgent(
-        {
-          channel: VOICE,
-          history,
-          message: text,
-          caller: { kind: 'agent', id: live.sessionId, user_id: live.userId },
-          signal: controller.signal,
-          onToken: (token) => {
-            spoken += token;
-            this.send({ type: 'text', token, last: false });
-          },
+      const result = await runTurn({
+        channel: VOICE,
+        session_id: live.sessionId,
+        interaction_id: live.interactionId,
+        user_id: live.userId,
+        message: text,
+        history,
+        finalAttempt: true,
+        signal: controller.signal,
+        onToken: (token) => {
+          spoken += token;
+          this.send({ type: 'text', token, last: false });
         },
-        sessionEvents(live.sessionId, VOICE, live.interactionId),
-      );
+      });
       if (controller.signal.aborted) {
-        // The stream may end quietly when aborted: what the caller heard is what was said.
+        // Interrupted (the stream may also end quietly when aborted): what the caller heard is what was said.
         reply = this.heard ?? spoken;
+      } else if (result.error) {
+        reply = result.reply;
+        this.speak(reply);
       } else {
         reply = result.reply;
         // A model that does not stream (or a fixed answer) is spoken whole.
         if (!spoken) this.send({ type: 'text', token: reply, last: false });
         this.send({ type: 'text', token: '', last: true });
-      }
-    } catch (err) {
-      if (controller.signal.aborted) {
-        // Interrupted: what the caller heard is what was said.
-        reply = this.heard ?? spoken;
-      } else {
-        this.log.error({ err, call_sid: live.callSid }, 'agent failed during a call');
-        reply = AGENT_FAILED_REPLY;
-        this.speak(reply);
       }
     } finally {
       if (this.turn === controller) this.turn = undefined;
