@@ -1,18 +1,18 @@
 /**
- * The steps every channel of the contract runs (see contract.ts), in spec 000's order for an inbound
- * message: recorded once per provider id and queued (`channels.inbound`); then the user, the session,
- * the interaction, the agent, publishing, and the reply, which is recorded once and sent by
- * `channels.send`. Each step is safe to repeat when its job is retried.
+ * The jobs of the recorded channels (see contract.ts): an inbound message is recorded once per
+ * provider id and queued (`channels.inbound`), its turn runs (turn.ts, `runInboundTurn`) with the
+ * channel's adapter and book, and each reply recorded once is sent by `channels.send`. The messaging
+ * app's records stay in chatapp_messages (`channel: 'chatapp'` in the job). Each step is safe to
+ * repeat when its job is retried.
  */
 import { ServiceUnavailableError } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { logger } from '../logger.js';
-import type { User } from '../users/users.store.js';
-import { resolveSession } from '../sessions/resolve.js';
-import { acceptMessage } from '../stream/index.js';
+import { chatappAdapter, chatappBook } from '../chatapp/inbound.js';
+import { deliver as deliverChatapp } from '../chatapp/outbound.js';
 import { adapterOf } from './adapters.js';
-import { PermanentSendError, type ChannelAdapter } from './contract.js';
-import { assertSessionSystemOn, openInteraction, runTurn } from './turn.js';
+import { PermanentSendError, type ChannelAdapter, type MessageBook } from './contract.js';
+import { assertSessionSystemOn, runInboundTurn, type InboundOutcome } from './turn.js';
 import {
   getMessage, getReplyTo, insertInboundOnce, insertReplyOnce, markAttemptFailed, markProcessed, markSending, markSent, recordedProviderIds,
   type ChannelMessage, type NewInbound,
@@ -38,75 +38,28 @@ export async function acceptInbound(message: NewInbound): Promise<{ message: Cha
   return { message: stored, duplicate: !created };
 }
 
-/** Records the reply to an inbound message once and queues it (suppressed replies are recorded, not sent). */
-async function replyWith(adapter: ChannelAdapter, inbound: ChannelMessage, body: string, to: { user: User | undefined; session_id: string | null; interaction_id: string | null; suppressed?: boolean }) {
-  const recorded = await insertReplyOnce({
-    ...adapter.reply(inbound, body.slice(0, adapter.maxReplyChars)),
-    reply_to: inbound.message_id,
-    user_id: to.user?.user_id ?? null,
-    session_id: to.session_id,
-    interaction_id: to.interaction_id,
-    ...(to.suppressed ? { status: 'suppressed' as const } : {}),
-  });
-  if (recorded.status === 'queued' || recorded.status === 'sending') await enqueue('channels.send', { message_id: recorded.message_id });
-  return recorded;
+/** The book of the channels above: `channel_messages`, replies shaped by the adapter, sent by `channels.send`. */
+export function channelBook(adapter: ChannelAdapter): MessageBook<ChannelMessage> {
+  return {
+    get: getMessage,
+    replyTo: getReplyTo,
+    recordReply: (inbound, body, { suppressed, ...link }) =>
+      insertReplyOnce({ ...adapter.reply(inbound, body), ...link, reply_to: inbound.message_id, ...(suppressed ? { status: 'suppressed' as const } : {}) }),
+    queueSend: async (message) => void (await enqueue('channels.send', { message_id: message.message_id })),
+    markProcessed,
+  };
 }
-
-export type InboundOutcome = { outcome: string; reply?: string | null };
 
 /**
  * Processes one recorded inbound message (the `channels.inbound` job). `finalAttempt`: the agent's
  * failure is answered with an apology instead of being retried again.
  */
-export async function processInbound(messageId: string, finalAttempt: boolean): Promise<InboundOutcome> {
+export async function processInbound(messageId: string, finalAttempt: boolean, channel?: string): Promise<InboundOutcome> {
+  if (channel === chatappAdapter.channel) return runInboundTurn(chatappAdapter, chatappBook, messageId, finalAttempt);
   const message = await getMessage(messageId);
-  if (!message || message.direction !== 'inbound' || message.status !== 'received') return { outcome: 'skipped' };
+  if (!message) return { outcome: 'skipped' };
   const adapter = adapterOf(message.channel);
-  const log = logger(`channels.${message.channel}`);
-
-  // 1. The user; an unknown sender is told so (if the channel says anything), and the record says so.
-  const user = await adapter.findUser(message);
-  if (!user) {
-    if (adapter.unknownSenderReply) await replyWith(adapter, message, adapter.unknownSenderReply, { user: undefined, session_id: null, interaction_id: null });
-    await markProcessed(messageId, { user_id: null, session_id: null, interaction_id: null });
-    log.info({ message_id: messageId }, 'inbound message from an unknown sender');
-    return { outcome: 'unknown_sender', reply: adapter.unknownSenderReply };
-  }
-  // 2. What the channel handles itself (carrier keywords): answered as the channel says, no agent.
-  const intercepted = await adapter.intercept?.(message, user);
-  if (intercepted) {
-    if (intercepted.reply) await replyWith(adapter, message, intercepted.reply, { user, session_id: null, interaction_id: null });
-    await markProcessed(messageId, { user_id: user.user_id, session_id: null, interaction_id: null, metadata: { outcome: intercepted.outcome } });
-    return intercepted;
-  }
-  // 3. The session and the channel's interaction on it.
-  const { session } = await resolveSession(user.user_id);
-  const interactionId = await openInteraction(session.session_id, adapter.channel, adapter.interactionRef(message), adapter.publishMetadata(message));
-  // 4. The agent, with the session's history as context. Its reply is recorded before anything is
-  //    published, so a retried job publishes and sends that reply instead of asking the model again.
-  let recorded = await getReplyTo(messageId);
-  if (!recorded) {
-    const { reply: answer } = await runTurn({
-      channel: adapter.channel,
-      session_id: session.session_id,
-      interaction_id: interactionId,
-      user_id: user.user_id,
-      message: message.body ?? '',
-      journalKey: `${adapter.channel}:${messageId}`,
-      finalAttempt,
-    });
-    const suppressed = adapter.mayReply ? !(await adapter.mayReply(user)) : false;
-    recorded = await replyWith(adapter, message, answer, { user, session_id: session.session_id, interaction_id: interactionId, suppressed });
-  } else if (recorded.status === 'queued' || recorded.status === 'sending') {
-    await enqueue('channels.send', { message_id: recorded.message_id });
-  }
-  // 5. Publish the user's message and the reply (idempotency keys: a retry publishes nothing twice).
-  const metadata = adapter.publishMetadata(message);
-  const key = `${adapter.channel}:${message.provider_message_id ?? messageId}`;
-  await acceptMessage(session.session_id, { channel: adapter.channel, role: 'user', content: message.body || '[empty message]', interaction_id: interactionId, metadata }, { idempotencyKey: `${key}:user` });
-  await acceptMessage(session.session_id, { channel: adapter.channel, role: 'assistant', content: recorded.body!, interaction_id: interactionId, metadata }, { idempotencyKey: `${key}:assistant` });
-  await markProcessed(messageId, { user_id: user.user_id, session_id: session.session_id, interaction_id: interactionId });
-  return { outcome: recorded.status === 'suppressed' ? 'reply_suppressed' : 'processed', reply: recorded.body };
+  return runInboundTurn(adapter, channelBook(adapter), messageId, finalAttempt);
 }
 
 /**
@@ -116,7 +69,9 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
  * A provider refusal marks the message failed and throws PermanentSendError; other faults are
  * recorded and rethrown for the queue's retry.
  */
-export async function deliver(messageId: string, finalAttempt: boolean): Promise<ChannelMessage | undefined> {
+export async function deliver(messageId: string, finalAttempt: boolean, channel?: string): Promise<Pick<ChannelMessage, 'status' | 'provider_message_id'> | undefined> {
+  // The messaging app keeps its own records (templates, rich messages, the window checked at send).
+  if (channel === chatappAdapter.channel) return deliverChatapp(messageId, finalAttempt);
   const message = await getMessage(messageId);
   if (!message || message.direction !== 'outbound' || (message.status !== 'queued' && message.status !== 'sending')) return message;
   const adapter = adapterOf(message.channel);

@@ -19,6 +19,8 @@ import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/sessions.store.js';
 import type { Channel } from '../sessions/schemas.js';
 import { acceptMessage } from '../stream/index.js';
+import { resolveSession } from '../sessions/resolve.js';
+import type { MessageBook, RecordedMessage, TurnAdapter, TurnLink } from './contract.js';
 
 /**
  * SERVICE_SESSION_SYSTEM=false: no channel opens a session or publishes (503). Every way into a turn
@@ -126,4 +128,69 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
     );
   }
   return result;
+}
+
+export type InboundOutcome = { outcome: string; reply?: string | null };
+
+/**
+ * The turn of a recorded inbound message, for every channel that records its messages (the ones
+ * above and the messaging app): the user, the window, what the channel answers itself, the session
+ * and interaction, the agent (runTurn), the reply recorded once and queued, both messages published.
+ * Each step is safe to repeat when the job is retried.
+ */
+export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAdapter<M>, book: MessageBook<M>, messageId: string, finalAttempt: boolean): Promise<InboundOutcome> {
+  const message = await book.get(messageId);
+  if (!message || message.direction !== 'inbound' || message.status !== 'received') return { outcome: 'skipped' };
+  const log = logger(`channels.${adapter.channel}`);
+  const replyWith = async (body: string, link: TurnLink & { suppressed?: boolean }) => {
+    const recorded = await book.recordReply(message, body.slice(0, adapter.maxReplyChars), link);
+    if (recorded.status === 'queued' || recorded.status === 'sending') await book.queueSend(recorded);
+    return recorded;
+  };
+
+  // 1. The user; an unknown sender is told so (if the channel says anything), and the record says so.
+  const user = await adapter.findUser(message);
+  if (!user) {
+    if (adapter.unknownSenderReply) await replyWith(adapter.unknownSenderReply, { user_id: null, session_id: null, interaction_id: null });
+    await book.markProcessed(messageId, { user_id: null, session_id: null, interaction_id: null });
+    log.info({ message_id: messageId }, 'inbound message from an unknown sender');
+    return { outcome: 'unknown_sender', reply: adapter.unknownSenderReply };
+  }
+  // 2. The provider's window for free text opens with the person's message; what the channel
+  //    handles itself (carrier keywords) is answered as the channel says, no agent.
+  await adapter.window?.open(message, user);
+  const intercepted = await adapter.intercept?.(message, user);
+  if (intercepted) {
+    if (intercepted.reply) await replyWith(intercepted.reply, { user_id: user.user_id, session_id: null, interaction_id: null });
+    await book.markProcessed(messageId, { user_id: user.user_id, session_id: null, interaction_id: null, metadata: { outcome: intercepted.outcome } });
+    return intercepted;
+  }
+  // 3. The session and the channel's interaction on it.
+  const { session } = await resolveSession(user.user_id);
+  const interactionId = await openInteraction(session.session_id, adapter.channel, adapter.interactionRef(message), adapter.publishMetadata(message));
+  // 4. The agent, with the session's history as context. Its reply is recorded before anything is
+  //    published, so a retried job publishes and sends that reply instead of asking the model again.
+  let recorded = await book.replyTo(messageId);
+  if (!recorded) {
+    const { reply: answer } = await runTurn({
+      channel: adapter.channel,
+      session_id: session.session_id,
+      interaction_id: interactionId,
+      user_id: user.user_id,
+      message: message.body ?? '',
+      journalKey: `${adapter.channel}:${messageId}`,
+      finalAttempt,
+    });
+    const suppressed = adapter.mayReply ? !(await adapter.mayReply(user)) : false;
+    recorded = await replyWith(answer, { user_id: user.user_id, session_id: session.session_id, interaction_id: interactionId, suppressed });
+  } else if (recorded.status === 'queued' || recorded.status === 'sending') {
+    await book.queueSend(recorded);
+  }
+  // 5. Publish the user's message and the reply (idempotency keys: a retry publishes nothing twice).
+  const metadata = adapter.publishMetadata(message);
+  const key = `${adapter.channel}:${message.provider_message_id ?? messageId}`;
+  await acceptMessage(session.session_id, { channel: adapter.channel, role: 'user', content: message.body || '[empty message]', interaction_id: interactionId, metadata }, { idempotencyKey: `${key}:user` });
+  await acceptMessage(session.session_id, { channel: adapter.channel, role: 'assistant', content: recorded.body!, interaction_id: interactionId, metadata }, { idempotencyKey: `${key}:assistant` });
+  await book.markProcessed(messageId, { user_id: user.user_id, session_id: session.session_id, interaction_id: interactionId });
+  return { outcome: recorded.status === 'suppressed' ? 'reply_suppressed' : 'processed', reply: recorded.body };
 }

@@ -1,20 +1,18 @@
 /**
  * Inbound messaging-app messages. The webhook only verifies the provider's signature, records the
- * message once per MessageSid and queues it; `processInbound` (the `chatapp.inbound` job) then runs
- * the spec's order: user by phone, window, session, agent, publish (channel chatapp, metadata
- * {message_sid, phone}), reply. Each step is safe to repeat when the job is retried.
+ * message once per MessageSid and queues it; the `channels.inbound` job then runs
+ * the one turn (shared/channels/turn.ts) with `chatappAdapter`: user by phone, window, keywords,
+ * session, agent, reply, publish (channel chatapp, metadata {message_sid, phone}).
  */
 import { ValidationError, fieldErrors } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { z } from '../zod.js';
-import { logger } from '../logger.js';
 import { findUserByPhone } from '../users/users.store.js';
 import { setConsent } from '../sessions/consents.store.js';
-import { resolveSession } from '../sessions/resolve.js';
-import { acceptMessage } from '../stream/index.js';
-import { openInteraction, runTurn } from '../channels/turn.js';
+import { runInboundTurn, type InboundOutcome } from '../channels/turn.js';
+import type { MessageBook, TurnAdapter } from '../channels/contract.js';
 import { getMessage, getReplyTo, insertInboundOnce, markProcessed, recordProviderStatus, type StoredMessage } from './messages.store.js';
-import { extendWindow } from './window.store.js';
+import { extendWindow, windowOpen } from './window.store.js';
 import { CHANNEL, queueSend, recordReply } from './outbound.js';
 
 /** What the provider sends (form-encoded); unknown parameters are kept and signed over, but ignored. */
@@ -56,9 +54,6 @@ export function optKeyword(body: string | null): 'out' | 'in' | null {
   return optOutKeywords.has(word) ? 'out' : optInKeywords.has(word) ? 'in' : null;
 }
 
-/** Longest text the provider takes in one message body. */
-const maxBodyChars = 1600;
-
 /** Parses verified provider parameters (400 naming each bad one). */
 export function parseInbound(params: Record<string, string>): InboundParams {
   const parsed = inboundParamsSchema.safeParse(params);
@@ -88,7 +83,7 @@ export async function acceptInbound(params: InboundParams): Promise<{ message: S
     body: inboundText(params),
     payload: Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])),
   });
-  if (message.status === 'received') await enqueue('chatapp.inbound', { message_id: message.message_id });
+  if (message.status === 'received') await enqueue('channels.inbound', { message_id: message.message_id, channel: CHANNEL });
   return { message, duplicate: !created };
 }
 
@@ -113,62 +108,37 @@ export async function acceptStatusCallback(params: Record<string, string>): Prom
   return recordProviderStatus(MessageSid, MessageStatus, error);
 }
 
-/**
- * Processes one recorded inbound message in the spec's order. `finalAttempt`: the agent's failure
- * is answered with an apology instead of being retried again.
- */
-export async function processInbound(messageId: string, finalAttempt: boolean): Promise<{ outcome: 'processed' | 'unknown_number' | 'skipped' | 'opted_out' | 'opted_in'; reply?: string }> {
-  const message = await getMessage(messageId);
-  if (!message || message.direction !== 'inbound' || message.status !== 'received') return { outcome: 'skipped' };
-  const phone = message.phone_number;
-  const messageSid = message.provider_message_id!;
+/** Where the messaging app keeps its messages (chatapp_messages), and how its replies go out (`chatapp.send`). */
+export const chatappBook: MessageBook<StoredMessage> = {
+  get: getMessage,
+  replyTo: getReplyTo,
+  recordReply: (inbound, body, link) => recordReply({ reply_to: inbound.message_id, phone_number: inbound.phone_number, body, user_id: link.user_id, session_id: link.session_id }),
+  queueSend,
+  markProcessed: (messageId, { user_id, session_id }) => markProcessed(messageId, { user_id, session_id }),
+};
 
-  // 1. The user by phone number; an unknown number gets a polite reply and the record says so.
-  const user = await findUserByPhone(phone);
-  if (!user) {
-    await queueSend(await recordReply({ reply_to: message.message_id, phone_number: phone, body: UNKNOWN_NUMBER_REPLY, user_id: null, session_id: null }));
-    await markProcessed(message.message_id, { user_id: null, session_id: null });
-    logger('chatapp').info({ message_sid: messageSid }, 'inbound message from an unknown number');
-    return { outcome: 'unknown_number', reply: UNKNOWN_NUMBER_REPLY };
-  }
-  // 2. The inbound message opens (extends) the 24-hour customer window.
-  await extendWindow(user.user_id, phone);
-  // An opt-out or opt-in keyword changes the chatapp consent (recorded with source chatapp) and is
-  // confirmed as the provider would; it goes to no agent.
-  const keyword = optKeyword(message.body);
-  if (keyword) {
+/**
+ * The messaging app behind the channel contract: users by phone number, the 24-hour customer window
+ * opened by each inbound message, opt-out and opt-in keywords answered as the provider would.
+ */
+export const chatappAdapter: TurnAdapter<StoredMessage> = {
+  channel: CHANNEL,
+  findUser: (message) => findUserByPhone(message.phone_number),
+  unknownSenderReply: UNKNOWN_NUMBER_REPLY,
+  interactionRef: (message) => message.phone_number,
+  publishMetadata: (message) => ({ message_sid: message.provider_message_id, phone: message.phone_number }),
+  window: { open: async (message, user) => void (await extendWindow(user.user_id, message.phone_number)), isOpen: windowOpen },
+  // An opt-out or opt-in keyword changes the chatapp consent (recorded with source chatapp); it goes to no agent.
+  async intercept(message, user) {
+    const keyword = optKeyword(message.body);
+    if (!keyword) return undefined;
     await setConsent(user.user_id, CHANNEL, { opted_in: keyword === 'in', consent_source: 'chatapp' });
-    const reply = keyword === 'out' ? OPT_OUT_REPLY : OPT_IN_REPLY;
-    await queueSend((await getReplyTo(message.message_id)) ?? (await recordReply({ reply_to: message.message_id, phone_number: phone, body: reply, user_id: user.user_id, session_id: null })));
-    await markProcessed(message.message_id, { user_id: user.user_id, session_id: null });
-    logger('chatapp').info({ message_sid: messageSid, keyword }, 'opt-out keyword processed');
-    return { outcome: keyword === 'out' ? 'opted_out' : 'opted_in', reply };
-  }
-  // 3. The user's session, and its chatapp interaction.
-  const { session } = await resolveSession(user.user_id);
-  const interactionId = await openInteraction(session.session_id, CHANNEL, phone, { phone });
-  // 4. The agent, with the session's history as its context. Its reply is recorded before anything
-  //    is published, so a retried job publishes and sends that same reply instead of asking again.
-  let recorded = await getReplyTo(message.message_id);
-  if (!recorded) {
-    const { reply: answer } = await runTurn({
-      channel: CHANNEL,
-      session_id: session.session_id,
-      interaction_id: interactionId,
-      user_id: user.user_id,
-      message: message.body!,
-      journalKey: `chatapp:${message.message_id}`,
-      finalAttempt,
-    });
-    recorded = await recordReply({ reply_to: message.message_id, phone_number: phone, body: answer.slice(0, maxBodyChars), user_id: user.user_id, session_id: session.session_id });
-  }
-  const reply = recorded.body!;
-  // 5. Publish the user's message and the reply (idempotency keys: a retry publishes nothing twice).
-  const metadata = { message_sid: messageSid, phone };
-  await acceptMessage(session.session_id, { channel: CHANNEL, role: 'user', content: message.body!, interaction_id: interactionId, metadata }, { idempotencyKey: `chatapp:${messageSid}:user` });
-  await acceptMessage(session.session_id, { channel: CHANNEL, role: 'assistant', content: reply, interaction_id: interactionId, metadata }, { idempotencyKey: `chatapp:${messageSid}:assistant` });
-  // 6. Send the reply.
-  await queueSend(recorded);
-  await markProcessed(message.message_id, { user_id: user.user_id, session_id: session.session_id });
-  return { outcome: 'processed', reply };
+    return keyword === 'out' ? { outcome: 'opted_out', reply: OPT_OUT_REPLY } : { outcome: 'opted_in', reply: OPT_IN_REPLY };
+  },
+  maxReplyChars: 1600,
+};
+
+/** The turn of one recorded inbound message (the `channels.inbound` job with channel chatapp). */
+export function processInbound(messageId: string, finalAttempt: boolean): Promise<InboundOutcome> {
+  return runInboundTurn(chatappAdapter, chatappBook, messageId, finalAttempt);
 }
