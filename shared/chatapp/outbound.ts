@@ -13,7 +13,7 @@ import { PermanentSendError } from '../channels/contract.js';
 import { getUser } from '../users/users.store.js';
 import { getConsent } from '../sessions/consents.store.js';
 import { renderTemplate } from './templates.js';
-import { statusCallbackUrl } from './signature.js';
+import { statusCallbackUrl } from '../channels/twilio-signature.js';
 import { windowOpen } from './window.store.js';
 import { getMessage, insertOutbound, insertReplyOnce, markAttemptFailed, markSending, markSent, recordedProviderIds, type StoredMessage } from './messages.store.js';
 import { sessionMessageSchema, type SessionMessageInput } from './schemas.js';
