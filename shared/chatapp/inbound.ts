@@ -11,6 +11,7 @@ import { findUserByPhone } from '../users/users.store.js';
 import { setConsent } from '../sessions/consents.store.js';
 import { runInboundTurn, type InboundOutcome } from '../channels/turn.js';
 import type { MessageBook, TurnAdapter } from '../channels/contract.js';
+import { SMS_OPT_IN_REPLY, SMS_OPT_OUT_REPLY, SMS_UNKNOWN_SENDER_REPLY, smsKeyword } from '../channels/sms/sms.adapter.js';
 import { getMessage, getReplyTo, insertInboundOnce, markProcessed, recordProviderStatus, type StoredMessage } from './messages.store.js';
 import { extendWindow, windowOpen } from './window.store.js';
 import { CHANNEL, queueSend, recordReply } from './outbound.js';
@@ -35,23 +36,13 @@ export const inboundParamsSchema = z
   });
 export type InboundParams = z.output<typeof inboundParamsSchema>;
 
-/** Sent to a number we do not know. */
-export const UNKNOWN_NUMBER_REPLY =
-  "Hello! We couldn't find an account linked to this number, so we can't help here yet. Please sign up or contact support to link your number.";
-/**
- * Twilio's standard opt-out and opt-in keywords (a message that is exactly one of them, any case,
- * surrounding spaces and punctuation ignored), and the confirmations Twilio's own handling sends.
- * https://help.twilio.com/articles/223134027
- */
-const optOutKeywords = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT', 'REVOKE']);
-const optInKeywords = new Set(['START', 'YES', 'UNSTOP', 'OPTIN']);
-export const OPT_OUT_REPLY = 'You have successfully been unsubscribed. You will not receive any more messages from this number. Reply START to resubscribe.';
-export const OPT_IN_REPLY = 'You have successfully been re-subscribed to messages from this number. Reply HELP for help. Reply STOP to unsubscribe.';
+/** Sent to a number we do not know; the opt-out and opt-in confirmations Twilio's own handling sends (the same as by SMS). */
+export { SMS_UNKNOWN_SENDER_REPLY as UNKNOWN_NUMBER_REPLY, SMS_OPT_OUT_REPLY as OPT_OUT_REPLY, SMS_OPT_IN_REPLY as OPT_IN_REPLY };
 
-/** `out` or `in` when the message is an opt-out or opt-in keyword, else null. */
+/** `out` or `in` when the message is one of Twilio's opt-out or opt-in keywords (the SMS ones; HELP goes to the agent here), else null. */
 export function optKeyword(body: string | null): 'out' | 'in' | null {
-  const word = (body ?? '').trim().replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '').toUpperCase();
-  return optOutKeywords.has(word) ? 'out' : optInKeywords.has(word) ? 'in' : null;
+  const keyword = smsKeyword(body);
+  return keyword === 'help' ? null : keyword;
 }
 
 /** Parses verified provider parameters (400 naming each bad one). */
@@ -124,7 +115,7 @@ export const chatappBook: MessageBook<StoredMessage> = {
 export const chatappAdapter: TurnAdapter<StoredMessage> = {
   channel: CHANNEL,
   findUser: (message) => findUserByPhone(message.phone_number),
-  unknownSenderReply: UNKNOWN_NUMBER_REPLY,
+  unknownSenderReply: SMS_UNKNOWN_SENDER_REPLY,
   interactionRef: (message) => message.phone_number,
   publishMetadata: (message) => ({ message_sid: message.provider_message_id, phone: message.phone_number }),
   window: { open: async (message, user) => void (await extendWindow(user.user_id, message.phone_number)), isOpen: windowOpen },
@@ -133,7 +124,7 @@ export const chatappAdapter: TurnAdapter<StoredMessage> = {
     const keyword = optKeyword(message.body);
     if (!keyword) return undefined;
     await setConsent(user.user_id, CHANNEL, { opted_in: keyword === 'in', consent_source: 'chatapp' });
-    return keyword === 'out' ? { outcome: 'opted_out', reply: OPT_OUT_REPLY } : { outcome: 'opted_in', reply: OPT_IN_REPLY };
+    return keyword === 'out' ? { outcome: 'opted_out', reply: SMS_OPT_OUT_REPLY } : { outcome: 'opted_in', reply: SMS_OPT_IN_REPLY };
   },
   maxReplyChars: 1600,
 };
