@@ -104,12 +104,10 @@ export class VoiceCall {
     const live = this.live;
     if (!live || event.event_type !== 'MESSAGE' || event.channel === VOICE) return;
     const entry: HistoryEntry = { role: event.data.role === 'assistant' ? 'assistant' : 'user', content: String(event.data.content ?? ''), channel: event.channel };
-    if (entry.role === 'user' && !this.turn) {
-      // Spoken about at once: the update itself is the turn's message, in the spec's form.
-      this.enqueue(() => this.answer(realtimeUpdate(entry), { publishUser: false }));
-    } else {
-      live.context.push(entry);
-    }
+    // In the context the moment it arrives, so that whatever answers it (on its channel too) comes after it.
+    live.context.push(entry);
+    // Spoken about at once: the update itself is the turn's message, in the spec's form.
+    if (entry.role === 'user' && !this.turn) this.enqueue(() => this.answer(realtimeUpdate(entry), { publishUser: false, update: entry }));
   }
 
   private speak(text: string): void {
@@ -117,18 +115,19 @@ export class VoiceCall {
   }
 
   /** One turn: the caller's words (or an update from another channel) in, the reply streamed out and published. */
-  private async answer(text: string, options: { publishUser: boolean }): Promise<void> {
+  private async answer(text: string, options: { publishUser: boolean; update?: HistoryEntry }): Promise<void> {
     const live = this.live!;
     const n = ++this.turns;
     const metadata = { call_sid: live.callSid };
     const key = `voice:${live.callSid}:${n}`;
-    const history = [...live.context];
+    // An update from another channel is answered with what came before it (not its own channel's reply, already in the context after it).
+    const history = options.update ? live.context.slice(0, live.context.indexOf(options.update)) : [...live.context];
     if (options.publishUser) {
       await acceptMessage(live.sessionId, { channel: VOICE, role: 'user', content: text, interaction_id: live.interactionId, metadata }, { idempotencyKey: `${key}:user` });
       live.transcript.push({ role: 'user', content: text, channel: VOICE });
     }
-    // An update from another channel is in the context as itself (the spec's form); the caller's words as a voice message.
-    live.context.push({ role: 'user', content: text, channel: options.publishUser ? VOICE : undefined });
+    // The caller's words enter the context as a voice message; an update is there already, as itself.
+    if (!options.update) live.context.push({ role: 'user', content: text, channel: VOICE });
     const controller = new AbortController();
     this.turn = controller;
     let spoken = '';
