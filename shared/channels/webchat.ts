@@ -14,7 +14,7 @@ import { resolveSession } from '../sessions/resolve.js';
 import { acceptMessage, enqueueAndAwait } from '../stream/index.js';
 import { getInteraction, getSession } from '../sessions/sessions.store.js';
 import { WEB_CHANNEL } from '../agent/session-turn.js';
-import { openInteraction, runTurn } from '../channels/turn.js';
+import { openInteraction, runTurn } from './turn.js';
 /** How long POST /api/chat waits for the reply before answering 202 (the reply still arrives on the event stream). */
 export const WEB_CHAT_WAIT_MS = 55_000;
 
