@@ -99,7 +99,7 @@ export async function acceptStatusCallback(params: Record<string, string>): Prom
   return recordProviderStatus(MessageSid, MessageStatus, error);
 }
 
-/** Where the messaging app keeps its messages (chatapp_messages), and how its replies go out (`chatapp.send`). */
+/** Where the messaging app keeps its messages (chatapp_messages), and how its replies go out (`channels.send` with channel chatapp). */
 export const chatappBook: MessageBook<StoredMessage> = {
   get: getMessage,
   replyTo: getReplyTo,
