@@ -79,6 +79,9 @@ export function laneOf(key: string, lanes: number): number {
   return (h >>> 0) % lanes;
 }
 
+/** Which table holds a channel job's message: `chatapp` for the messaging app's (chatapp_messages), absent for channel_messages. */
+const recordedIn = z.literal('chatapp').optional();
+
 /** Every queue of the platform. */
 export const queueDefinitions = {
   // Session memory: expiry of idle sessions.
@@ -87,9 +90,9 @@ export const queueDefinitions = {
   // its held events in order (shared/stream/parked.ts). Attempts count writes that failed for the
   // payload; a wait for a lock or an outage is waited out inside the job.
   'stream-parked': { concurrency: 16, jobOptions: retrying(4, 250) },
-  // Messaging-app channel: outbound sends to the provider.
+  // Messaging-app phone codes, and the sends queued before the messaging app joined `channels`.
   chatapp: { concurrency: 8, jobOptions: retrying(6, 1000) },
-  // Channels behind the channel contract (sms, slack, email): outbound sends to their providers.
+  // Channels behind the channel contract (sms, slack, email, the messaging app): outbound sends to their providers.
   channels: { concurrency: 8, jobOptions: retrying(6, 1000) },
   // Agent runs (messaging-app inbound messages, web chat turns, delegated tasks): model calls kept apart from sends.
   agent: { concurrency: 8, jobOptions: retrying(3, 1000) },
@@ -155,23 +158,21 @@ export const jobDefinitions = {
   // Close every live session past its resume window (one run per scheduler slot).
   'sessions.expire': define({ queue: 'sessions', schema: z.object({ slot: z.string() }), jobId: (p) => slotJobId('sessions.expire', p.slot) }),
 
-  // --- chatapp --------------------------------------------------------------
-  /** Deliver one recorded outbound message to the provider. */
-  'chatapp.send': define({ queue: 'chatapp', schema: z.object({ message_id: z.guid() }), jobId: (p) => `send-${p.message_id}` }),
-  /** Process one recorded inbound message: user, window, session, agent, publish, reply. */
-  'chatapp.inbound': define({ queue: 'agent', schema: z.object({ message_id: z.guid() }), jobId: (p) => `inbound-${p.message_id}` }),
+  // --- channels (sms, slack, email, the messaging app: shared/channels) ---------
+  /** Process one recorded inbound channel message: user, window, session, interaction, agent, publish, reply (shared/channels/turn.ts). */
+  'channels.inbound': define({ queue: 'agent', schema: z.object({ message_id: z.guid(), channel: recordedIn }), jobId: (p) => `channel-inbound-${p.message_id}` }),
+  /** Deliver one recorded outbound channel message to its provider. */
+  'channels.send': define({ queue: 'channels', schema: z.object({ message_id: z.guid(), channel: recordedIn }), jobId: (p) => `channel-send-${p.message_id}` }),
   /** Answer one web chat turn with the agent and publish the reply. */
   'chatapp.webchat': define({
     queue: 'agent',
     schema: z.object({ turn_id: z.guid(), session_id: z.guid(), interaction_id: z.guid(), message: z.string() }),
     jobId: (p) => `webchat-${p.turn_id}`,
   }),
-
-  // --- channels (sms, slack, email: shared/channels) ---------------------------
-  /** Process one recorded inbound channel message: user, session, interaction, agent, publish, reply. */
-  'channels.inbound': define({ queue: 'agent', schema: z.object({ message_id: z.guid() }), jobId: (p) => `channel-inbound-${p.message_id}` }),
-  /** Deliver one recorded outbound channel message to its provider. */
-  'channels.send': define({ queue: 'channels', schema: z.object({ message_id: z.guid() }), jobId: (p) => `channel-send-${p.message_id}` }),
+  // The messaging app's former job kinds: nothing enqueues them any more; the workers still run the ones
+  // queued before a deploy (as channels.inbound / channels.send with channel chatapp).
+  'chatapp.send': define({ queue: 'chatapp', schema: z.object({ message_id: z.guid() }), jobId: (p) => `send-${p.message_id}` }),
+  'chatapp.inbound': define({ queue: 'agent', schema: z.object({ message_id: z.guid() }), jobId: (p) => `inbound-${p.message_id}` }),
 
   /** Run one task delegated to the agent through the tool gateway (agent_delegate). */
   'agent.delegate': define({ queue: 'agent', schema: z.object({ run_id: z.guid() }), jobId: (p) => `agent-delegate-${p.run_id}` }),

@@ -10,12 +10,10 @@ import { deliverJob } from './stream/deliver.job.js';
 import { drainParkedJob } from './stream/drain-parked.job.js';
 import { expireJob } from './sessions/expire.job.js';
 import { summarizeJob } from './sessions/summarize.job.js';
-import { sendMessage } from './chatapp/send.job.js';
 import { sendPhoneCode } from './portal/phone-code.job.js';
-import { processInboundMessage } from './chatapp/inbound.job.js';
-import { answerWebChatTurn } from './chatapp/webchat.job.js';
-import { processChannelInbound } from './channels/inbound.job.js';
-import { sendChannelMessage } from './channels/send.job.js';
+import { answerWebChatTurn } from './channels/webchat.job.js';
+import { processChannelInbound, processChatappInbound } from './channels/inbound.job.js';
+import { sendChannelMessage, sendChatappMessage } from './channels/send.job.js';
 import { delegateJob } from './agent/delegate.job.js';
 import { ingestAlerts } from './sre/alerts-ingest.job.js';
 import { runDiscovery } from './sre/discovery-run.job.js';
@@ -40,14 +38,13 @@ export const handlers: { [N in JobName]: JobHandler<N> } = {
   'sessions.expire': expireJob,
   'sessions.summarize': summarizeJob,
 
-  // --- chatapp
-  'chatapp.send': sendMessage,
-  'chatapp.inbound': processInboundMessage,
-  'chatapp.webchat': answerWebChatTurn,
-
-  // --- channels
+  // --- channels (every channel's inbound turn and send; web chat's turn)
   'channels.inbound': processChannelInbound,
   'channels.send': sendChannelMessage,
+  'chatapp.webchat': answerWebChatTurn,
+  // The messaging app's former job names, kept for jobs queued before a deploy.
+  'chatapp.inbound': processChatappInbound,
+  'chatapp.send': sendChatappMessage,
 
   // --- agent
   'agent.delegate': delegateJob,

@@ -11,7 +11,7 @@ import { z } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
 import { logger } from '../../shared/logger.js';
 import { ServiceUnavailableError, ValidationError, fieldErrors } from '../../shared/errors.js';
-import { twilioLib, validTwilioRequest } from '../../shared/clients/twilio-channels.js';
+import { twilioLib, validTwilioRequest } from '../../shared/clients/twilio.js';
 import { findUserByPhone } from '../../shared/users/users.store.js';
 import { channelUrl, verifyTwilioSignature } from '../../shared/channels/twilio-signature.js';
 import { channelStatuses } from '../../shared/channels/status.js';

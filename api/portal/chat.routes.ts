@@ -9,7 +9,7 @@ import { getSession, listSessions } from '../../shared/sessions/sessions.store.j
 import { config } from '../../shared/config.js';
 import { lastMessages, toHistory } from '../../shared/sessions/messages.store.js';
 import { eventTypes, historyMessageSchema } from '../../shared/sessions/schemas.js';
-import { webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
+import { webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/channels/webchat.js';
 import { WEB_CHANNEL } from '../../shared/agent/session-turn.js';
 import { serveSessionStream } from '../stream/session-stream.js';
 import { sessionSystemRouter } from '../sessions/gate.js';

@@ -14,11 +14,9 @@ import { createUser, findUserByPhone, getUser, type User } from '../users/users.
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { acceptMessage } from '../stream/index.js';
-import { getContext } from '../sessions/context.js';
-import { AGENT_FAILED_REPLY, historyBefore, sessionEvents, WEB_CHANNEL } from './session-turn.js';
+import { assertSessionSystemOn, runTurn } from '../channels/turn.js';
+import { WEB_CHANNEL } from './session-turn.js';
 import type { ToolCaller } from '../tools.js';
-import { runAgent } from './agent.js';
-import { turnJournal } from './turn-steps.store.js';
 import { finishRun, getRun, insertRun, markRunning, recordToolResult, type DelegationRun } from './delegation-runs.store.js';
 
 /** Executor type of the delegation tools; a delegated run is not offered them (no delegation loops). */
@@ -80,6 +78,7 @@ export function runView(run: DelegationRun) {
  * (run_id, status queued or running) for agent_delegation_status.
  */
 export async function delegate(input: { task: string; user_id?: string }, caller: ToolCaller, waitMs: number) {
+  assertSessionSystemOn();
   const authority = caller.authority ?? { kind: 'none' };
   const user = await delegationTarget(input.user_id, authority);
   const { session } = await resolveSession(user.user_id);
@@ -108,41 +107,27 @@ export async function runDelegation(runId: string, finalAttempt: boolean): Promi
   const run = await getRun(runId);
   if (run.status === 'completed' || run.status === 'failed') return { status: run.status };
   await markRunning(runId);
-  const { conversation_history } = await getContext(run.session_id);
-  // The turn's journal adds the intents and model answers; the run's row keeps the results it shows.
-  const journal = await turnJournal(`delegation:${runId}`, run.session_id);
-  let answer: string;
-  try {
-    const reply = await runAgent(
-      {
-        channel: WEB_CHANNEL,
-        history: historyBefore(conversation_history, run.task),
-        message: run.task,
-        // The delegated agent works with the rights of whoever asked, re-read at each tool call.
-        caller: { kind: 'agent', id: run.session_id, user_id: run.user_id, authority: run.authority },
-        excludeExecutors: [DELEGATION_EXECUTOR],
-        ...journal,
-        recorded: { ...journal.recorded, ...run.tool_results },
-        onToolResult: async (key, record) => {
-          await journal.onToolResult(key, record);
-          await recordToolResult(runId, key, record);
-        },
-      },
-      sessionEvents(run.session_id, WEB_CHANNEL, run.interaction_id),
-    );
-    answer = reply.reply;
-  } catch (err) {
-    if (!finalAttempt) throw err;
-    logger('agent').error({ err, run_id: runId }, 'delegated run failed for good');
-    await finishRun(runId, { status: 'failed', error: err instanceof Error ? err.message : String(err) });
-    await acceptMessage(run.session_id, { channel: WEB_CHANNEL, role: 'assistant', content: AGENT_FAILED_REPLY, interaction_id: run.interaction_id, metadata: { delegation_run_id: runId } }, { idempotencyKey: `delegation:${runId}:answer` });
+  // The turn's journal keeps the intents and model answers; the run's row the results it shows.
+  const { reply, error } = await runTurn({
+    channel: WEB_CHANNEL,
+    session_id: run.session_id,
+    interaction_id: run.interaction_id,
+    user_id: run.user_id,
+    message: run.task,
+    published: true,
+    journalKey: `delegation:${runId}`,
+    finalAttempt,
+    // The delegated agent works with the rights of whoever asked, re-read at each tool call.
+    authority: run.authority,
+    excludeExecutors: [DELEGATION_EXECUTOR],
+    recorded: run.tool_results,
+    onToolResult: (key, record) => recordToolResult(runId, key, record),
+    publish: { idempotencyKey: `delegation:${runId}:answer`, metadata: () => ({ delegation_run_id: runId }) },
+  });
+  if (error) {
+    await finishRun(runId, { status: 'failed', error: error instanceof Error ? error.message : String(error) });
     return { status: 'failed' };
   }
-  await acceptMessage(
-    run.session_id,
-    { channel: WEB_CHANNEL, role: 'assistant', content: answer, interaction_id: run.interaction_id, metadata: { delegation_run_id: runId } },
-    { idempotencyKey: `delegation:${runId}:answer` },
-  );
-  await finishRun(runId, { status: 'completed', answer });
+  await finishRun(runId, { status: 'completed', answer: reply });
   return { status: 'completed' };
 }

@@ -1,7 +1,10 @@
-/** The X-Twilio-Signature check of the sms and voice channels' webhooks and of the call relay socket. */
+/**
+ * The X-Twilio-Signature check of every Twilio webhook (the sms, voice and messaging-app channels)
+ * and of the call relay socket, and which URL Twilio signed.
+ */
 import { config } from '../config.js';
-import { ForbiddenError, ValidationError } from '../errors.js';
-import { validTwilioRequest } from '../clients/twilio-channels.js';
+import { ForbiddenError, ServiceUnavailableError, ValidationError } from '../errors.js';
+import { validTwilioSignature } from '../clients/twilio.js';
 
 type RequestUrl = { protocol: string; host: string; originalUrl: string };
 
@@ -13,7 +16,37 @@ export function channelUrl(request: RequestUrl, scheme: 'http' | 'ws' = 'http'):
 }
 
 /** Verifies X-Twilio-Signature: missing → 400, wrong → 403 (callers check the channel is configured first). */
-export function verifyTwilioSignature(signature: string | undefined, url: string, params: Record<string, string>): void {
+export function verifyTwilioSignature(signature: string | undefined, url: string, params: Record<string, string>, authToken = config().channels.twilio.authToken): void {
   if (!signature) throw new ValidationError('The X-Twilio-Signature header is missing.', [{ path: 'headers.x-twilio-signature', message: 'required' }]);
-  if (!validTwilioRequest(signature, url, params)) throw new ForbiddenError('The X-Twilio-Signature does not match this request.');
+  if (!validTwilioSignature(authToken, signature, url, params)) throw new ForbiddenError('The X-Twilio-Signature does not match this request.');
+}
+
+// --- the messaging app (CHATAPP_AUTH_TOKEN, CHATAPP_PUBLIC_URL) -----------------------
+
+/** The URL the provider called, as it signed it: CHATAPP_PUBLIC_URL, else rebuilt from the (forwarded) protocol and host. */
+export function signedUrl(request: RequestUrl): string {
+  return config().chatapp.publicUrl ?? `${request.protocol}://${request.host}${request.originalUrl}`;
+}
+
+/**
+ * Public URL of POST /chatapp/status beside the webhook's (CHATAPP_PUBLIC_URL); none without it.
+ * A trailing slash on the webhook URL would make `status` resolve below it (…/webhook/status), so it is dropped first.
+ */
+export function statusCallbackUrl(publicUrl = config().chatapp.publicUrl): string | undefined {
+  if (!publicUrl) return undefined;
+  const webhook = new URL(publicUrl);
+  webhook.pathname = webhook.pathname.replace(/\/+$/, '') || '/';
+  return new URL('status', webhook).toString();
+}
+
+/** The URL a status callback was signed for: the one we gave the provider, else rebuilt from the request. */
+export function signedStatusUrl(request: RequestUrl): string {
+  return statusCallbackUrl() ?? `${request.protocol}://${request.host}${request.originalUrl}`;
+}
+
+/** Verifies a messaging-app request's X-Twilio-Signature: missing → 400, wrong → 403; 503 when no auth token is configured to check it. */
+export function verifySignature(signature: string | undefined, url: string, params: Record<string, string>): void {
+  const { authToken } = config().chatapp;
+  if (!authToken) throw new ServiceUnavailableError('The messaging-app webhook cannot verify requests: CHATAPP_AUTH_TOKEN is not set.');
+  verifyTwilioSignature(signature, url, params, authToken);
 }

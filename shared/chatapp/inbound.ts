@@ -1,25 +1,19 @@
 /**
  * Inbound messaging-app messages. The webhook only verifies the provider's signature, records the
- * message once per MessageSid and queues it; `processInbound` (the `chatapp.inbound` job) then runs
- * the spec's order: user by phone, window, session, agent, publish (channel chatapp, metadata
- * {message_sid, phone}), reply. Each step is safe to repeat when the job is retried.
+ * message once per MessageSid and queues it; the `channels.inbound` job then runs
+ * the one turn (shared/channels/turn.ts) with `chatappAdapter`: user by phone, window, keywords,
+ * session, agent, reply, publish (channel chatapp, metadata {message_sid, phone}).
  */
 import { ValidationError, fieldErrors } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { z } from '../zod.js';
-import { logger } from '../logger.js';
-import { runAgent } from '../agent/agent.js';
-import { AGENT_FAILED_REPLY, sessionEvents } from '../agent/session-turn.js';
-import { turnJournal } from '../agent/turn-steps.store.js';
 import { findUserByPhone } from '../users/users.store.js';
 import { setConsent } from '../sessions/consents.store.js';
-import { resolveSession } from '../sessions/resolve.js';
-import { startInteraction } from '../sessions/interactions.js';
-import { listInteractions } from '../sessions/sessions.store.js';
-import { acceptMessage } from '../stream/index.js';
-import { getContext } from '../sessions/context.js';
+import { runInboundTurn, type InboundOutcome } from '../channels/turn.js';
+import type { MessageBook, TurnAdapter } from '../channels/contract.js';
+import { SMS_OPT_IN_REPLY, SMS_OPT_OUT_REPLY, SMS_UNKNOWN_SENDER_REPLY, smsKeyword } from '../channels/sms/sms.adapter.js';
 import { getMessage, getReplyTo, insertInboundOnce, markProcessed, recordProviderStatus, type StoredMessage } from './messages.store.js';
-import { extendWindow } from './window.store.js';
+import { extendWindow, windowOpen } from './window.store.js';
 import { CHANNEL, queueSend, recordReply } from './outbound.js';
 
 /** What the provider sends (form-encoded); unknown parameters are kept and signed over, but ignored. */
@@ -42,27 +36,14 @@ export const inboundParamsSchema = z
   });
 export type InboundParams = z.output<typeof inboundParamsSchema>;
 
-/** Sent to a number we do not know. */
-export const UNKNOWN_NUMBER_REPLY =
-  "Hello! We couldn't find an account linked to this number, so we can't help here yet. Please sign up or contact support to link your number.";
-/**
- * Twilio's standard opt-out and opt-in keywords (a message that is exactly one of them, any case,
- * surrounding spaces and punctuation ignored), and the confirmations Twilio's own handling sends.
- * https://help.twilio.com/articles/223134027
- */
-const optOutKeywords = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT', 'REVOKE']);
-const optInKeywords = new Set(['START', 'YES', 'UNSTOP', 'OPTIN']);
-export const OPT_OUT_REPLY = 'You have successfully been unsubscribed. You will not receive any more messages from this number. Reply START to resubscribe.';
-export const OPT_IN_REPLY = 'You have successfully been re-subscribed to messages from this number. Reply HELP for help. Reply STOP to unsubscribe.';
+/** Sent to a number we do not know; the opt-out and opt-in confirmations Twilio's own handling sends (the same as by SMS). */
+export { SMS_UNKNOWN_SENDER_REPLY as UNKNOWN_NUMBER_REPLY, SMS_OPT_OUT_REPLY as OPT_OUT_REPLY, SMS_OPT_IN_REPLY as OPT_IN_REPLY };
 
-/** `out` or `in` when the message is an opt-out or opt-in keyword, else null. */
+/** `out` or `in` when the message is one of Twilio's opt-out or opt-in keywords (the SMS ones; HELP goes to the agent here), else null. */
 export function optKeyword(body: string | null): 'out' | 'in' | null {
-  const word = (body ?? '').trim().replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '').toUpperCase();
-  return optOutKeywords.has(word) ? 'out' : optInKeywords.has(word) ? 'in' : null;
+  const keyword = smsKeyword(body);
+  return keyword === 'help' ? null : keyword;
 }
-
-/** Longest text the provider takes in one message body. */
-const maxBodyChars = 1600;
 
 /** Parses verified provider parameters (400 naming each bad one). */
 export function parseInbound(params: Record<string, string>): InboundParams {
@@ -93,7 +74,7 @@ export async function acceptInbound(params: InboundParams): Promise<{ message: S
     body: inboundText(params),
     payload: Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])),
   });
-  if (message.status === 'received') await enqueue('chatapp.inbound', { message_id: message.message_id });
+  if (message.status === 'received') await enqueue('channels.inbound', { message_id: message.message_id, channel: CHANNEL });
   return { message, duplicate: !created };
 }
 
@@ -118,77 +99,37 @@ export async function acceptStatusCallback(params: Record<string, string>): Prom
   return recordProviderStatus(MessageSid, MessageStatus, error);
 }
 
-/** The session's active chatapp interaction, or a new one for this phone number. */
-async function chatappInteraction(sessionId: string, phone: string): Promise<string> {
-  const open = (await listInteractions(sessionId)).filter((i) => i.channel === CHANNEL && i.status === 'active').at(-1);
-  if (open) return open.interaction_id;
-  return (await startInteraction(sessionId, { channel: CHANNEL, channel_ref: phone, metadata: { phone } })).interaction_id;
-}
+/** Where the messaging app keeps its messages (chatapp_messages), and how its replies go out (`channels.send` with channel chatapp). */
+export const chatappBook: MessageBook<StoredMessage> = {
+  get: getMessage,
+  replyTo: getReplyTo,
+  recordReply: (inbound, body, link) => recordReply({ reply_to: inbound.message_id, phone_number: inbound.phone_number, body, user_id: link.user_id, session_id: link.session_id }),
+  queueSend,
+  markProcessed: (messageId, { user_id, session_id }) => markProcessed(messageId, { user_id, session_id }),
+};
 
 /**
- * Processes one recorded inbound message in the spec's order. `finalAttempt`: the agent's failure
- * is answered with an apology instead of being retried again.
+ * The messaging app behind the channel contract: users by phone number, the 24-hour customer window
+ * opened by each inbound message, opt-out and opt-in keywords answered as the provider would.
  */
-export async function processInbound(messageId: string, finalAttempt: boolean): Promise<{ outcome: 'processed' | 'unknown_number' | 'skipped' | 'opted_out' | 'opted_in'; reply?: string }> {
-  const message = await getMessage(messageId);
-  if (!message || message.direction !== 'inbound' || message.status !== 'received') return { outcome: 'skipped' };
-  const phone = message.phone_number;
-  const messageSid = message.provider_message_id!;
-
-  // 1. The user by phone number; an unknown number gets a polite reply and the record says so.
-  const user = await findUserByPhone(phone);
-  if (!user) {
-    await queueSend(await recordReply({ reply_to: message.message_id, phone_number: phone, body: UNKNOWN_NUMBER_REPLY, user_id: null, session_id: null }));
-    await markProcessed(message.message_id, { user_id: null, session_id: null });
-    logger('chatapp').info({ message_sid: messageSid }, 'inbound message from an unknown number');
-    return { outcome: 'unknown_number', reply: UNKNOWN_NUMBER_REPLY };
-  }
-  // 2. The inbound message opens (extends) the 24-hour customer window.
-  await extendWindow(user.user_id, phone);
-  // An opt-out or opt-in keyword changes the chatapp consent (recorded with source chatapp) and is
-  // confirmed as the provider would; it goes to no agent.
-  const keyword = optKeyword(message.body);
-  if (keyword) {
+export const chatappAdapter: TurnAdapter<StoredMessage> = {
+  channel: CHANNEL,
+  findUser: (message) => findUserByPhone(message.phone_number),
+  unknownSenderReply: SMS_UNKNOWN_SENDER_REPLY,
+  interactionRef: (message) => message.phone_number,
+  publishMetadata: (message) => ({ message_sid: message.provider_message_id, phone: message.phone_number }),
+  window: { open: async (message, user) => void (await extendWindow(user.user_id, message.phone_number)), isOpen: windowOpen },
+  // An opt-out or opt-in keyword changes the chatapp consent (recorded with source chatapp); it goes to no agent.
+  async intercept(message, user) {
+    const keyword = optKeyword(message.body);
+    if (!keyword) return undefined;
     await setConsent(user.user_id, CHANNEL, { opted_in: keyword === 'in', consent_source: 'chatapp' });
-    const reply = keyword === 'out' ? OPT_OUT_REPLY : OPT_IN_REPLY;
-    await queueSend((await getReplyTo(message.message_id)) ?? (await recordReply({ reply_to: message.message_id, phone_number: phone, body: reply, user_id: user.user_id, session_id: null })));
-    await markProcessed(message.message_id, { user_id: user.user_id, session_id: null });
-    logger('chatapp').info({ message_sid: messageSid, keyword }, 'opt-out keyword processed');
-    return { outcome: keyword === 'out' ? 'opted_out' : 'opted_in', reply };
-  }
-  // 3. The user's session, and its chatapp interaction.
-  const { session } = await resolveSession(user.user_id);
-  const interactionId = await chatappInteraction(session.session_id, phone);
-  // 4. The agent, with the session's history as its context. Its reply is recorded before anything
-  //    is published, so a retried job publishes and sends that same reply instead of asking again.
-  let recorded = await getReplyTo(message.message_id);
-  if (!recorded) {
-    const { conversation_history } = await getContext(session.session_id);
-    let answer: string;
-    try {
-      const turn = {
-        channel: CHANNEL,
-        history: conversation_history,
-        message: message.body!,
-        caller: { kind: 'agent' as const, id: session.session_id, user_id: user.user_id },
-        // A retried message replays the model answers and tool results it recorded (no tool runs twice).
-        ...(await turnJournal(`chatapp:${message.message_id}`, session.session_id)),
-      };
-      answer = (await runAgent(turn, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
-    } catch (err) {
-      if (!finalAttempt) throw err;
-      logger('chatapp').error({ err, message_sid: messageSid }, 'agent failed for good; answering with an apology');
-      answer = AGENT_FAILED_REPLY;
-    }
-    recorded = await recordReply({ reply_to: message.message_id, phone_number: phone, body: answer.slice(0, maxBodyChars), user_id: user.user_id, session_id: session.session_id });
-  }
-  const reply = recorded.body!;
-  // 5. Publish the user's message and the reply (idempotency keys: a retry publishes nothing twice).
-  const metadata = { message_sid: messageSid, phone };
-  await acceptMessage(session.session_id, { channel: CHANNEL, role: 'user', content: message.body!, interaction_id: interactionId, metadata }, { idempotencyKey: `chatapp:${messageSid}:user` });
-  await acceptMessage(session.session_id, { channel: CHANNEL, role: 'assistant', content: reply, interaction_id: interactionId, metadata }, { idempotencyKey: `chatapp:${messageSid}:assistant` });
-  // 6. Send the reply.
-  await queueSend(recorded);
-  await markProcessed(message.message_id, { user_id: user.user_id, session_id: session.session_id });
-  return { outcome: 'processed', reply };
+    return keyword === 'out' ? { outcome: 'opted_out', reply: SMS_OPT_OUT_REPLY } : { outcome: 'opted_in', reply: SMS_OPT_IN_REPLY };
+  },
+  maxReplyChars: 1600,
+};
+
+/** The turn of one recorded inbound message (the `channels.inbound` job with channel chatapp). */
+export function processInbound(messageId: string, finalAttempt: boolean): Promise<InboundOutcome> {
+  return runInboundTurn(chatappAdapter, chatappBook, messageId, finalAttempt);
 }

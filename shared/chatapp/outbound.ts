@@ -2,17 +2,18 @@
  * Outbound messaging-app messages: the channel's rules are checked when a message is accepted
  * (template and variables, consent for proactive sends, the 24-hour customer window for free-form
  * messages, rich-message limits in the schema), the message is recorded as queued, and a
- * `chatapp.send` job delivers it through the provider with the queue's retries.
+ * `channels.send` job delivers it through the provider with the queue's retries.
  */
 import { config } from '../config.js';
 import { ConflictError, ForbiddenError, ValidationError, fieldErrors } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { chatappClient, describeProviderError, isTransientProviderError, type ProviderMessage, type ProviderReceipt, type RichContent } from '../clients/twilio.js';
 import { logger } from '../logger.js';
+import { PermanentSendError } from '../channels/contract.js';
 import { getUser } from '../users/users.store.js';
 import { getConsent } from '../sessions/consents.store.js';
 import { renderTemplate } from './templates.js';
-import { statusCallbackUrl } from './signature.js';
+import { statusCallbackUrl } from '../channels/twilio-signature.js';
 import { windowOpen } from './window.store.js';
 import { getMessage, insertOutbound, insertReplyOnce, markAttemptFailed, markSending, markSent, recordedProviderIds, type StoredMessage } from './messages.store.js';
 import { sessionMessageSchema, type SessionMessageInput } from './schemas.js';
@@ -55,7 +56,7 @@ export async function acceptTemplateSend(input: { user_id: string; template_name
     variables: input.variables,
     body: rendered.text,
   });
-  await enqueue('chatapp.send', { message_id: message.message_id });
+  await queueSend(message);
   return message;
 }
 
@@ -97,7 +98,7 @@ export async function acceptSessionMessage(raw: SessionMessageInput): Promise<St
     body: input.text,
     content,
   });
-  await enqueue('chatapp.send', { message_id: message.message_id });
+  await queueSend(message);
   return message;
 }
 
@@ -106,13 +107,10 @@ export function recordReply(reply: { reply_to: string; phone_number: string; bod
   return insertReplyOnce({ ...reply, kind: 'text' });
 }
 
-/** Queues a recorded message for sending (a repeat is a no-op while the first job is kept). */
+/** Queues a recorded message for sending, on the channels' one send job (a repeat is a no-op while the first job is kept). */
 export async function queueSend(message: StoredMessage): Promise<void> {
-  await enqueue('chatapp.send', { message_id: message.message_id });
+  await enqueue('channels.send', { message_id: message.message_id, channel: CHANNEL });
 }
-
-/** Raised when the provider refused a message for good (retrying cannot help). */
-export class PermanentSendError extends Error {}
 
 async function providerMessage(message: StoredMessage): Promise<ProviderMessage> {
   const callback = statusCallbackUrl();
@@ -161,7 +159,7 @@ async function earlierSend(message: StoredMessage): Promise<ProviderReceipt | un
 }
 
 /**
- * Delivers one recorded message (the `chatapp.send` job). A message already sent is not sent again.
+ * Delivers one recorded message (the `channels.send` job with channel chatapp). A message already sent is not sent again.
  * The intent (status sending) is recorded before the provider is called; a retry of a message left
  * sending first looks it up at the provider and adopts the provider's id instead of sending again.
  * Transient provider failures are recorded and rethrown for the queue to retry; a refusal marks the

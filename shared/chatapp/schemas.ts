@@ -1,4 +1,4 @@
-/** Shapes of the messaging-app channel shared by the API, the jobs and the domain code (route-only schemas: api/chatapp/chatapp.schemas.ts). */
+/** Shapes of the messaging-app channel shared by the API, the jobs and the domain code (route-only schemas: api/channels/chatapp.schemas.ts). */
 import { z, uuid } from '../zod.js';
 
 /** WhatsApp limits the spec names: buttons per rich message and entries per list. */

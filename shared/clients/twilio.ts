@@ -1,8 +1,10 @@
 /**
- * The messaging-app provider (Twilio WhatsApp) through the official `twilio` package: sending
- * messages by the REST API (Messages, and Content for rich messages) and checking the
- * X-Twilio-Signature of inbound webhooks. CHATAPP_API_BASE_URL points both API domains at another
- * base URL (tests run a local server that speaks the same API).
+ * Twilio, the provider of the messaging app (WhatsApp), the sms channel and the voice channel,
+ * through the official `twilio` package: messages by the REST API (Messages, and Content for rich
+ * messages), TwiML for calls, and the X-Twilio-Signature check of every Twilio webhook and of the
+ * call relay socket. The messaging app uses the CHATAPP_* account; sms and voice the TWILIO_* one
+ * (which defaults to it). CHATAPP_API_BASE_URL / TWILIO_API_BASE_URL point the REST API at another
+ * base URL (tests run local servers that speak the same API).
  */
 import { createHash } from 'node:crypto';
 import type twilioPackage from 'twilio';
@@ -116,6 +118,57 @@ export function chatappClient(): ChatappClient {
 export function resetChatappClient(): void {
   instance = undefined;
 }
+
+/** The twilio package (TwiML builders). */
+export const twilioLib = () => twilio();
+
+// --- the sms and voice channels (TWILIO_* settings) ------------------------------
+
+export interface SmsReceipt {
+  sid: string;
+  status: string;
+}
+
+let rest: twilioPackage.Twilio | undefined;
+
+function restClient(): twilioPackage.Twilio {
+  if (!rest) {
+    const { accountSid, authToken, apiBaseUrl, timeoutMs } = config().channels.twilio;
+    const client = twilio()(accountSid, authToken, { timeout: timeoutMs });
+    // Each twilio-node domain joins its baseUrl with the resource path at request time.
+    if (apiBaseUrl) client.api.baseUrl = apiBaseUrl;
+    rest = client;
+  }
+  return rest;
+}
+
+/** Sends one SMS (POST /2010-04-01/Accounts/{sid}/Messages.json); `from` is a number or a Messaging Service SID (MG…). */
+export async function sendSms(message: { from: string; to: string; body: string }): Promise<SmsReceipt> {
+  const sender = message.from.startsWith('MG') ? { messagingServiceSid: message.from } : { from: message.from };
+  const created = await restClient().messages.create({ ...sender, to: message.to, body: message.body });
+  return { sid: created.sid, status: created.status };
+}
+
+/**
+ * SMS to `to` created since `since` with this body, newest first (GET …/Messages.json?To=…): how a
+ * retried send finds a message the provider accepted although its answer was lost.
+ */
+export async function findSentSms(to: string, since: Date, body: string): Promise<SmsReceipt[]> {
+  const recent = await restClient().messages.list({ to, pageSize: 50, limit: 50 });
+  return recent.filter((m) => m.dateCreated && m.dateCreated.getTime() >= since.getTime() && m.body === body).map((m) => ({ sid: m.sid, status: m.status }));
+}
+
+/** Checks X-Twilio-Signature keyed by the sms and voice channels' auth token (TWILIO_AUTH_TOKEN). */
+export function validTwilioRequest(signature: string, url: string, params: Record<string, string>): boolean {
+  return validTwilioSignature(config().channels.twilio.authToken, signature, url, params);
+}
+
+/** Forgets the cached client (tests change the configuration between files). */
+export function resetTwilioChannels(): void {
+  rest = undefined;
+}
+
+// --- every use ---------------------------------------------------------------------
 
 /** True for provider failures worth retrying: rate limits, server errors and network faults; false for rejected requests. */
 export function isTransientProviderError(err: unknown): boolean {

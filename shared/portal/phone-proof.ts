@@ -11,8 +11,7 @@ import { ValidationError } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { takeLimit } from '../limits.js';
 import { db, isUniqueViolation } from '../db/index.js';
-import { chatappClient, describeProviderError, isTransientProviderError, type ProviderReceipt } from '../clients/twilio.js';
-import { sendSms, describeTwilioError, isTransientTwilioError } from '../clients/twilio-channels.js';
+import { chatappClient, describeProviderError, isTransientProviderError, sendSms, type ProviderReceipt } from '../clients/twilio.js';
 import { providerAddress } from '../chatapp/outbound.js';
 import { windowOpen } from '../chatapp/window.store.js';
 import { findUserByPhone, getProfile, setPhoneNumber } from '../users/users.store.js';
@@ -117,7 +116,7 @@ export async function deliverPhoneCode(job: { phone_number: string; code: string
     const sms = await sendSms({ from: smsFrom, to: phone, body: codeText(code) });
     return { channel: 'sms', sid: sms.sid };
   } catch (err) {
-    if (isTransientTwilioError(err)) throw err;
-    throw new PhoneCodeUndeliverable(`The SMS provider refused the code: ${describeTwilioError(err)}`);
+    if (isTransientProviderError(err)) throw err;
+    throw new PhoneCodeUndeliverable(`The SMS provider refused the code: ${describeProviderError(err)}`);
   }
 }

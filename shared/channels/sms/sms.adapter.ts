@@ -6,7 +6,7 @@ import { config } from '../../config.js';
 import { z } from '../../zod.js';
 import { findUserByPhone } from '../../users/users.store.js';
 import { getConsent, setConsent } from '../../sessions/consents.store.js';
-import { describeTwilioError, findSentSms, isTransientTwilioError, sendSms } from '../../clients/twilio-channels.js';
+import { describeProviderError, findSentSms, isTransientProviderError, sendSms } from '../../clients/twilio.js';
 import { PermanentSendError, type ChannelAdapter } from '../contract.js';
 
 export const SMS = 'sms';
@@ -94,8 +94,8 @@ export const smsAdapter: ChannelAdapter = {
       const receipt = await sendSms({ from, to: message.remote_address, body: message.body ?? '' });
       return { provider_message_id: receipt.sid, metadata: { provider_status: receipt.status } };
     } catch (err) {
-      if (!isTransientTwilioError(err)) throw new PermanentSendError(describeTwilioError(err));
-      throw new Error(describeTwilioError(err), { cause: err });
+      if (!isTransientProviderError(err)) throw new PermanentSendError(describeProviderError(err));
+      throw new Error(describeProviderError(err), { cause: err });
     }
   },
 

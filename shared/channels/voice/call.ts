@@ -11,15 +11,13 @@
 import { config } from '../../config.js';
 import { logger } from '../../logger.js';
 import { subscribeSession, type BusEvent } from '../../bus.js';
-import { runAgent } from '../../agent/agent.js';
 import { realtimeUpdate, type HistoryEntry } from '../../agent/history.js';
 import { findUserByPhone } from '../../users/users.store.js';
 import { resolveSession } from '../../sessions/resolve.js';
 import { closeInteraction } from '../../sessions/interactions.js';
 import { getContext } from '../../sessions/context.js';
 import { acceptMessage } from '../../stream/index.js';
-import { AGENT_FAILED_REPLY, sessionEvents } from '../../agent/session-turn.js';
-import { openInteraction } from '../pipeline.js';
+import { openInteraction, runTurn } from '../turn.js';
 import { relayInboundSchema, type RelayInbound, type RelayOutbound } from './relay-messages.js';
 
 export const VOICE = 'voice';
@@ -92,6 +90,8 @@ export class VoiceCall {
 
   private async setup(message: Extract<RelayInbound, { type: 'setup' }>): Promise<void> {
     if (this.live) return;
+    // The session system switched off: a call opens no session (the relay's socket may outlive the flag's change).
+    if (!config().sessions.enabled) return void this.send({ type: 'end' });
     const user = await findUserByPhone(message.from);
     if (!user) {
       this.speak(config().channels.voice.unknownCallerMessage);
@@ -111,12 +111,10 @@ export class VoiceCall {
     const live = this.live;
     if (!live || event.event_type !== 'MESSAGE' || event.channel === VOICE) return;
     const entry: HistoryEntry = { role: event.data.role === 'assistant' ? 'assistant' : 'user', content: String(event.data.content ?? ''), channel: event.channel };
-    if (entry.role === 'user' && !this.turn) {
-      // Spoken about at once: the update itself is the turn's message, in the spec's form.
-      this.enqueue(() => this.answer(realtimeUpdate(entry), { publishUser: false }));
-    } else {
-      live.context.push(entry);
-    }
+    // In the context the moment it arrives, so that whatever answers it (on its channel too) comes after it.
+    live.context.push(entry);
+    // Spoken about at once: the update itself is the turn's message, in the spec's form.
+    if (entry.role === 'user' && !this.turn) this.enqueue(() => this.answer(realtimeUpdate(entry), { publishUser: false, update: entry }));
   }
 
   private speak(text: string): void {
@@ -124,54 +122,51 @@ export class VoiceCall {
   }
 
   /** One turn: the caller's words (or an update from another channel) in, the reply streamed out and published. */
-  private async answer(text: string, options: { publishUser: boolean }): Promise<void> {
+  private async answer(text: string, options: { publishUser: boolean; update?: HistoryEntry }): Promise<void> {
     const live = this.live!;
     const n = ++this.turns;
     const metadata = { call_sid: live.callSid };
     const key = `voice:${live.callSid}:${n}`;
-    const history = [...live.context];
+    // An update from another channel is answered with what came before it (not its own channel's reply, already in the context after it).
+    const history = options.update ? live.context.slice(0, live.context.indexOf(options.update)) : [...live.context];
     if (options.publishUser) {
       await acceptMessage(live.sessionId, { channel: VOICE, role: 'user', content: text, interaction_id: live.interactionId, metadata }, { idempotencyKey: `${key}:user` });
       live.transcript.push({ role: 'user', content: text, channel: VOICE });
     }
-    // An update from another channel is in the context as itself (the spec's form); the caller's words as a voice message.
-    live.context.push({ role: 'user', content: text, channel: options.publishUser ? VOICE : undefined });
+    // The caller's words enter the context as a voice message; an update is there already, as itself.
+    if (!options.update) live.context.push({ role: 'user', content: text, channel: VOICE });
     const controller = new AbortController();
     this.turn = controller;
     let spoken = '';
     let reply: string;
     try {
-      const result = await runAgent(
-        {
-          channel: VOICE,
-          history,
-          message: text,
-          caller: { kind: 'agent', id: live.sessionId, user_id: live.userId, ...(this.rightsProven ? {} : { rolesAtMost: ['user'] as const }) },
-          signal: controller.signal,
-          onToken: (token) => {
-            spoken += token;
-            this.send({ type: 'text', token, last: false });
-          },
+      const result = await runTurn({
+        channel: VOICE,
+        session_id: live.sessionId,
+        interaction_id: live.interactionId,
+        user_id: live.userId,
+        message: text,
+        history,
+        finalAttempt: true,
+        // Caller ID alone earns the portal's tool set; a PIN or A-level attestation proves the rest.
+        ...(this.rightsProven ? {} : { rolesAtMost: ['user'] as const }),
+        signal: controller.signal,
+        onToken: (token) => {
+          spoken += token;
+          this.send({ type: 'text', token, last: false });
         },
-        sessionEvents(live.sessionId, VOICE, live.interactionId),
-      );
+      });
       if (controller.signal.aborted) {
-        // The stream may end quietly when aborted: what the caller heard is what was said.
+        // Interrupted (the stream may also end quietly when aborted): what the caller heard is what was said.
         reply = this.heard ?? spoken;
+      } else if (result.error) {
+        reply = result.reply;
+        this.speak(reply);
       } else {
         reply = result.reply;
         // A model that does not stream (or a fixed answer) is spoken whole.
         if (!spoken) this.send({ type: 'text', token: reply, last: false });
         this.send({ type: 'text', token: '', last: true });
-      }
-    } catch (err) {
-      if (controller.signal.aborted) {
-        // Interrupted: what the caller heard is what was said.
-        reply = this.heard ?? spoken;
-      } else {
-        this.log.error({ err, call_sid: live.callSid }, 'agent failed during a call');
-        reply = AGENT_FAILED_REPLY;
-        this.speak(reply);
       }
     } finally {
       if (this.turn === controller) this.turn = undefined;

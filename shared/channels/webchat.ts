@@ -9,15 +9,12 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { enqueue, type JobPayload } from '../queues.js';
 import type { BusEvent } from '../bus.js';
 import { z, uuid } from '../zod.js';
-import { logger } from '../logger.js';
-import { runAgent, type ToolCallRecord } from '../agent/agent.js';
-import { turnJournal } from '../agent/turn-steps.store.js';
+import type { ToolCallRecord } from '../agent/agent.js';
 import { resolveSession } from '../sessions/resolve.js';
-import { startInteraction } from '../sessions/interactions.js';
 import { acceptMessage, enqueueAndAwait } from '../stream/index.js';
-import { getContext } from '../sessions/context.js';
-import { getInteraction, getSession, listInteractions } from '../sessions/sessions.store.js';
-import { AGENT_FAILED_REPLY, historyBefore, sessionEvents, WEB_CHANNEL } from '../agent/session-turn.js';
+import { getInteraction, getSession } from '../sessions/sessions.store.js';
+import { WEB_CHANNEL } from '../agent/session-turn.js';
+import { openInteraction, runTurn } from './turn.js';
 /** How long POST /api/chat waits for the reply before answering 202 (the reply still arrives on the event stream). */
 export const WEB_CHAT_WAIT_MS = 55_000;
 
@@ -58,9 +55,7 @@ async function chatInteraction(sessionId: string, requested?: string): Promise<s
     if (interaction.status !== 'active') throw new ConflictError(`Interaction ${requested} is closed; start a new one by omitting interaction_id.`, [], { current_status: interaction.status });
     return interaction.interaction_id;
   }
-  const open = (await listInteractions(sessionId)).filter((i) => i.channel === WEB_CHANNEL && i.status === 'active').at(-1);
-  if (open) return open.interaction_id;
-  return (await startInteraction(sessionId, { channel: WEB_CHANNEL })).interaction_id;
+  return openInteraction(sessionId, WEB_CHANNEL);
 }
 
 /** The assistant MESSAGE of a turn on the bus. */
@@ -100,36 +95,19 @@ export async function answerWebChat(
   turn: JobPayload<'chatapp.webchat'>,
   finalAttempt: boolean,
 ): Promise<{ reply: string; tool_calls: ToolCallRecord[] }> {
-  const { conversation_history } = await getContext(turn.session_id);
   const { user_id } = await getSession(turn.session_id);
-  let result: { reply: string; tool_calls: ToolCallRecord[] };
-  try {
-    result = await runAgent(
-      {
-        channel: WEB_CHANNEL,
-        history: historyBefore(conversation_history, turn.message),
-        message: turn.message,
-        caller: { kind: 'agent', id: turn.session_id, user_id },
-        // A retried turn replays the model answers and tool results it recorded (no tool runs twice).
-        ...(await turnJournal(`webchat:${turn.turn_id}`, turn.session_id)),
-      },
-      sessionEvents(turn.session_id, WEB_CHANNEL, turn.interaction_id),
-    );
-  } catch (err) {
-    if (!finalAttempt) throw err;
-    logger('chatapp').error({ err, turn_id: turn.turn_id }, 'agent failed for good on a web chat turn; answering with an apology');
-    result = { reply: AGENT_FAILED_REPLY, tool_calls: [] };
-  }
-  await acceptMessage(
-    turn.session_id,
-    {
-      channel: WEB_CHANNEL,
-      role: 'assistant',
-      content: result.reply,
-      interaction_id: turn.interaction_id,
-      metadata: { turn_id: turn.turn_id, tool_calls: result.tool_calls.map((c) => ({ tool_name: c.tool_name, ok: c.ok })) },
+  return runTurn({
+    channel: WEB_CHANNEL,
+    session_id: turn.session_id,
+    interaction_id: turn.interaction_id,
+    user_id,
+    message: turn.message,
+    published: true,
+    journalKey: `webchat:${turn.turn_id}`,
+    finalAttempt,
+    publish: {
+      idempotencyKey: `webchat:${turn.turn_id}:assistant`,
+      metadata: ({ tool_calls }) => ({ turn_id: turn.turn_id, tool_calls: tool_calls.map((c) => ({ tool_name: c.tool_name, ok: c.ok })) }),
     },
-    { idempotencyKey: `webchat:${turn.turn_id}:assistant` },
-  );
-  return result;
+  });
 }

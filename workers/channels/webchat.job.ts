@@ -1,6 +1,6 @@
 /** chatapp.webchat: the agent answers one web chat turn and the reply is published. */
 import type { Job } from 'bullmq';
-import { answerWebChat } from '../../shared/chatapp/webchat.js';
+import { answerWebChat } from '../../shared/channels/webchat.js';
 import type { JobHandler } from '../runner.js';
 
 export const answerWebChatTurn: JobHandler<'chatapp.webchat'> = async (turn, job: Job) => {

@@ -9,9 +9,9 @@ import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema
 import { inboundParams, messageList, messageParams, messageQuery, statusParams, templateSendSchema } from './chatapp.schemas.js';
 import { acceptSessionMessage, acceptTemplateSend } from '../../shared/chatapp/outbound.js';
 import { acceptInbound, acceptStatusCallback, parseInbound } from '../../shared/chatapp/inbound.js';
-import { signedStatusUrl, signedUrl, verifySignature } from '../../shared/chatapp/signature.js';
+import { signedStatusUrl, signedUrl, verifySignature } from '../../shared/channels/twilio-signature.js';
 import { getMessage, listMessages, type StoredMessage } from '../../shared/chatapp/messages.store.js';
-import { WEB_CHAT_WAIT_MS, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/chatapp/webchat.js';
+import { WEB_CHAT_WAIT_MS, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/channels/webchat.js';
 
 const emptyTwiml = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 
