@@ -33,11 +33,17 @@ export class QueueWatch {
     // 'added' is written once per new job (a retry of an earlier job adds nothing).
     for (const { name, events } of listeners) events.on('added', ({ jobId }) => watch.added.push(`${name}:${jobId}`));
     await Promise.all(listeners.map((l) => l.events.waitUntilReady()));
+    // A listener reads only what is written after its first read of the stream, which "ready" does not
+    // wait for: it is live once a sentinel, published again until one arrives, comes back.
+    await watch.sentinel(10_000, 100);
     return watch;
   }
 
-  /** Resolves once every listener has received a sentinel published now, so every job added before this call is in `added`. */
-  async sentinel(ms = 10_000): Promise<void> {
+  /**
+   * Resolves once every listener has received a sentinel published now, so every job added before this
+   * call is in `added`. `again`: publish it again every so many ms until it arrives (a listener not yet reading).
+   */
+  async sentinel(ms = 10_000, again?: number): Promise<void> {
     const id = randomUUID();
     await Promise.all(
       this.listeners.map(async ({ name, events, producer }) => {
@@ -52,7 +58,8 @@ export class QueueWatch {
           events.on<SentinelListener>(sentinelEvent, onEvent);
         });
         await producer.publishEvent({ eventName: sentinelEvent, id });
-        await seen;
+        const repeat = again ? setInterval(() => void producer.publishEvent({ eventName: sentinelEvent, id }).catch(() => {}), again) : undefined;
+        await seen.finally(() => clearInterval(repeat));
       }),
     );
   }
