@@ -60,12 +60,15 @@ function devHostAllowed(hostname: string): boolean {
 const faviconFile = path.join(sourceDir, 'public', 'favicon.ico');
 
 function serveFavicon(file: string): Koa.Middleware {
-  let icon: Promise<Buffer> | undefined;
+  // Read once; a build without the icon answers 404 as before.
+  const icon = readFile(file).catch(() => undefined);
   return async (ctx, next) => {
     if (ctx.path !== '/favicon.ico' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    const body = await icon;
+    if (!body) return next();
     ctx.type = 'image/x-icon';
     ctx.set('Cache-Control', 'public, max-age=86400');
-    ctx.body = await (icon ??= readFile(file));
+    ctx.body = body;
   };
 }
 
