@@ -56,8 +56,25 @@ function devHostAllowed(hostname: string): boolean {
   return host === 'localhost' || host === '127.0.0.1' || host === '::1' || host === new URL(config().publicUrl).hostname.toLowerCase();
 }
 
+/** The app's icon (api/web/public, which the build copies into dist/web): browsers ask every origin for /favicon.ico. */
+const faviconFile = path.join(sourceDir, 'public', 'favicon.ico');
+
+function serveFavicon(file: string): Koa.Middleware {
+  // Read once; a build without the icon answers 404 as before.
+  const icon = readFile(file).catch(() => undefined);
+  return async (ctx, next) => {
+    if (ctx.path !== '/favicon.ico' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    const body = await icon;
+    if (!body) return next();
+    ctx.type = 'image/x-icon';
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.body = body;
+  };
+}
+
 export function mountWebApp(app: Koa, mode: WebMode, server?: http.Server, dir = builtDir): void {
   if (mode === 'off') return;
+  app.use(serveFavicon(mode === 'built' ? path.join(dir, 'favicon.ico') : faviconFile));
   if (mode === 'built') {
     const assets = serve(dir, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true });
     let indexHtml: Promise<string> | undefined;

@@ -7,26 +7,6 @@
  * Idempotent by section: each section first asks the API whether its marked rows exist and skips
  * itself when they do, so a second run adds nothing. Never against production (refused).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-
-/**
- * A stand-in for the automation system (n8n) when none is configured: it answers every workflow
- * webhook with a small success body, so demo runbook executions complete. Development only.
- */
-export async function startDemoAutomation(): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ status: 'ok', demo: true, workflow: req.url }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
 export interface DemoTarget {
   /** Base URL of a running platform (web role). */
   baseUrl: string;
@@ -120,7 +100,8 @@ async function seedLeads(api: DemoApi): Promise<number> {
   // Through the public batch webhook, as a form provider would send them.
   const batch = await api.post<{ results: Array<{ index: number; lead_id: string }> }>(
     '/api/v1/webhooks/leads/batch',
-    { leads: leadSeeds.map(({ status: _s, ...l }) => ({ ...l, email: emailOf(l), source_detail: 'demo data', notes: 'Demo lead', custom_data: { demo: true } })) },
+    // The company carries the mark, so the accounts and opportunities that converting a lead names after it carry it too.
+    { leads: leadSeeds.map(({ status: _s, ...l }) => ({ ...l, company: `${l.company} (demo)`, email: emailOf(l), source_detail: 'demo data', notes: 'Demo lead', custom_data: { demo: true } })) },
     { 'webhook-id': 'demo-leads-v1' },
   );
   let created = batch.results.length;
@@ -292,7 +273,8 @@ async function seedPortal(api: DemoApi): Promise<number> {
 const sections: Array<{ name: string; seeded: (api: DemoApi) => Promise<boolean>; seed: (api: DemoApi) => Promise<number> }> = [
   { name: 'people and sessions', seeded: (api) => exists(api, `/api/users/by-phone/${encodeURIComponent(people[0]!.phone)}`), seed: seedPeople },
   { name: 'leads', seeded: async (api) => (await api.get(`/api/v1/leads?q=${encodeURIComponent(demoDomain)}&limit=1`)).data.length > 0, seed: seedLeads },
-  { name: 'accounts and opportunities', seeded: async (api) => (await api.get(`/api/v1/accounts?q=${encodeURIComponent('(demo)')}&limit=1`)).data.length > 0, seed: seedAccounts },
+  // By the first seeded account's name: the accounts converted demo leads create are marked "(demo)" too.
+  { name: 'accounts and opportunities', seeded: async (api) => (await api.get(`/api/v1/accounts?q=${encodeURIComponent(accountSeeds[0]!.name)}&limit=1`)).data.length > 0, seed: seedAccounts },
   { name: 'alerts', seeded: async (api) => (await api.get('/api/v1/alerts?label=demo%3Dtrue&limit=1')).items.length > 0, seed: seedAlerts },
   { name: 'incidents', seeded: async (api) => (await api.get('/api/v1/incidents?label=demo%3Dtrue&limit=1')).items.length > 0, seed: seedIncidents },
   { name: 'cmdb', seeded: async (api) => (await api.get('/api/v1/cmdb/entities?q=shop-demo&limit=1')).items.length > 0, seed: seedCmdb },

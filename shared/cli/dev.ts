@@ -19,7 +19,8 @@ import knexFactory from 'knex';
 import { knexOptions, migrateLatest } from '../db/index.js';
 import { spawnRole, stopChildren } from './roles.js';
 import { loadDotEnv } from '../env-file.js';
-import { seedDemo, startDemoAutomation } from './demo.js';
+import { seedDemo } from './demo.js';
+import { startDevAutomation } from '../sre/runbooks/dev-automation.js';
 import { startDevMonitoring } from './dev-monitoring.js';
 import { canRun, embeddedNativeDir, postgresUser, relocatedDataDir, runnableCopy, startPostgresAs } from './dev-postgres.js';
 
@@ -99,6 +100,16 @@ async function startLocalRedis(host: string, port: number): Promise<void> {
 
 async function main() {
   const dotEnv = loadDotEnv();
+  // The first thing said is what went wrong: this command is not a production start (else the production
+  // settings it lacks would be listed, as if supplying them would make it one).
+  if (process.env.NODE_ENV === 'production') {
+    fail(
+      [
+        'npm run dev and its --demo data are for development only: refused with NODE_ENV=production.',
+        'Unset NODE_ENV (or set it to development) to run them; in production start the built platform (npm start, or the Procfile roles; see docs/operations.md).',
+      ].join('\n'),
+    );
+  }
   if (dotEnv) console.log(`settings from ${path.relative(process.cwd(), dotEnv)} (variables already set win)`);
   // SWITCHBOARD_DEV turns on the development conveniences (dev-key, admin/admin, unsigned webhooks), which no
   // other start accepts; with them on, the API listens on loopback only unless HOST says otherwise.
@@ -158,7 +169,7 @@ async function main() {
   const demo = process.argv.includes('--demo');
   if (demo && !env.AUTOMATION_URL) {
     // The demo's runbooks need a workflow system to call; a local stand-in answers when none is configured.
-    const automation = await startDemoAutomation();
+    const automation = await startDevAutomation();
     cleanups.push(automation.close);
     env.AUTOMATION_URL = automation.url;
     console.log(`demo: AUTOMATION_URL unset; a stand-in automation system answers runbook workflows at ${automation.url}`);

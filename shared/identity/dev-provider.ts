@@ -5,6 +5,8 @@
  * client. Never used in production (config refuses production without OIDC_ISSUER_URL).
  */
 import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
@@ -198,6 +200,13 @@ export async function startDevProvider(options: DevProviderOptions): Promise<Dev
     ctx.status = 405;
   });
 
+  // The sign-in page's tab shows the platform's icon (the repository's file: this provider only runs from source).
+  const favicon = path.resolve(import.meta.dirname, '../../api/web/public/favicon.ico');
+  provider.use(async (ctx, next) => {
+    if (ctx.path !== '/favicon.ico' || ctx.method !== 'GET') return next();
+    ctx.type = 'image/x-icon';
+    ctx.body = await readFile(favicon);
+  });
   server.on('request', provider.callback());
   return {
     issuer,

@@ -5,12 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import { startPlatform, testApiKey } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
-import { seedDemo, startDemoAutomation } from '../../shared/cli/demo.js';
+import { seedDemo } from '../../shared/cli/demo.js';
+import { startDevAutomation } from '../../shared/sre/runbooks/dev-automation.js';
+import { QueueWatch } from '../helpers/queues.js';
 import { eventually } from '../helpers/eventually.js';
 import { onShutdown } from '../../shared/lifecycle.js';
 
 // As npm run dev -- --demo does without AUTOMATION_URL: the stand-in answers the runbooks' workflows.
-const automation = await startDemoAutomation();
+const automation = await startDevAutomation();
 onShutdown('demo automation', automation.close);
 process.env.AUTOMATION_URL = automation.url;
 const app = await startPlatform();
@@ -45,6 +47,10 @@ describe('demo data', () => {
     expect(after.documents).toBe(2);
     const statuses = (await db()('crm_leads').distinct('status')).map((r: { status: string }) => r.status).sort();
     expect(statuses).toEqual(['contacted', 'converted', 'new', 'qualified', 'unqualified']);
+    // Every demo row carries the mark, the accounts and opportunities made by converting demo leads included.
+    expect((await db()('crm_accounts').pluck('name')).filter((n: string) => !n.includes('(demo)'))).toEqual([]);
+    expect((await db()('crm_opportunities').pluck('name')).filter((n: string) => !n.includes('(demo)'))).toEqual([]);
+    expect((await db()('crm_leads').pluck('company')).filter((n: string) => !n.includes('(demo)'))).toEqual([]);
     const stages = (await db()('crm_opportunities as o').join('crm_pipeline_stages as s', 's.id', 'o.stage_id').distinct('s.name')).map((r) => r.name).sort();
     expect(stages).toEqual(['Closed Lost', 'Closed Won', 'Discovery', 'Lead', 'Negotiation', 'Proposal']);
     expect(Number((await db()('sre_alert_instances').where({ status: 'resolved' }).count({ n: '*' }).first())!.n)).toBe(2);
@@ -52,9 +58,14 @@ describe('demo data', () => {
     // The executions reached the automation stand-in and ended successful.
     await eventually(async () => (Number((await db()('sre_runbook_executions').where({ status: 'success' }).count({ n: '*' }).first())!.n) === 2 ? true : undefined), 20_000);
 
+    const watch = await QueueWatch.start();
+    onShutdown('demo queue watch', () => watch.close());
     const second = await seedDemo({ baseUrl: app.url, apiKey: testApiKey });
     expect(Object.values(second).every((s) => s.skipped && s.created === 0)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1000));
+    // Rows the API writes itself are there once it answered; what the workers would write needs a job,
+    // and the sentinel proves every job added during the second run has been seen.
+    await watch.sentinel();
+    expect(watch.added).toEqual([]);
     expect(await counts()).toEqual(after);
   }, 120_000);
 

@@ -6,15 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { QueueEvents } from 'bullmq';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { newInteraction, newSession } from '../sessions/helpers.js';
 import { fixture } from '../sre/alerting-helpers.js';
 import { db } from '../../shared/db/index.js';
 import { config } from '../../shared/config.js';
-import { registry } from '../../shared/queues.js';
-import { blockingConnection } from '../../shared/redis.js';
+import { QueueWatch, queuesIdle } from '../helpers/queues.js';
 
 configureChatapp('http://127.0.0.1:9');
 
@@ -199,8 +197,8 @@ describe('what PostgreSQL cannot store is refused at the door', () => {
 });
 
 describe('nothing of a refused request is queued or stored', () => {
-  const events: QueueEvents[] = [];
-  afterAll(() => Promise.all(events.map((e) => e.close())));
+  let watch: QueueWatch;
+  afterAll(() => watch?.close());
 
   async function rowCounts(): Promise<Record<string, number>> {
     const tables = await db().select('table_name').from('information_schema.tables').where({ table_schema: 'public', table_type: 'BASE TABLE' });
@@ -213,22 +211,16 @@ describe('nothing of a refused request is queued or stored', () => {
   }
 
   it('every bad body of every route: no job added to any queue, no row written', async () => {
-    const added: string[] = [];
-    for (const name of Object.keys(registry.queues)) {
-      const qe = new QueueEvents(name, { connection: blockingConnection(), prefix: config().queues.prefix });
-      // 'added' is written once per new job (a retry of an earlier test's job adds nothing).
-      qe.on('added', ({ jobId }) => added.push(`${name}:${jobId}`));
-      events.push(qe);
-    }
-    await Promise.all(events.map((e) => e.waitUntilReady()));
-    // Let the jobs of the earlier tests' good requests finish and their rows land.
-    await new Promise((r) => setTimeout(r, 1500));
+    watch = await QueueWatch.start();
+    // The jobs of the earlier tests' good requests finish first, so their rows are in the counts before.
+    await queuesIdle();
     const before = await rowCounts();
-    added.length = 0;
+    watch.added.length = 0;
     const responses = await Promise.all(routes.flatMap((route) => bads.map((bad) => sendBad(route, bad))));
     expect(responses.map((r) => r.status)).toEqual(responses.map(() => 400));
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(added).toEqual([]);
+    // Every queue's listener has read all that was written before its sentinel: a job a refused request added is in `added` by now.
+    await watch.sentinel();
+    expect(watch.added).toEqual([]);
     expect(await rowCounts()).toEqual(before);
   });
 });

@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { alertmanagerPayload, isPlainAlertmanagerPayload, normalizeAlerts, type NormalizedAlert } from '../../shared/sre/alerts/payloads.js';
-import { foldAlerts } from '../../shared/sre/alerts/alert.store.js';
+import { foldAlerts } from '../../shared/sre/alerts/write-payloads.sql.js';
 import { takeBatch } from '../../shared/sre/alerts/ingest.js';
 import { fixture } from './alerting-helpers.js';
 

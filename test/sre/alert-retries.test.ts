@@ -9,7 +9,7 @@ import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
 import { enqueue, queue } from '../../shared/queues.js';
 import { payloadToWrite, webhookJob } from '../../shared/sre/alerts/ingest.js';
-import { insertPayloads } from '../../shared/sre/alerts/alert.store.js';
+import { insertPayloads } from '../../shared/sre/alerts/write-payloads.sql.js';
 import { alertmanagerPayload } from '../../shared/sre/alerts/payloads.js';
 import { firing } from './alerting-helpers.js';
 import { eventually } from '../helpers/eventually.js';

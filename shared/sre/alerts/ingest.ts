@@ -5,7 +5,8 @@ import { db } from '../../db/index.js';
 import { enqueue, type JobPayload } from '../../queues.js';
 import { automateAlerts, type AutomationResult } from '../automation/automation.js';
 import type { AuthenticatedSource } from './alert-source.store.js';
-import { evaluateFlapping, settleFlapping, writePayloads, type IngestResult, type PayloadToWrite, type SameBody } from './alert.store.js';
+import { evaluateFlapping, settleFlapping } from './alert.store.js';
+import { writePayloads, type IngestResult, type PayloadToWrite, type SameBody } from './write-payloads.sql.js';
 import { normalizeAlerts, type AlertmanagerPayload, type GrafanaPayload } from './payloads.js';
 import { publishSreEvent } from '../events.js';
 

@@ -1,6 +1,5 @@
-/** Small pieces the portal's screens share: a labelled value, a row of tags, the phone-width switch. */
+/** Small pieces the portal's screens share: a labelled value, a row of tags. */
 import { Badge, Group, Text } from '@mantine/core';
-import { useMediaQuery } from '@mantine/hooks';
 import type { ReactNode } from 'react';
 
 /** A read-only value under its label (detail cards). */
@@ -26,9 +25,4 @@ export function Tags({ tags }: { tags: string[] }) {
       ))}
     </Group>
   );
-}
-
-/** True below the `sm` breakpoint (48em, where the navigation folds away): lists become cards. Read at once, so the page does not flash the table first. */
-export function useNarrow(): boolean {
-  return useMediaQuery('(max-width: 48em)', false, { getInitialValueInEffect: false }) ?? false;
 }

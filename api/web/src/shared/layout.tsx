@@ -34,5 +34,5 @@ export function SearchInput({ value, onSearch, label = 'Search', placeholder, w 
   );
 }
 
-/** Whether the screen is narrower than Mantine's `sm` breakpoint (phones): lists then show cards instead of wide tables. */
+/** Whether the screen is narrower than Mantine's `sm` breakpoint (48em, phones): lists then show cards instead of wide tables. Read at once, so the page does not flash the table first. */
 export const useNarrow = (): boolean => useMediaQuery('(max-width: 48em)', false, { getInitialValueInEffect: false });

@@ -1,5 +1,5 @@
 /** Alerts dashboard: counts, filters in the URL, a page of alerts (silenced ones marked), acknowledge/resolve one or many. */
-import { Badge, Button, Card, Checkbox, Group, MultiSelect, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Badge, Button, Card, Checkbox, Group, MultiSelect, Select, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
 import { IconBellOff } from '@tabler/icons-react';
 import { notifications } from '@mantine/notifications';
 import { Link } from 'react-router';
@@ -7,10 +7,9 @@ import { useState } from 'react';
 import { $api, fetchClient, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
 import { when, statusColor } from '../../shared/format';
-import { Pager } from '../../shared/pager';
+import { DataTable } from '../../shared/data-table';
 import { StatusBadge } from '../../shared/status-badge';
-import { ListBody, SearchInput } from '../../shared/layout';
-import { ProblemAlert } from '../../shared/problem';
+import { SearchInput } from '../../shared/layout';
 import { opt, useUrlState } from '../../shared/url-state';
 
 const pageSize = 25;
@@ -127,85 +126,77 @@ export default function AlertsPage() {
           Resolve selected ({selected.length})
         </ConfirmButton>
       </Group>
-      <ProblemAlert error={actionError ?? alerts.error} />
-      <ListBody pending={alerts.isPending} count={items.length} empty="No alerts match these filters.">
-        <Table.ScrollContainer minWidth={760}>
-          <Table striped highlightOnHover aria-label="Alerts">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th w={36}>
-                  <Checkbox aria-label="Select all" checked={allSelected} onChange={() => setSelected(allSelected ? [] : items.map((a) => a.id))} />
-                </Table.Th>
-                <Table.Th>Alert</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>Severity</Table.Th>
-                <Table.Th>Source</Table.Th>
-                <Table.Th>Occurrences</Table.Th>
-                <Table.Th>Last received</Table.Th>
-                <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {items.map((a) => (
-                <Table.Tr key={a.id}>
-                  <Table.Td>
-                    <Checkbox
-                      aria-label={`Select ${a.alertname}`}
-                      checked={selected.includes(a.id)}
-                      onChange={() => setSelected((s) => (s.includes(a.id) ? s.filter((x) => x !== a.id) : [...s, a.id]))}
-                    />
-                  </Table.Td>
-                  <Table.Td>
-                    <Link to={`/admin/alerts/${a.id}`}>{a.alertname}</Link>{' '}
-                    {a.flapping && (
-                      <Badge color="orange" size="xs" variant="filled">
-                        flapping
-                      </Badge>
-                    )}{' '}
-                    {a.silenced && (
-                      <Badge color="grape" size="xs" variant="light" leftSection={<IconBellOff size={10} />} aria-label={`${a.alertname} is silenced`}>
-                        silenced
-                      </Badge>
-                    )}
-                  </Table.Td>
-                  <Table.Td>
-                    <StatusBadge status={a.status} />
-                  </Table.Td>
-                  <Table.Td>{a.severity}</Table.Td>
-                  <Table.Td>
-                    {a.source.kind}/{a.source.name}
-                  </Table.Td>
-                  <Table.Td>{a.occurrence_count}</Table.Td>
-                  <Table.Td>{when(a.last_received_at)}</Table.Td>
-                  <Table.Td>
-                    <Group gap={4} wrap="nowrap">
-                      {a.status === 'firing' && (
-                        <Button size="compact-xs" variant="light" onClick={() => void move('acknowledge', [a.id])} aria-label={`Acknowledge ${a.alertname}`}>
-                          Acknowledge
-                        </Button>
-                      )}
-                      {a.status !== 'resolved' && (
-                        <ConfirmButton
-                          size="compact-xs"
-                          variant="light"
-                          color="green"
-                          question={`Resolve ${a.alertname}?`}
-                          confirmLabel="Resolve"
-                          onConfirm={() => void move('resolve', [a.id])}
-                          aria-label={`Resolve ${a.alertname}`}
-                        >
-                          Resolve
-                        </ConfirmButton>
-                      )}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      </ListBody>
-      {alerts.data && <Pager total={alerts.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
+      <DataTable
+        label="Alerts"
+        error={actionError ?? alerts.error}
+        pending={alerts.isPending}
+        empty="No alerts match these filters."
+        rows={items}
+        rowKey={(a) => a.id}
+        minWidth={760}
+        columns={[
+          {
+            header: <Checkbox aria-label="Select all" checked={allSelected} onChange={() => setSelected(allSelected ? [] : items.map((a) => a.id))} />,
+            w: 36,
+            cell: (a) => (
+              <Checkbox
+                aria-label={`Select ${a.alertname}`}
+                checked={selected.includes(a.id)}
+                onChange={() => setSelected((s) => (s.includes(a.id) ? s.filter((x) => x !== a.id) : [...s, a.id]))}
+              />
+            ),
+          },
+          {
+            header: 'Alert',
+            cell: (a) => (
+              <>
+                <Link to={`/admin/alerts/${a.id}`}>{a.alertname}</Link>{' '}
+                {a.flapping && (
+                  <Badge color="orange" size="xs" variant="filled">
+                    flapping
+                  </Badge>
+                )}{' '}
+                {a.silenced && (
+                  <Badge color="grape" size="xs" variant="light" leftSection={<IconBellOff size={10} />} aria-label={`${a.alertname} is silenced`}>
+                    silenced
+                  </Badge>
+                )}
+              </>
+            ),
+          },
+          { header: 'Status', cell: (a) => <StatusBadge status={a.status} /> },
+          { header: 'Severity', cell: (a) => a.severity },
+          { header: 'Source', cell: (a) => `${a.source.kind}/${a.source.name}` },
+          { header: 'Occurrences', cell: (a) => a.occurrence_count },
+          { header: 'Last received', cell: (a) => when(a.last_received_at) },
+          {
+            header: 'Actions',
+            cell: (a) => (
+              <Group gap={4} wrap="nowrap">
+                {a.status === 'firing' && (
+                  <Button size="compact-xs" variant="light" onClick={() => void move('acknowledge', [a.id])} aria-label={`Acknowledge ${a.alertname}`}>
+                    Acknowledge
+                  </Button>
+                )}
+                {a.status !== 'resolved' && (
+                  <ConfirmButton
+                    size="compact-xs"
+                    variant="light"
+                    color="green"
+                    question={`Resolve ${a.alertname}?`}
+                    confirmLabel="Resolve"
+                    onConfirm={() => void move('resolve', [a.id])}
+                    aria-label={`Resolve ${a.alertname}`}
+                  >
+                    Resolve
+                  </ConfirmButton>
+                )}
+              </Group>
+            ),
+          },
+        ]}
+        paging={alerts.data && { total: alerts.data.total, pageSize, page, onPage: setPage }}
+      />
     </Stack>
   );
 }

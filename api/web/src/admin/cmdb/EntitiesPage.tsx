@@ -1,13 +1,12 @@
 /** CMDB browser: entities with filters in the URL, a manual entity by hand, and deploy-all of the pending monitors. */
-import { Badge, Button, Group, Select, Stack, Table, Title } from '@mantine/core';
+import { Badge, Button, Select, Stack, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { $api } from '../../api/client';
 import { when } from '../../shared/format';
-import { Pager } from '../../shared/pager';
 import { StatusBadge } from '../../shared/status-badge';
-import { ListBody, SearchInput } from '../../shared/layout';
-import { ProblemAlert } from '../../shared/problem';
+import { DataTable } from '../../shared/data-table';
+import { SearchInput } from '../../shared/layout';
 import { opt, useUrlState } from '../../shared/url-state';
 import type { Schemas } from '../../api/client';
 import { DeployHeader } from './monitors';
@@ -33,51 +32,43 @@ export default function EntitiesPage() {
       },
     },
   });
-  const items = entities.data?.items ?? [];
   const [creating, setCreating] = useState(false);
   return (
     <Stack gap="sm">
       <DeployHeader title={<Title order={2}>CMDB</Title>} actions={<Button onClick={() => setCreating(true)}>New entity</Button>} />
-      <Group align="end" gap="sm">
-        <Select label="Type" placeholder="any" data={types.data?.items ?? []} value={f.type || null} onChange={(v) => set({ type: v ?? '' })} w={170} clearable />
-        <Select label="Source" placeholder="any" data={(sources.data?.items ?? []).map((s) => s.name)} value={f.source || null} onChange={(v) => set({ source: v ?? '' })} w={150} clearable />
-        <Select label="Health" placeholder="any" data={healths} value={f.health || null} onChange={(v) => set({ health: v ?? '' })} w={140} clearable />
-        <Select label="Stale" placeholder="any" data={['true', 'false']} value={f.stale || null} onChange={(v) => set({ stale: v ?? '' })} w={100} clearable />
-        <SearchInput placeholder="name, key, attribute" value={f.q} onSearch={(q) => set({ q })} />
-      </Group>
-      <ProblemAlert error={entities.error} />
-      <ListBody pending={entities.isPending} count={items.length} empty="No entities match. Run discovery to fill the CMDB.">
-        <Table.ScrollContainer minWidth={700}>
-          <Table striped highlightOnHover aria-label="Entities">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Type</Table.Th>
-                <Table.Th>Source</Table.Th>
-                <Table.Th>Health</Table.Th>
-                <Table.Th>Last seen</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {items.map((e) => (
-                <Table.Tr key={e.id}>
-                  <Table.Td>
-                    <Link to={`/admin/cmdb/${e.id}`}>{e.name}</Link> {e.stale && <Badge color="gray" size="xs">stale</Badge>}
-                  </Table.Td>
-                  <Table.Td>{e.type}</Table.Td>
-                  <Table.Td>{e.source}</Table.Td>
-                  <Table.Td>
-                    <StatusBadge status={e.health} />
-                  </Table.Td>
-                  <Table.Td>{when(e.last_seen_at)}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      </ListBody>
+      <DataTable
+        label="Entities"
+        filters={
+          <>
+            <Select label="Type" placeholder="any" data={types.data?.items ?? []} value={f.type || null} onChange={(v) => set({ type: v ?? '' })} w={170} clearable />
+            <Select label="Source" placeholder="any" data={(sources.data?.items ?? []).map((s) => s.name)} value={f.source || null} onChange={(v) => set({ source: v ?? '' })} w={150} clearable />
+            <Select label="Health" placeholder="any" data={healths} value={f.health || null} onChange={(v) => set({ health: v ?? '' })} w={140} clearable />
+            <Select label="Stale" placeholder="any" data={['true', 'false']} value={f.stale || null} onChange={(v) => set({ stale: v ?? '' })} w={100} clearable />
+            <SearchInput placeholder="name, key, attribute" value={f.q} onSearch={(q) => set({ q })} />
+          </>
+        }
+        error={entities.error}
+        pending={entities.isPending}
+        empty="No entities match. Run discovery to fill the CMDB."
+        rows={entities.data?.items ?? []}
+        rowKey={(e) => e.id}
+        columns={[
+          {
+            header: 'Name',
+            cell: (e) => (
+              <>
+                <Link to={`/admin/cmdb/${e.id}`}>{e.name}</Link> {e.stale && <Badge color="gray" size="xs">stale</Badge>}
+              </>
+            ),
+          },
+          { header: 'Type', cell: (e) => e.type },
+          { header: 'Source', cell: (e) => e.source },
+          { header: 'Health', cell: (e) => <StatusBadge status={e.health} /> },
+          { header: 'Last seen', cell: (e) => when(e.last_seen_at) },
+        ]}
+        paging={entities.data && { total: entities.data.total, pageSize, page, onPage: setPage }}
+      />
       {creating && <EntityForm types={types.data?.items ?? []} onClose={() => setCreating(false)} />}
-      {entities.data && <Pager total={entities.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
     </Stack>
   );
 }

@@ -3,8 +3,6 @@ import { Button, Group, Select, Stack, Text, Title } from '@mantine/core';
 import { useQueries } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { $api } from '../../api/client';
-import { ListBody } from '../../shared/layout';
-import { ProblemAlert } from '../../shared/problem';
 import { opt, useUrlState } from '../../shared/url-state';
 import { DeployHeader, MonitorsTable } from './monitors';
 
@@ -29,20 +27,20 @@ export default function MonitorsPage() {
         stale are taken out at the next deploy.
       </Text>
       <Select label="Status" placeholder="any" data={statuses} value={f.status || null} onChange={(v) => set({ status: v ?? '' })} w={160} clearable />
-      <ProblemAlert error={monitors.error} />
-      <ListBody pending={monitors.isPending} count={items.length} empty="No monitors. Apply a recommendation on an entity's page to make one.">
-        <MonitorsTable
-          monitors={items}
-          entityCell={(m) => (
-            <>
-              <Link to={`/admin/cmdb/${m.entity_id}`}>{entityOf.get(m.entity_id)?.name ?? 'entity'}</Link>
-              <Text size="xs" c="dimmed">
-                {entityOf.get(m.entity_id)?.type}
-              </Text>
-            </>
-          )}
-        />
-      </ListBody>
+      <MonitorsTable
+        monitors={items}
+        pending={monitors.isPending}
+        error={monitors.error}
+        empty="No monitors. Apply a recommendation on an entity's page to make one."
+        entityCell={(m) => (
+          <>
+            <Link to={`/admin/cmdb/${m.entity_id}`}>{entityOf.get(m.entity_id)?.name ?? 'entity'}</Link>
+            <Text size="xs" c="dimmed">
+              {entityOf.get(m.entity_id)?.type}
+            </Text>
+          </>
+        )}
+      />
       {(page > 1 || items.length === pageSize) && (
         <Group gap="xs">
           <Button size="xs" variant="default" disabled={page <= 1} onClick={() => setPage(page - 1)}>

@@ -1,9 +1,10 @@
 /** Entity monitors wherever they are listed: deploy all, enable/disable and remove one. */
-import { Alert, Button, Code, Group, Stack, Switch, Table, Text } from '@mantine/core';
+import { Alert, Button, Code, Group, Stack, Switch, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import type { ReactNode } from 'react';
 import { $api, invalidatePaths, isProblem, type Schemas } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
+import { DataTable } from '../../shared/data-table';
 import { when } from '../../shared/format';
 import { ProblemAlert } from '../../shared/problem';
 import { StatusBadge } from '../../shared/status-badge';
@@ -41,7 +42,8 @@ export function DeployHeader({ title, actions }: { title: ReactNode; actions?: R
   );
 }
 
-function MonitorRow({ m, entity }: { m: Monitor; entity?: ReactNode }) {
+/** A monitor's switch and remove button (each row its own mutations). */
+function MonitorActions({ m }: { m: Monitor }) {
   const failed = (error: unknown) => notifications.show({ color: 'red', title: 'The monitor did not change', message: isProblem(error) ? error.detail : String(error) });
   const patch = $api.useMutation('patch', '/api/v1/cmdb/monitors/{id}', { onSuccess: refresh, onError: failed });
   const remove = $api.useMutation('delete', '/api/v1/cmdb/monitors/{id}', {
@@ -53,74 +55,71 @@ function MonitorRow({ m, entity }: { m: Monitor; entity?: ReactNode }) {
   });
   const path = { params: { path: { id: m.id } } };
   return (
-    <Table.Tr>
-      {entity !== undefined && <Table.Td>{entity}</Table.Td>}
-      <Table.Td>
-        <b>{m.alert}</b>
-        <Text size="xs" c="dimmed" lineClamp={2}>
-          <Code>{m.rule.expr}</Code>
-        </Text>
-      </Table.Td>
-      <Table.Td>
-        <StatusBadge status={m.status} />
-      </Table.Td>
-      <Table.Td>
-        {m.deployed_at ? `deployed ${when(m.deployed_at)}` : ''}
-        {m.last_error && (
-          <Text size="xs" c="red">
-            {m.last_error}
-          </Text>
-        )}
-      </Table.Td>
-      <Table.Td>
-        <Group gap="sm" wrap="nowrap">
-          <Switch
-            size="xs"
-            label="Enabled"
-            checked={m.status !== 'disabled'}
-            disabled={patch.isPending}
-            onChange={(e) => patch.mutate({ ...path, body: { enabled: e.currentTarget.checked } })}
-            aria-label={`Enable monitor ${m.alert}`}
-          />
-          <ConfirmButton
-            size="compact-xs"
-            variant="subtle"
-            question={`Remove the monitor ${m.alert}? A deployed rule leaves the rule file at the next deploy; its recommendation goes back to proposed.`}
-            confirmLabel="Remove"
-            loading={remove.isPending}
-            onConfirm={() => remove.mutate(path)}
-            aria-label={`Remove monitor ${m.alert}`}
-          >
-            Remove
-          </ConfirmButton>
-        </Group>
-      </Table.Td>
-    </Table.Tr>
+    <Group gap="sm" wrap="nowrap">
+      <Switch
+        size="xs"
+        label="Enabled"
+        checked={m.status !== 'disabled'}
+        disabled={patch.isPending}
+        onChange={(e) => patch.mutate({ ...path, body: { enabled: e.currentTarget.checked } })}
+        aria-label={`Enable monitor ${m.alert}`}
+      />
+      <ConfirmButton
+        size="compact-xs"
+        variant="subtle"
+        question={`Remove the monitor ${m.alert}? A deployed rule leaves the rule file at the next deploy; its recommendation goes back to proposed.`}
+        confirmLabel="Remove"
+        loading={remove.isPending}
+        onConfirm={() => remove.mutate(path)}
+        aria-label={`Remove monitor ${m.alert}`}
+      >
+        Remove
+      </ConfirmButton>
+    </Group>
   );
 }
 
 /** Monitors as a table; `entityCell` adds a first column naming the entity (the all-monitors screen). */
-export function MonitorsTable({ monitors, entityCell }: { monitors: Monitor[]; entityCell?: (m: Monitor) => ReactNode }) {
+export function MonitorsTable({ monitors, entityCell, pending = false, error, empty = 'No monitors.' }: { monitors: Monitor[]; entityCell?: (m: Monitor) => ReactNode; pending?: boolean; error?: unknown; empty?: ReactNode }) {
   return (
-    <Table.ScrollContainer minWidth={640}>
-      <Table aria-label="Monitors" verticalSpacing="xs">
-        {entityCell && (
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Entity</Table.Th>
-              <Table.Th>Alert</Table.Th>
-              <Table.Th>Status</Table.Th>
-              <Table.Th>Deployment</Table.Th>
-              <Table.Th />
-            </Table.Tr>
-          </Table.Thead>
-        )}
-        <Table.Tbody>
-          {monitors.map((m) => (
-            <MonitorRow key={m.id} m={m} entity={entityCell?.(m)} />
-          ))}
-        </Table.Tbody>
-      </Table>
-    </Table.ScrollContainer>
+    <DataTable
+      label="Monitors"
+      pending={pending}
+      error={error}
+      empty={empty}
+      rows={monitors}
+      rowKey={(m) => m.id}
+      minWidth={640}
+      hover={false}
+      columns={[
+        entityCell !== undefined && { header: 'Entity', cell: entityCell },
+        {
+          header: 'Alert',
+          cell: (m) => (
+            <>
+              <b>{m.alert}</b>
+              <Text size="xs" c="dimmed" lineClamp={2}>
+                <Code>{m.rule.expr}</Code>
+              </Text>
+            </>
+          ),
+        },
+        { header: 'Status', cell: (m) => <StatusBadge status={m.status} /> },
+        {
+          header: 'Deployment',
+          cell: (m) => (
+            <>
+              {m.deployed_at ? `deployed ${when(m.deployed_at)}` : ''}
+              {m.last_error && (
+                <Text size="xs" c="red">
+                  {m.last_error}
+                </Text>
+              )}
+            </>
+          ),
+        },
+        { header: '', cell: (m) => <MonitorActions m={m} /> },
+      ]}
+    />
   );
 }

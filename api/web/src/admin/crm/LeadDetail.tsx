@@ -8,7 +8,7 @@ import { when } from '../../shared/format';
 import { BackLink } from '../../shared/layout';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { Loading } from '../../shared/states';
-import { leadStatusColor, moveLabel, money } from './format';
+import { estimate, estimateAmount, leadStatusColor, moveLabel, money } from './format';
 import { LeadForm } from './LeadForm';
 
 type Lead = Schemas['Lead'];
@@ -18,8 +18,7 @@ type Status = Lead['status'];
 function ConvertDialog({ lead, onClose }: { lead: Lead; onClose: () => void }) {
   const fullName = `${lead.first_name} ${lead.last_name}`;
   const [name, setName] = useState(lead.company ? `${lead.company} – ${fullName}` : fullName);
-  const estimate = Number((lead.estimated_value ?? '').replace(/[\s$€£,]/g, ''));
-  const [amount, setAmount] = useState<number | string>(Number.isFinite(estimate) && estimate > 0 ? estimate : '');
+  const [amount, setAmount] = useState<number | string>(estimateAmount(lead.estimated_value) ?? '');
   const [closeDate, setCloseDate] = useState('');
   const [createAccount, setCreateAccount] = useState(Boolean(lead.company));
   const convert = $api.useMutation('post', '/api/v1/leads/{lead_id}/convert', {
@@ -193,7 +192,7 @@ export default function LeadDetail() {
             <Field label="Job title">{l.title}</Field>
             <Field label="Source">{l.source}</Field>
             <Field label="Source detail">{l.source_detail}</Field>
-            <Field label="Estimated value">{l.estimated_value}</Field>
+            <Field label="Estimated value">{estimate(l.estimated_value)}</Field>
             <Field label="Created">{when(l.created_at)}</Field>
           </SimpleGrid>
           <Stack gap="sm" mt="sm">

@@ -128,7 +128,7 @@ function Column({ stage, stages, pipelineId, accounts, highlight, onMove }: { st
       withBorder
       padding="xs"
       bg={over ? 'blue.0' : closed ? 'gray.0' : undefined}
-      style={{ flex: '1 0 175px', minWidth: 175 }}
+      style={{ minWidth: 0 }}
       role="region"
       aria-label={`Stage ${stage.name}`}
       onDragOver={(e: DragEvent) => {
@@ -144,11 +144,11 @@ function Column({ stage, stages, pipelineId, accounts, highlight, onMove }: { st
         if (o && o.stage !== stage.name) onMove(o, stage.name);
       }}
     >
-      <Group justify="space-between" mb={4} wrap="nowrap">
+      <Group justify="space-between" mb={4} gap={4}>
         <Text fw={700} size="sm">
           {stage.name}
         </Text>
-        <Badge variant="light" color={stage.probability === 100 ? 'green' : stage.probability === 0 ? 'gray' : 'blue'}>
+        <Badge variant="light" color={stage.probability === 100 ? 'green' : stage.probability === 0 ? 'gray' : 'blue'} style={{ flexShrink: 0 }}>
           {stage.probability} %
         </Badge>
       </Group>
@@ -191,12 +191,11 @@ export default function PipelinePage() {
       </Group>
       {creating && <NewOpportunity pipelineId={pipeline.id} stages={pipeline.stages} accounts={accounts.data?.data ?? []} onClose={() => setCreating(false)} />}
       <ProblemAlert error={move.error} />
-      <Box style={{ overflowX: 'auto' }} pb="xs">
-        <Group align="stretch" wrap="nowrap" gap="xs" aria-label="Board">
-          {pipeline.stages.map((s) => (
-            <Column key={s.id} stage={s} stages={pipeline.stages} pipelineId={pipeline.id} accounts={accountNames} highlight={f.highlight} onMove={onMove} />
-          ))}
-        </Group>
+      {/* The columns share the width, wrapping onto another row before one gets narrower than 160 px: none clipped, no sideways scroll. */}
+      <Box role="group" aria-label="Board" pb="xs" style={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fit, minmax(160px, 1fr))', gap: 'var(--mantine-spacing-xs)' }}>
+        {pipeline.stages.map((s) => (
+          <Column key={s.id} stage={s} stages={pipeline.stages} pipelineId={pipeline.id} accounts={accountNames} highlight={f.highlight} onMove={onMove} />
+        ))}
       </Box>
       <Forecast pipelineId={pipeline.id} />
     </Stack>

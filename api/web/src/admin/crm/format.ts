@@ -1,6 +1,19 @@
 /** How the CRM shows money, dates and statuses. */
-export const money = (n: number | null | undefined) =>
-  n === null || n === undefined ? '—' : n.toLocaleString(undefined, { style: 'currency', currency: 'USD', maximumFractionDigits: 0 });
+// One locale for money, whatever the browser's: the board, the lists and the forecast all read "$76,000".
+const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 0 });
+export const money = (n: number | null | undefined) => (n === null || n === undefined ? '—' : usd.format(n));
+
+/** A lead's estimated value is free text ("76000", "$76,000"): the number in it, if it is one. */
+export const estimateAmount = (text: string | null | undefined): number | null => {
+  const n = Number((text ?? '').replace(/[\s$€£,]/g, ''));
+  return text && Number.isFinite(n) && n > 0 ? n : null;
+};
+
+/** An estimated value as money when it is a number, else as it was typed. */
+export const estimate = (text: string | null | undefined) => {
+  const n = estimateAmount(text);
+  return n === null ? (text ?? '—') : money(n);
+};
 
 export const day = (iso: string | null | undefined) => (iso ? new Date(`${iso.slice(0, 10)}T00:00:00`).toLocaleDateString(undefined, { dateStyle: 'medium' }) : '—');
 

@@ -1,5 +1,5 @@
 /** Discovery status: each source's last runs, the run history, a trigger that follows its run, enable/disable and delete a source. */
-import { Alert, Badge, Button, Card, Group, Loader, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Group, Loader, SimpleGrid, Stack, Switch, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useEffect, useState } from 'react';
 import { $api, invalidatePaths } from '../../api/client';
@@ -7,7 +7,8 @@ import { duration, statusColor, when } from '../../shared/format';
 import { StatusBadge } from '../../shared/status-badge';
 import { ProblemAlert } from '../../shared/problem';
 import { ConfirmButton } from '../../shared/confirm';
-import { Empty, Loading } from '../../shared/states';
+import { Loading } from '../../shared/states';
+import { DataTable } from '../../shared/data-table';
 
 /** Polls the triggered run each second until it has ended. */
 function FollowRun({ id }: { id: string }) {
@@ -142,44 +143,27 @@ export default function DiscoveryPage() {
             <Text fw={600} mb="xs">
               Run history
             </Text>
-            {!status.data.runs.length ? (
-              <Empty>No runs yet.</Empty>
-            ) : (
-              <Table.ScrollContainer minWidth={700}>
-                <Table striped aria-label="Run history">
-                  <Table.Thead>
-                    <Table.Tr>
-                      <Table.Th>Started</Table.Th>
-                      <Table.Th>Trigger</Table.Th>
-                      <Table.Th>Status</Table.Th>
-                      <Table.Th>Duration</Table.Th>
-                      <Table.Th>Added / updated / unchanged / stale</Table.Th>
-                      <Table.Th>Errors</Table.Th>
-                    </Table.Tr>
-                  </Table.Thead>
-                  <Table.Tbody>
-                    {status.data.runs.map((r) => (
-                      <Table.Tr key={r.id}>
-                        <Table.Td>{when(r.started_at)}</Table.Td>
-                        <Table.Td>{r.trigger}</Table.Td>
-                        <Table.Td>
-                          <StatusBadge status={r.status} />
-                        </Table.Td>
-                        <Table.Td>{duration(r.started_at, r.finished_at)}</Table.Td>
-                        <Table.Td>
-                          {r.added} / {r.updated} / {r.unchanged} / {r.stale}
-                        </Table.Td>
-                        <Table.Td>
-                          {Object.entries(r.errors)
-                            .map(([s, e]) => `${s}: ${e}`)
-                            .join('; ')}
-                        </Table.Td>
-                      </Table.Tr>
-                    ))}
-                  </Table.Tbody>
-                </Table>
-              </Table.ScrollContainer>
-            )}
+            <DataTable
+              label="Run history"
+              empty="No runs yet."
+              rows={status.data.runs}
+              rowKey={(r) => r.id}
+              hover={false}
+              columns={[
+                { header: 'Started', cell: (r) => when(r.started_at) },
+                { header: 'Trigger', cell: (r) => r.trigger },
+                { header: 'Status', cell: (r) => <StatusBadge status={r.status} /> },
+                { header: 'Duration', cell: (r) => duration(r.started_at, r.finished_at) },
+                { header: 'Added / updated / unchanged / stale', cell: (r) => `${r.added} / ${r.updated} / ${r.unchanged} / ${r.stale}` },
+                {
+                  header: 'Errors',
+                  cell: (r) =>
+                    Object.entries(r.errors)
+                      .map(([s, e]) => `${s}: ${e}`)
+                      .join('; '),
+                },
+              ]}
+            />
           </Card>
         </>
       )}

@@ -1,13 +1,12 @@
 /** Incidents: a filtered list, opening one by hand, and the incident rules. */
-import { Button, Group, Modal, MultiSelect, Select, Stack, Table, Tabs, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Button, Group, Modal, MultiSelect, Select, Stack, Tabs, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { $api, invalidatePaths } from '../../api/client';
 import { when } from '../../shared/format';
-import { Pager } from '../../shared/pager';
 import { StatusBadge } from '../../shared/status-badge';
-import { ListBody } from '../../shared/layout';
+import { DataTable } from '../../shared/data-table';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { opt, useUrlState } from '../../shared/url-state';
 import { RulesPanel } from './RulesPanel';
@@ -66,55 +65,38 @@ function IncidentList() {
       },
     },
   });
-  const items = incidents.data?.items ?? [];
   return (
     <Stack gap="sm">
-      <Group align="end" gap="sm">
-        <MultiSelect label="Status" data={['open', 'acknowledged', 'resolved', 'closed']} value={f.status ? f.status.split(',') : []} onChange={(v) => set({ status: v.join(',') })} w={240} clearable />
-        <MultiSelect label="Severity" data={['critical', 'warning', 'info']} value={f.severity ? f.severity.split(',') : []} onChange={(v) => set({ severity: v.join(',') })} w={200} clearable />
-        <Select label="Origin" placeholder="any" data={['manual', 'alert']} value={f.origin || null} onChange={(v) => set({ origin: v ?? '' })} w={130} clearable />
-        <TextInput label="Label" placeholder="name=value" defaultValue={f.label} onBlur={(e) => set({ label: e.currentTarget.value.trim() })} w={160} />
-        <Button onClick={open} ml="auto">
-          Open an incident
-        </Button>
-      </Group>
+      <DataTable
+        label="Incidents"
+        filters={
+          <>
+            <MultiSelect label="Status" data={['open', 'acknowledged', 'resolved', 'closed']} value={f.status ? f.status.split(',') : []} onChange={(v) => set({ status: v.join(',') })} w={240} clearable />
+            <MultiSelect label="Severity" data={['critical', 'warning', 'info']} value={f.severity ? f.severity.split(',') : []} onChange={(v) => set({ severity: v.join(',') })} w={200} clearable />
+            <Select label="Origin" placeholder="any" data={['manual', 'alert']} value={f.origin || null} onChange={(v) => set({ origin: v ?? '' })} w={130} clearable />
+            <TextInput label="Label" placeholder="name=value" defaultValue={f.label} onBlur={(e) => set({ label: e.currentTarget.value.trim() })} w={160} />
+            <Button onClick={open} ml="auto">
+              Open an incident
+            </Button>
+          </>
+        }
+        error={incidents.error}
+        pending={incidents.isPending}
+        empty="No incidents match these filters."
+        rows={incidents.data?.items ?? []}
+        rowKey={(i) => i.id}
+        columns={[
+          { header: 'Title', cell: (i) => <Link to={`/admin/incidents/${i.id}`}>{i.title}</Link> },
+          { header: 'Status', cell: (i) => <StatusBadge status={i.status} /> },
+          { header: 'Severity', cell: (i) => i.severity },
+          { header: 'Assignee', cell: (i) => i.assignee ?? <Text span c="dimmed">—</Text> },
+          { header: 'Origin', cell: (i) => i.origin },
+          { header: 'Alerts', cell: (i) => i.alert_count },
+          { header: 'Opened', cell: (i) => when(i.created_at) },
+        ]}
+        paging={incidents.data && { total: incidents.data.total, pageSize, page, onPage: setPage }}
+      />
       <CreateIncident opened={opened} onClose={close} />
-      <ProblemAlert error={incidents.error} />
-      <ListBody pending={incidents.isPending} count={items.length} empty="No incidents match these filters.">
-        <Table.ScrollContainer minWidth={700}>
-          <Table striped highlightOnHover aria-label="Incidents">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Title</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>Severity</Table.Th>
-                <Table.Th>Assignee</Table.Th>
-                <Table.Th>Origin</Table.Th>
-                <Table.Th>Alerts</Table.Th>
-                <Table.Th>Opened</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {items.map((i) => (
-                <Table.Tr key={i.id}>
-                  <Table.Td>
-                    <Link to={`/admin/incidents/${i.id}`}>{i.title}</Link>
-                  </Table.Td>
-                  <Table.Td>
-                    <StatusBadge status={i.status} />
-                  </Table.Td>
-                  <Table.Td>{i.severity}</Table.Td>
-                  <Table.Td>{i.assignee ?? <Text span c="dimmed">—</Text>}</Table.Td>
-                  <Table.Td>{i.origin}</Table.Td>
-                  <Table.Td>{i.alert_count}</Table.Td>
-                  <Table.Td>{when(i.created_at)}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      </ListBody>
-      {incidents.data && <Pager total={incidents.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
     </Stack>
   );
 }

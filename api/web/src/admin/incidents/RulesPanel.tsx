@@ -1,11 +1,11 @@
 /** Incident rules: the matchers that open incidents from alerts; create, enable/disable, delete. */
-import { Button, Group, Modal, NumberInput, Stack, Switch, Table, Text, TagsInput, TextInput } from '@mantine/core';
+import { Button, Group, Modal, NumberInput, Stack, Switch, Text, TagsInput, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { $api, invalidatePaths } from '../../api/client';
 import { ConfirmButton } from '../../shared/confirm';
 import { MatcherBadges, MatchersInput, type Matcher } from '../../shared/matchers';
-import { ListBody } from '../../shared/layout';
+import { DataTable } from '../../shared/data-table';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
 
 function RuleForm({ opened, onClose }: { opened: boolean; onClose: () => void }) {
@@ -52,7 +52,6 @@ export function RulesPanel() {
   const rules = $api.useQuery('get', '/api/v1/incidents/rules', { params: { query: { limit: 200 } } });
   const patch = $api.useMutation('patch', '/api/v1/incidents/rules/{id}', { onSuccess: () => invalidatePaths('/api/v1/incidents/rules') });
   const remove = $api.useMutation('delete', '/api/v1/incidents/rules/{id}', { onSuccess: () => invalidatePaths('/api/v1/incidents/rules') });
-  const items = rules.data?.items ?? [];
   return (
     <Stack gap="sm">
       <Group justify="space-between">
@@ -62,49 +61,36 @@ export function RulesPanel() {
         <Button onClick={open}>New rule</Button>
       </Group>
       <RuleForm opened={opened} onClose={close} />
-      <ProblemAlert error={rules.error ?? patch.error ?? remove.error} />
-      <ListBody pending={rules.isPending} count={items.length} empty="No incident rules yet.">
-        <Table.ScrollContainer minWidth={700}>
-          <Table aria-label="Incident rules">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Position</Table.Th>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Matchers</Table.Th>
-                <Table.Th>Severities</Table.Th>
-                <Table.Th>Group by</Table.Th>
-                <Table.Th>Enabled</Table.Th>
-                <Table.Th />
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {items.map((r) => (
-                <Table.Tr key={r.id}>
-                  <Table.Td>{r.position}</Table.Td>
-                  <Table.Td>{r.name}</Table.Td>
-                  <Table.Td>
-                    <MatcherBadges matchers={r.matchers} />
-                  </Table.Td>
-                  <Table.Td>{r.severities.length ? r.severities.join(', ') : 'any'}</Table.Td>
-                  <Table.Td>{r.group_by.join(', ')}</Table.Td>
-                  <Table.Td>
-                    <Switch
-                      aria-label={`Enable rule ${r.name}`}
-                      checked={r.enabled}
-                      onChange={(e) => patch.mutate({ params: { path: { id: r.id } }, body: { enabled: e.currentTarget.checked } })}
-                    />
-                  </Table.Td>
-                  <Table.Td>
-                    <ConfirmButton size="compact-xs" variant="subtle" question={`Delete the rule "${r.name}"?`} confirmLabel="Delete" onConfirm={() => remove.mutate({ params: { path: { id: r.id } } })}>
-                      Delete
-                    </ConfirmButton>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      </ListBody>
+      <DataTable
+        label="Incident rules"
+        error={rules.error ?? patch.error ?? remove.error}
+        pending={rules.isPending}
+        empty="No incident rules yet."
+        rows={rules.data?.items ?? []}
+        rowKey={(r) => r.id}
+        hover={false}
+        columns={[
+          { header: 'Position', cell: (r) => r.position },
+          { header: 'Name', cell: (r) => r.name },
+          { header: 'Matchers', cell: (r) => <MatcherBadges matchers={r.matchers} /> },
+          { header: 'Severities', cell: (r) => (r.severities.length ? r.severities.join(', ') : 'any') },
+          { header: 'Group by', cell: (r) => r.group_by.join(', ') },
+          {
+            header: 'Enabled',
+            cell: (r) => (
+              <Switch aria-label={`Enable rule ${r.name}`} checked={r.enabled} onChange={(e) => patch.mutate({ params: { path: { id: r.id } }, body: { enabled: e.currentTarget.checked } })} />
+            ),
+          },
+          {
+            header: '',
+            cell: (r) => (
+              <ConfirmButton size="compact-xs" variant="subtle" question={`Delete the rule "${r.name}"?`} confirmLabel="Delete" onConfirm={() => remove.mutate({ params: { path: { id: r.id } } })}>
+                Delete
+              </ConfirmButton>
+            ),
+          },
+        ]}
+      />
     </Stack>
   );
 }

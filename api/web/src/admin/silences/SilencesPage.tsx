@@ -2,7 +2,7 @@
  * Silences: active, pending and expired ones with their matchers and time range; create one (also
  * prefilled from an alert, `?new=1&m=label=value…`) and end one early.
  */
-import { Button, Group, Modal, MultiSelect, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Button, Group, Modal, MultiSelect, Select, Stack, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useState } from 'react';
 import { useSearchParams } from 'react-router';
@@ -10,9 +10,8 @@ import { $api, invalidatePaths, isProblem, type Schemas } from '../../api/client
 import { actorName, useMe } from '../../shared/auth';
 import { ConfirmButton } from '../../shared/confirm';
 import { when } from '../../shared/format';
-import { ListBody } from '../../shared/layout';
+import { DataTable } from '../../shared/data-table';
 import { MatcherBadges, MatchersInput, type Matcher } from '../../shared/matchers';
-import { Pager } from '../../shared/pager';
 import { ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { StatusBadge } from '../../shared/status-badge';
 import { useUrlState } from '../../shared/url-state';
@@ -108,7 +107,8 @@ function Stamp({ label, at }: { label: string; at: string }) {
   );
 }
 
-function SilenceRow({ s }: { s: Schemas['Silence'] }) {
+/** Ends a silence now (its row's one action). */
+function EndSilence({ s }: { s: Schemas['Silence'] }) {
   const me = useMe();
   const expire = $api.useMutation('post', '/api/v1/alerts/silences/{id}/expire', {
     onSuccess: async () => {
@@ -117,43 +117,19 @@ function SilenceRow({ s }: { s: Schemas['Silence'] }) {
     },
     onError: (error) => notifications.show({ color: 'red', title: 'Could not end the silence', message: isProblem(error) ? error.detail : String(error) }),
   });
+  if (s.state === 'expired') return null;
   return (
-    <Table.Tr>
-      <Table.Td>
-        <StatusBadge status={s.state} />
-      </Table.Td>
-      <Table.Td>
-        <MatcherBadges matchers={s.matchers} />
-      </Table.Td>
-      <Table.Td style={{ whiteSpace: 'nowrap' }}>
-        <Stamp label="from" at={s.starts_at} />
-        <Stamp label="until" at={s.ends_at} />
-      </Table.Td>
-      <Table.Td style={{ whiteSpace: 'nowrap' }}>
-        {s.created_by}
-        {s.ended_by && (
-          <Text size="xs" c="dimmed">
-            ended by {s.ended_by}
-          </Text>
-        )}
-      </Table.Td>
-      <Table.Td style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>{s.comment}</Table.Td>
-      <Table.Td>
-        {s.state !== 'expired' && (
-          <ConfirmButton
-            size="compact-xs"
-            variant="light"
-            question="End this silence now? Alerts it covers that still fire open incidents and run runbooks from the next tick (within 30 s)."
-            confirmLabel="End silence"
-            loading={expire.isPending}
-            onConfirm={() => expire.mutate({ params: { path: { id: s.id } }, body: { by: actorName(me) } })}
-            aria-label={`End silence ${s.id}`}
-          >
-            End now
-          </ConfirmButton>
-        )}
-      </Table.Td>
-    </Table.Tr>
+    <ConfirmButton
+      size="compact-xs"
+      variant="light"
+      question="End this silence now? Alerts it covers that still fire open incidents and run runbooks from the next tick (within 30 s)."
+      confirmLabel="End silence"
+      loading={expire.isPending}
+      onConfirm={() => expire.mutate({ params: { path: { id: s.id } }, body: { by: actorName(me) } })}
+      aria-label={`End silence ${s.id}`}
+    >
+      End now
+    </ConfirmButton>
   );
 }
 
@@ -169,7 +145,6 @@ export default function SilencesPage() {
   };
   const state = f.state || 'active,pending';
   const silences = $api.useQuery('get', '/api/v1/alerts/silences', { params: { query: { limit: pageSize, offset: (page - 1) * pageSize, state } } }, { refetchInterval: 30_000 });
-  const items = silences.data?.items ?? [];
   return (
     <Stack gap="sm">
       <Group justify="space-between">
@@ -179,30 +154,55 @@ export default function SilencesPage() {
       <Text size="sm" c="dimmed">
         A silenced alert is still recorded and listed, but opens no incident and runs no runbook while the silence is active.
       </Text>
-      <MultiSelect label="State" data={states} value={state.split(',')} onChange={(v) => set({ state: v.join(',') })} w={320} />
-      <ProblemAlert error={silences.error} />
-      <ListBody pending={silences.isPending} count={items.length} empty="No silences in these states.">
-        <Table.ScrollContainer minWidth={820}>
-          <Table striped aria-label="Silences">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>State</Table.Th>
-                <Table.Th>Matchers</Table.Th>
-                <Table.Th>Time range</Table.Th>
-                <Table.Th>Author</Table.Th>
-                <Table.Th>Comment</Table.Th>
-                <Table.Th />
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {items.map((s) => (
-                <SilenceRow key={s.id} s={s} />
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      </ListBody>
-      {silences.data && <Pager total={silences.data.total} pageSize={pageSize} page={page} onPage={setPage} />}
+      <DataTable
+        label="Silences"
+        filters={<MultiSelect label="State" data={states} value={state.split(',')} onChange={(v) => set({ state: v.join(',') })} w={320} />}
+        error={silences.error}
+        pending={silences.isPending}
+        empty="No silences in these states."
+        rows={silences.data?.items ?? []}
+        rowKey={(s) => s.id}
+        minWidth={820}
+        hover={false}
+        columns={[
+          { header: 'State', cell: (s) => <StatusBadge status={s.state} /> },
+          { header: 'Matchers', cell: (s) => <MatcherBadges matchers={s.matchers} /> },
+          {
+            header: 'Time range',
+            nowrap: true,
+            cell: (s) => (
+              <>
+                <Stamp label="from" at={s.starts_at} />
+                <Stamp label="until" at={s.ends_at} />
+              </>
+            ),
+          },
+          {
+            header: 'Author',
+            nowrap: true,
+            cell: (s) => (
+              <>
+                {s.created_by}
+                {s.ended_by && (
+                  <Text size="xs" c="dimmed">
+                    ended by {s.ended_by}
+                  </Text>
+                )}
+              </>
+            ),
+          },
+          {
+            header: 'Comment',
+            cell: (s) => (
+              <Text size="sm" style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>
+                {s.comment}
+              </Text>
+            ),
+          },
+          { header: '', cell: (s) => <EndSilence s={s} /> },
+        ]}
+        paging={silences.data && { total: silences.data.total, pageSize, page, onPage: setPage }}
+      />
       {creating && <NewSilence initial={params.getAll('m').map(matcherParam)} onClose={closeForm} />}
     </Stack>
   );

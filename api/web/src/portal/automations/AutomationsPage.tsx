@@ -1,9 +1,9 @@
 /** Recent workflow executions from the automation API, with its connection state (and the error when it fails). */
-import { Button, Card, Group, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
+import { Button, Group, SegmentedControl, Stack, Text, Title } from '@mantine/core';
 import { IconRefresh } from '@tabler/icons-react';
 import { $api, type Schemas } from '../../api/client';
 import { duration, when } from '../../shared/format';
-import { ListBody, useNarrow } from '../../shared/layout';
+import { DataTable } from '../../shared/data-table';
 import { ProblemAlert } from '../../shared/problem';
 import { StatusBadge } from '../../shared/status-badge';
 import { useUrlState } from '../../shared/url-state';
@@ -14,53 +14,36 @@ const statuses = ['success', 'failed', 'running'] as const;
 type Execution = Schemas['AutomationExecution'];
 const stopped = (e: Execution) => (e.status === 'running' ? <Text span size="sm" c="dimmed">running…</Text> : when(e.stoppedAt));
 
-function Executions({ executions }: { executions: Execution[] }) {
-  if (useNarrow()) {
-    return (
-      <Stack gap="xs" role="list" aria-label="Executions">
-        {executions.map((e) => (
-          <Card key={e.id} withBorder padding="sm" role="listitem">
-            <Group justify="space-between" wrap="nowrap">
-              <Text fw={600} size="sm">
-                {e.workflowName}
-              </Text>
-              <StatusBadge status={e.status} />
-            </Group>
-            <Text size="xs" c="dimmed">
-              {when(e.startedAt)} → {stopped(e)} · {duration(e.startedAt, e.stoppedAt)}
-            </Text>
-          </Card>
-        ))}
-      </Stack>
-    );
-  }
+function Executions({ executions, pending, empty }: { executions: Execution[]; pending: boolean; empty: string }) {
   return (
-    <Table.ScrollContainer minWidth={620}>
-      <Table striped highlightOnHover aria-label="Executions">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Workflow</Table.Th>
-            <Table.Th>Status</Table.Th>
-            <Table.Th>Started</Table.Th>
-            <Table.Th>Stopped</Table.Th>
-            <Table.Th>Took</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {executions.map((e) => (
-            <Table.Tr key={e.id}>
-              <Table.Td>{e.workflowName}</Table.Td>
-              <Table.Td>
-                <StatusBadge status={e.status} />
-              </Table.Td>
-              <Table.Td>{when(e.startedAt)}</Table.Td>
-              <Table.Td>{stopped(e)}</Table.Td>
-              <Table.Td>{duration(e.startedAt, e.stoppedAt)}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
-    </Table.ScrollContainer>
+    <DataTable
+      label="Executions"
+      pending={pending}
+      empty={empty}
+      rows={executions}
+      rowKey={(e) => e.id}
+      minWidth={620}
+      columns={[
+        { header: 'Workflow', cell: (e) => e.workflowName },
+        { header: 'Status', cell: (e) => <StatusBadge status={e.status} /> },
+        { header: 'Started', cell: (e) => when(e.startedAt) },
+        { header: 'Stopped', cell: stopped },
+        { header: 'Took', cell: (e) => duration(e.startedAt, e.stoppedAt) },
+      ]}
+      card={(e) => (
+        <>
+          <Group justify="space-between" wrap="nowrap">
+            <Text fw={600} size="sm">
+              {e.workflowName}
+            </Text>
+            <StatusBadge status={e.status} />
+          </Group>
+          <Text size="xs" c="dimmed">
+            {when(e.startedAt)} → {stopped(e)} · {duration(e.startedAt, e.stoppedAt)}
+          </Text>
+        </>
+      )}
+    />
   );
 }
 
@@ -92,9 +75,7 @@ export default function AutomationsPage() {
             value={f.status}
             onChange={(v) => set({ status: v })}
           />
-          <ListBody pending={automations.isPending} count={shown.length} empty={f.status ? `No ${f.status} executions among the latest.` : 'No executions yet.'}>
-            <Executions executions={shown} />
-          </ListBody>
+          <Executions executions={shown} pending={automations.isPending} empty={f.status ? `No ${f.status} executions among the latest.` : 'No executions yet.'} />
         </>
       )}
     </Stack>

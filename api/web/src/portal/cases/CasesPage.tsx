@@ -1,13 +1,13 @@
 /** Support cases: requesters see the cases they opened, staff every case; filters live in the URL; a new case opens in a dialog. */
-import { Button, Card, Group, Modal, MultiSelect, SegmentedControl, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Button, Group, Modal, MultiSelect, SegmentedControl, Select, Stack, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { $api, invalidatePaths, type Schemas } from '../../api/client';
 import { useMe } from '../../shared/auth';
 import { when } from '../../shared/format';
-import { ListBody, SearchInput, useNarrow } from '../../shared/layout';
-import { Pager } from '../../shared/pager';
+import { DataTable } from '../../shared/data-table';
+import { SearchInput } from '../../shared/layout';
 import { hasFieldErrors, ProblemAlert, useFieldErrors } from '../../shared/problem';
 import { StatusBadge } from '../../shared/status-badge';
 import { opt, useUrlState } from '../../shared/url-state';
@@ -74,72 +74,6 @@ function NewCase({ opened, onClose }: { opened: boolean; onClose: () => void }) 
   );
 }
 
-/** Phones: one card per case, the title first. */
-function CaseCards({ cases, staff }: { cases: Schemas['PortalCase'][]; staff: boolean }) {
-  return (
-    <Stack gap="xs" role="list" aria-label="Cases">
-      {cases.map((c) => (
-        <Card key={c.case_id} withBorder padding="sm" role="listitem">
-          <Link to={`/cases/${c.case_id}`}>{c.title}</Link>
-          <Group gap={6} mt={6}>
-            <StatusBadge status={c.status}>{statusLabel(c.status)}</StatusBadge>
-            <PriorityBadge priority={c.priority} />
-            <Text size="xs" c="dimmed">
-              {c.comment_count} comment{c.comment_count === 1 ? '' : 's'}
-            </Text>
-          </Group>
-          <Text size="xs" c="dimmed" mt={4}>
-            {staff && `${c.requester_name ?? '—'} · `}
-            {c.assignee_name ?? 'unassigned'} · updated {when(c.updated_at)}
-          </Text>
-        </Card>
-      ))}
-    </Stack>
-  );
-}
-
-function CaseRows({ cases, staff }: { cases: Schemas['PortalCase'][]; staff: boolean }) {
-  if (useNarrow()) return <CaseCards cases={cases} staff={staff} />;
-  return (
-    <Table.ScrollContainer minWidth={staff ? 860 : 640}>
-      <Table striped highlightOnHover aria-label="Cases">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Title</Table.Th>
-            <Table.Th>Status</Table.Th>
-            <Table.Th>Priority</Table.Th>
-            {staff && <Table.Th>Requester</Table.Th>}
-            <Table.Th>Assignee</Table.Th>
-            <Table.Th>Comments</Table.Th>
-            <Table.Th>Opened</Table.Th>
-            <Table.Th>Updated</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {cases.map((c) => (
-            <Table.Tr key={c.case_id}>
-              <Table.Td>
-                <Link to={`/cases/${c.case_id}`}>{c.title}</Link>
-              </Table.Td>
-              <Table.Td>
-                <StatusBadge status={c.status}>{statusLabel(c.status)}</StatusBadge>
-              </Table.Td>
-              <Table.Td>
-                <PriorityBadge priority={c.priority} />
-              </Table.Td>
-              {staff && <Table.Td>{c.requester_name ?? '—'}</Table.Td>}
-              <Table.Td>{c.assignee_name ?? <Text span c="dimmed" size="sm">unassigned</Text>}</Table.Td>
-              <Table.Td>{c.comment_count}</Table.Td>
-              <Table.Td>{when(c.created_at)}</Table.Td>
-              <Table.Td>{when(c.updated_at)}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
-    </Table.ScrollContainer>
-  );
-}
-
 export default function CasesPage() {
   const me = useMe();
   const staff = me.roles.includes('staff');
@@ -168,37 +102,71 @@ export default function CasesPage() {
       <Text c="dimmed" size="sm">
         {staff ? 'As staff you see and work every case.' : 'The cases you opened. Our support team answers here.'}
       </Text>
-      <Group align="end" gap="sm">
-        <MultiSelect
-          label="Status"
-          data={caseStatuses.map((s) => ({ value: s, label: statusLabel(s) }))}
-          value={f.status ? f.status.split(',') : []}
-          onChange={(v) => set({ status: v.join(',') })}
-          placeholder={f.status ? undefined : 'any status'}
-          w={{ base: '100%', xs: 260 }}
-          clearable
-        />
-        <Select label="Priority" placeholder="any" data={[...casePriorities]} value={f.priority || null} onChange={(v) => set({ priority: v ?? '' })} w={110} clearable />
-        {staff && (
-          <Select
-            label="Assignee"
-            data={(people.data?.staff ?? []).map((p) => ({ value: p.user_id, label: p.display_name ?? p.email ?? p.user_id }))}
-            placeholder="anyone"
-            value={f.assignee || null}
-            onChange={(v) => set({ assignee: v ?? '' })}
-            w={190}
-            clearable
-            searchable
-          />
-        )}
-        <SearchInput value={f.q} onSearch={(q) => set({ q })} label="Text" placeholder="Words in title or description" w={240} />
-      </Group>
       <NewCase opened={opened} onClose={close} />
-      <ProblemAlert error={cases.error} />
-      <ListBody pending={cases.isPending} count={shown.length} empty={filtered ? 'No cases match these filters.' : 'No cases yet. Open one when you need help.'}>
-        <CaseRows cases={shown} staff={staff} />
-      </ListBody>
-      {all.length > 0 && <Pager total={all.length} pageSize={pageSize} page={page} onPage={setPage} />}
+      <DataTable
+        label="Cases"
+        filters={
+          <>
+            <MultiSelect
+              label="Status"
+              data={caseStatuses.map((s) => ({ value: s, label: statusLabel(s) }))}
+              value={f.status ? f.status.split(',') : []}
+              onChange={(v) => set({ status: v.join(',') })}
+              placeholder={f.status ? undefined : 'any status'}
+              w={{ base: '100%', xs: 260 }}
+              clearable
+            />
+            <Select label="Priority" placeholder="any" data={[...casePriorities]} value={f.priority || null} onChange={(v) => set({ priority: v ?? '' })} w={110} clearable />
+            {staff && (
+              <Select
+                label="Assignee"
+                data={(people.data?.staff ?? []).map((p) => ({ value: p.user_id, label: p.display_name ?? p.email ?? p.user_id }))}
+                placeholder="anyone"
+                value={f.assignee || null}
+                onChange={(v) => set({ assignee: v ?? '' })}
+                w={190}
+                clearable
+                searchable
+              />
+            )}
+            <SearchInput value={f.q} onSearch={(q) => set({ q })} label="Text" placeholder="Words in title or description" w={240} />
+          </>
+        }
+        error={cases.error}
+        pending={cases.isPending}
+        empty={filtered ? 'No cases match these filters.' : 'No cases yet. Open one when you need help.'}
+        rows={shown}
+        rowKey={(c) => c.case_id}
+        minWidth={staff ? 860 : 640}
+        columns={[
+          { header: 'Title', cell: (c) => <Link to={`/cases/${c.case_id}`}>{c.title}</Link> },
+          { header: 'Status', cell: (c) => <StatusBadge status={c.status}>{statusLabel(c.status)}</StatusBadge> },
+          { header: 'Priority', cell: (c) => <PriorityBadge priority={c.priority} /> },
+          staff && { header: 'Requester', cell: (c) => c.requester_name ?? '—' },
+          { header: 'Assignee', cell: (c) => c.assignee_name ?? <Text span c="dimmed" size="sm">unassigned</Text> },
+          { header: 'Comments', cell: (c) => c.comment_count },
+          { header: 'Opened', cell: (c) => when(c.created_at) },
+          { header: 'Updated', cell: (c) => when(c.updated_at) },
+        ]}
+        // Phones: one card per case, the title first.
+        card={(c) => (
+          <>
+            <Link to={`/cases/${c.case_id}`}>{c.title}</Link>
+            <Group gap={6} mt={6}>
+              <StatusBadge status={c.status}>{statusLabel(c.status)}</StatusBadge>
+              <PriorityBadge priority={c.priority} />
+              <Text size="xs" c="dimmed">
+                {c.comment_count} comment{c.comment_count === 1 ? '' : 's'}
+              </Text>
+            </Group>
+            <Text size="xs" c="dimmed" mt={4}>
+              {staff && `${c.requester_name ?? '—'} · `}
+              {c.assignee_name ?? 'unassigned'} · updated {when(c.updated_at)}
+            </Text>
+          </>
+        )}
+        paging={all.length > 0 ? { total: all.length, pageSize, page, onPage: setPage } : undefined}
+      />
     </Stack>
   );
 }

@@ -2,19 +2,20 @@
  * My documents: filters in the URL (category, tags, rag_status, text over file names), upload,
  * rag_status that moves live while indexing, re-index and delete, and search over the contents.
  */
-import { Card, Group, Select, Stack, Table, TagsInput, Text, Title } from '@mantine/core';
+import { Card, Group, Select, Stack, TagsInput, Text, Title } from '@mantine/core';
 import { Fragment } from 'react';
 import { Link } from 'react-router';
 import { $api, type Schemas } from '../../api/client';
 import { when } from '../../shared/format';
-import { ListBody, SearchInput } from '../../shared/layout';
+import { DataTable } from '../../shared/data-table';
+import { SearchInput } from '../../shared/layout';
 import { ProblemAlert } from '../../shared/problem';
 import { Loading, Empty } from '../../shared/states';
 import { opt, useUrlState } from '../../shared/url-state';
 import { fileSize, pollWhileIndexing, RagStatus, ragStatuses } from './rag';
 import { UploadForm } from './UploadForm';
 import { DocumentActions } from './DocumentActions';
-import { Tags, useNarrow } from '../parts';
+import { Tags } from '../parts';
 
 type Document = Schemas['Document'];
 type RagStatusValue = Document['rag_status'];
@@ -63,38 +64,7 @@ function SearchResults({ q }: { q: string }) {
   );
 }
 
-/** On a phone each document is a card: the table's columns would not fit. */
-function DocumentCards({ items }: { items: Document[] }) {
-  return (
-    <Stack gap="xs" component="ul" aria-label="Documents" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
-      {items.map((d) => (
-        <Card key={d.document_id} withBorder padding="sm" component="li">
-          <Group justify="space-between" align="start" wrap="nowrap">
-            <div style={{ minWidth: 0, overflowWrap: 'anywhere' }}>
-              <Link to={`/documents/${d.document_id}`}>{d.filename}</Link>
-              <Text size="xs" c="dimmed">
-                {fileSize(d.size)} · {when(d.uploaded_at)}
-              </Text>
-            </div>
-            <RagStatus document={d} />
-          </Group>
-          {(d.category || d.tags.length > 0) && (
-            <Group gap="xs" mt="xs">
-              {d.category && <Text size="sm">{d.category}</Text>}
-              {d.tags.length > 0 && <Tags tags={d.tags} />}
-            </Group>
-          )}
-          <Group mt="xs">
-            <DocumentActions document={d} />
-          </Group>
-        </Card>
-      ))}
-    </Stack>
-  );
-}
-
 export default function DocumentsPage() {
-  const narrow = useNarrow();
   const { values: f, set } = useUrlState(['category', 'tags', 'rag_status', 'text', 'q'] as const);
   const tags = f.tags ? f.tags.split(',') : [];
   const documents = $api.useQuery(
@@ -117,56 +87,64 @@ export default function DocumentsPage() {
         <SearchInput label="Search contents" placeholder="a phrase from a document" value={f.q} onSearch={(q) => set({ q })} w={{ base: '100%', sm: 260 }} />
       </Group>
       {f.q && <SearchResults q={f.q} />}
-      <Group align="end" gap="sm" wrap="wrap">
-        <SearchInput label="File name" placeholder="part of a name" value={f.text} onSearch={(t) => set({ text: t })} w={{ base: half, sm: 180 }} />
-        <SearchInput label="Category" placeholder="invoices" value={f.category} onSearch={(category) => set({ category })} w={{ base: half, sm: 150 }} />
-        <TagsInput label="Tags" placeholder="every tag" data={tagOptions} value={tags} onChange={(v) => set({ tags: v.join(',') })} w={{ base: half, sm: 220 }} clearable />
-        <Select label="Indexing status" placeholder="any" data={[...ragStatuses]} value={f.rag_status || null} onChange={(v) => set({ rag_status: v ?? '' })} w={{ base: half, sm: 160 }} clearable />
-      </Group>
-      <ProblemAlert error={documents.error} />
-      <ListBody pending={documents.isPending} count={items.length} empty={Object.values(f).some(Boolean) ? 'No documents match these filters.' : 'No documents yet: upload one above.'}>
-        {narrow ? (
-          <DocumentCards items={items} />
-        ) : (
-          <Table.ScrollContainer minWidth={720}>
-            <Table striped highlightOnHover aria-label="Documents">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>File</Table.Th>
-                  <Table.Th>Category</Table.Th>
-                  <Table.Th>Tags</Table.Th>
-                  <Table.Th>Indexing</Table.Th>
-                  <Table.Th>Uploaded</Table.Th>
-                  <Table.Th>Actions</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {items.map((d) => (
-                  <Table.Tr key={d.document_id}>
-                    <Table.Td>
-                      <Link to={`/documents/${d.document_id}`}>{d.filename}</Link>
-                      <Text size="xs" c="dimmed">
-                        {fileSize(d.size)}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>{d.category ?? '—'}</Table.Td>
-                    <Table.Td>
-                      <Tags tags={d.tags} />
-                    </Table.Td>
-                    <Table.Td>
-                      <RagStatus document={d} />
-                    </Table.Td>
-                    <Table.Td>{when(d.uploaded_at)}</Table.Td>
-                    <Table.Td>
-                      <DocumentActions document={d} />
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+      <DataTable
+        label="Documents"
+        filters={
+          <>
+            <SearchInput label="File name" placeholder="part of a name" value={f.text} onSearch={(t) => set({ text: t })} w={{ base: half, sm: 180 }} />
+            <SearchInput label="Category" placeholder="invoices" value={f.category} onSearch={(category) => set({ category })} w={{ base: half, sm: 150 }} />
+            <TagsInput label="Tags" placeholder="every tag" data={tagOptions} value={tags} onChange={(v) => set({ tags: v.join(',') })} w={{ base: half, sm: 220 }} clearable />
+            <Select label="Indexing status" placeholder="any" data={[...ragStatuses]} value={f.rag_status || null} onChange={(v) => set({ rag_status: v ?? '' })} w={{ base: half, sm: 160 }} clearable />
+          </>
+        }
+        error={documents.error}
+        pending={documents.isPending}
+        empty={Object.values(f).some(Boolean) ? 'No documents match these filters.' : 'No documents yet: upload one above.'}
+        rows={items}
+        rowKey={(d) => d.document_id}
+        minWidth={720}
+        columns={[
+          {
+            header: 'File',
+            cell: (d) => (
+              <>
+                <Link to={`/documents/${d.document_id}`}>{d.filename}</Link>
+                <Text size="xs" c="dimmed">
+                  {fileSize(d.size)}
+                </Text>
+              </>
+            ),
+          },
+          { header: 'Category', cell: (d) => d.category ?? '—' },
+          { header: 'Tags', cell: (d) => <Tags tags={d.tags} /> },
+          { header: 'Indexing', cell: (d) => <RagStatus document={d} /> },
+          { header: 'Uploaded', cell: (d) => when(d.uploaded_at) },
+          { header: 'Actions', cell: (d) => <DocumentActions document={d} /> },
+        ]}
+        // On a phone each document is a card: the table's columns would not fit.
+        card={(d) => (
+          <>
+            <Group justify="space-between" align="start" wrap="nowrap">
+              <div style={{ minWidth: 0, overflowWrap: 'anywhere' }}>
+                <Link to={`/documents/${d.document_id}`}>{d.filename}</Link>
+                <Text size="xs" c="dimmed">
+                  {fileSize(d.size)} · {when(d.uploaded_at)}
+                </Text>
+              </div>
+              <RagStatus document={d} />
+            </Group>
+            {(d.category || d.tags.length > 0) && (
+              <Group gap="xs" mt="xs">
+                {d.category && <Text size="sm">{d.category}</Text>}
+                {d.tags.length > 0 && <Tags tags={d.tags} />}
+              </Group>
+            )}
+            <Group mt="xs">
+              <DocumentActions document={d} />
+            </Group>
+          </>
         )}
-      </ListBody>
+      />
     </Stack>
   );
 }
