@@ -3,6 +3,7 @@
  * Each variable carries a one-line description (also the source of `.env.example`) and its default.
  */
 import { readFileSync } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 
 const bool = (fallback: boolean) =>
@@ -24,6 +25,24 @@ const interval = (fallback: string) =>
 const retention = (fallback: string) =>
   z.union([z.literal('forever'), z.string().regex(intervalPattern, 'must be an interval such as "30 days", or forever')]).default(fallback);
 
+/** TRUST_PROXY read: undefined when off, a hop count, or the trusted proxies' addresses; null when malformed. */
+export type TrustProxy = { hops: number } | { proxies: BlockList } | undefined;
+export function trustProxyOf(value: string): TrustProxy | null {
+  if (!value || /^(false|off|no|0)$/i.test(value)) return undefined;
+  if (/^\d+$/.test(value)) return { hops: Number(value) };
+  const proxies = new BlockList();
+  for (const entry of value.split(',').map((e) => e.trim())) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    if (!family || extra !== undefined) return null;
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    if (bits === undefined) proxies.addAddress(address!, type);
+    else if (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)) proxies.addSubnet(address!, Number(bits), type);
+    else return null;
+  }
+  return { proxies };
+}
+
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
   NODE_ENV: [z.enum(['development', 'test', 'production']).default('development'), 'development, test or production; production also requires DATABASE_URL (test: the test suite only, which configures itself; the built platform refuses it)'],
@@ -36,6 +55,11 @@ export const variables = {
   ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; required outside npm run dev (default admin there)'],
   METRICS_TOKEN: [z.string().default(''), 'bearer token that /metrics (web and worker roles) requires; required in production (at least 16 characters); empty leaves /metrics open (development and tests only)'],
   PUBLIC_URL: [optionalUrl, 'address people open in the browser (scheme, host, port); the OIDC redirect is PUBLIC_URL/api/global/auth/oidc/callback; default http://localhost:PORT, https required in production'],
+  TRUST_PROXY: [
+    z.string().trim().default('').refine((v) => trustProxyOf(v) !== null, 'must be empty (off), a hop count such as 1, or comma-separated proxy addresses or CIDR ranges such as 10.0.0.2,10.1.0.0/16'),
+    'when the client address comes from TRUST_PROXY_HEADER: empty (default) never, the socket\'s peer is the client; a hop count N: the Nth address from the right (N proxies in front, each appending); addresses or CIDR ranges: only when the peer is one of them, the right-most address not in the list',
+  ],
+  TRUST_PROXY_HEADER: [z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').default('X-Forwarded-For'), 'header the trusted proxies put the client address in (read only when TRUST_PROXY is set)'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
   MAX_JSON_DEPTH: [int(64, 2), 'deepest nesting of objects and arrays a request body may have; deeper bodies get 400 naming the field'],
 
@@ -326,7 +350,7 @@ function nested(env: Env) {
   return {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
-    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS },
+    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS, trustProxy: trustProxyOf(env.TRUST_PROXY)!, proxyHeader: env.TRUST_PROXY_HEADER },
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     input: { maxJsonDepth: env.MAX_JSON_DEPTH },
     // Tests are silent unless a test asks for logs (LOG_LEVEL set).
