@@ -9,7 +9,7 @@ import { enqueue } from '../queues.js';
 import { logger } from '../logger.js';
 import { runAgent } from '../agent/agent.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
-import { AGENT_FAILED_REPLY, sessionEvents } from '../agent/session-turn.js';
+import { AGENT_FAILED_REPLY, agentTurnRefusal, sessionEvents } from '../agent/session-turn.js';
 import type { User } from '../users/users.store.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
@@ -113,7 +113,7 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
         // A retried message replays the model answers and tool results it recorded (no tool runs twice).
         ...(await turnJournal(`${adapter.channel}:${messageId}`, session.session_id)),
       };
-      answer = (await runAgent(turn, sessionEvents(session.session_id, adapter.channel, interactionId))).reply;
+      answer = (await agentTurnRefusal(user.user_id)) ?? (await runAgent(turn, sessionEvents(session.session_id, adapter.channel, interactionId))).reply;
     } catch (err) {
       if (!finalAttempt) throw err;
       log.error({ err, message_id: messageId }, 'agent failed for good; answering with an apology');

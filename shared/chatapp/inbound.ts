@@ -9,7 +9,7 @@ import { enqueue } from '../queues.js';
 import { z } from '../zod.js';
 import { logger } from '../logger.js';
 import { runAgent } from '../agent/agent.js';
-import { AGENT_FAILED_REPLY, sessionEvents } from '../agent/session-turn.js';
+import { AGENT_FAILED_REPLY, agentTurnRefusal, sessionEvents } from '../agent/session-turn.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
 import { findUserByPhone } from '../users/users.store.js';
 import { setConsent } from '../sessions/consents.store.js';
@@ -174,7 +174,7 @@ export async function processInbound(messageId: string, finalAttempt: boolean): 
         // A retried message replays the model answers and tool results it recorded (no tool runs twice).
         ...(await turnJournal(`chatapp:${message.message_id}`, session.session_id)),
       };
-      answer = (await runAgent(turn, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
+      answer = (await agentTurnRefusal(user.user_id)) ?? (await runAgent(turn, sessionEvents(session.session_id, CHANNEL, interactionId))).reply;
     } catch (err) {
       if (!finalAttempt) throw err;
       logger('chatapp').error({ err, message_sid: messageSid }, 'agent failed for good; answering with an apology');

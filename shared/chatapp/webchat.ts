@@ -12,6 +12,7 @@ import { z, uuid } from '../zod.js';
 import { logger } from '../logger.js';
 import { runAgent, type ToolCallRecord } from '../agent/agent.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
+import { takeLimit } from '../limits.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { acceptMessage, enqueueAndAwait } from '../stream/index.js';
@@ -71,6 +72,8 @@ const replyOf = (turnId: string) => (e: BusEvent) =>
 export async function webChat(input: z.output<typeof webChatRequestSchema>, waitMs = WEB_CHAT_WAIT_MS): Promise<WebChatResponse> {
   const { session, resumed } = await resolveSession(input.user_id);
   const interactionId = await chatInteraction(session.session_id, input.interaction_id);
+  // Per person over all channels; refused here (429) before the message is published or a job queued.
+  await takeLimit('agentTurns', input.user_id);
   const turnId = randomUUID();
   // Published at once; waiting for it to be persisted puts it in the history the agent reads.
   const user = await acceptMessage(

@@ -18,7 +18,7 @@ import { resolveSession } from '../../sessions/resolve.js';
 import { closeInteraction } from '../../sessions/interactions.js';
 import { getContext } from '../../sessions/context.js';
 import { acceptMessage } from '../../stream/index.js';
-import { AGENT_FAILED_REPLY, sessionEvents } from '../../agent/session-turn.js';
+import { AGENT_FAILED_REPLY, agentTurnRefusal, sessionEvents } from '../../agent/session-turn.js';
 import { openInteraction } from '../pipeline.js';
 import { relayInboundSchema, type RelayInbound, type RelayOutbound } from './relay-messages.js';
 
@@ -134,7 +134,8 @@ export class VoiceCall {
     let spoken = '';
     let reply: string;
     try {
-      const result = await runAgent(
+      const busy = await agentTurnRefusal(live.userId);
+      const result = busy ? { reply: busy } : await runAgent(
         {
           channel: VOICE,
           history,
