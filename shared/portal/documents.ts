@@ -79,8 +79,8 @@ export async function indexDocument(documentId: string): Promise<{ outcome: 'ind
   if (!content) return { outcome: 'skipped' };
   let chunks: string[];
   try {
-    const { extractTimeoutMs, extractMaxMemoryMb } = config().portal;
-    chunks = await extractChunks(content, doc.content_type, doc.filename, { timeoutMs: extractTimeoutMs, maxMemoryMb: extractMaxMemoryMb });
+    const { extractTimeoutMs, extractMaxMemoryMb, extractMaxAddressSpaceMb } = config().portal;
+    chunks = await extractChunks(content, doc.content_type, doc.filename, { timeoutMs: extractTimeoutMs, maxMemoryMb: extractMaxMemoryMb, maxAddressSpaceMb: extractMaxAddressSpaceMb });
     if (!chunks.length) throw new ExtractionError('No text was found in the document (a scanned PDF needs text recognition first).');
   } catch (err) {
     if (!(err instanceof ExtractionError)) throw err;
