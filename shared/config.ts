@@ -110,12 +110,12 @@ export const variables = {
   CHATAPP_AUTH_TOKEN: [z.string().default(''), 'messaging-app provider auth token; keys the X-Twilio-Signature check'],
   CHATAPP_FROM_NUMBER: [z.string().default(''), 'sender number, e.g. whatsapp:+14155238886'],
   CHATAPP_API_BASE_URL: [optionalUrl, 'provider REST API base URL (default: the provider\'s own); tests point it at a local server'],
-  CHATAPP_PUBLIC_URL: [optionalUrl, 'public URL of POST /chatapp/webhook as the provider calls it (else rebuilt from X-Forwarded-*)'],
+  CHATAPP_PUBLIC_URL: [optionalUrl, 'public URL of POST /chatapp/webhook as the provider calls it (else rebuilt from the request, with X-Forwarded-* only behind a TRUST_PROXY proxy)'],
   CHATAPP_TIMEOUT_MS: [int(15000, 100), 'longest wait for one provider call; a send whose answer did not come in time is looked up at the provider before it is sent again'],
   CHATAPP_TEMPLATE_SIDS: [z.string().regex(/^(\s*\w+=HX\w+\s*)(,\s*\w+=HX\w+\s*)*$/, 'must look like task_reminder=HX123,weekly_review=HX456').optional(), 'approved template Content SIDs by template name (name=HX…, comma-separated); a template without one is sent as its rendered text'],
 
   // Channels behind the channel contract (shared/channels): each is live when its settings are set.
-  CHANNELS_PUBLIC_URL: [optionalUrl, 'public base URL the channel providers call (https://hooks.example.com): Twilio signs /sms/webhook and /voice/incoming there and the call relay is its wss:// /voice/relay; else rebuilt from X-Forwarded-Proto / X-Forwarded-Host'],
+  CHANNELS_PUBLIC_URL: [optionalUrl, 'public base URL the channel providers call (https://hooks.example.com): Twilio signs /sms/webhook and /voice/incoming there and the call relay is its wss:// /voice/relay; else rebuilt from the request (X-Forwarded-Proto / X-Forwarded-Host only from a TRUST_PROXY proxy)'],
   CHANNELS_IDLE_SECONDS: [int(1800, 60), 'seconds without a message after which an sms, slack or email interaction ends (checked by the expiry tick); the next message opens a new one'],
   TWILIO_ACCOUNT_SID: [z.string().default(''), 'Twilio account SID of the sms and voice channels (default CHATAPP_ACCOUNT_SID)'],
   TWILIO_AUTH_TOKEN: [z.string().default(''), 'Twilio auth token of the sms and voice channels; keys their X-Twilio-Signature check (default CHATAPP_AUTH_TOKEN)'],

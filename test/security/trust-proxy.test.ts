@@ -65,6 +65,31 @@ describe('TRUST_PROXY', () => {
     expect(await seenAddress('127.0.0.0/8', '198.51.100.7', 'X-Real-Client')).toBe('198.51.100.7');
   });
 
+  it('X-Forwarded-Proto and -Host (the URL a webhook signature covers) count only as the address does', async () => {
+    const app = (trustProxy: string) => {
+      const trust = trustProxyOf(trustProxy)!;
+      const koa = new Koa(koaProxyOptions(trust, 'X-Forwarded-For'));
+      const byAddress = clientAddress(trust, 'X-Forwarded-For');
+      if (byAddress) koa.use(byAddress);
+      koa.use((ctx) => void (ctx.body = `${ctx.protocol}://${ctx.host}`));
+      return koa;
+    };
+    const seen = async (trustProxy: string) => {
+      const server = app(trustProxy).listen(0, '127.0.0.1');
+      await new Promise((r) => server.once('listening', r));
+      try {
+        const { port } = server.address() as AddressInfo;
+        return await (await fetch(`http://127.0.0.1:${port}/`, { headers: { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'hooks.example.com' } })).text();
+      } finally {
+        server.close();
+      }
+    };
+    expect(await seen('')).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await seen('10.0.0.2')).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await seen('127.0.0.1')).toBe('https://hooks.example.com');
+    expect(await seen('1')).toBe('https://hooks.example.com');
+  });
+
   it('a malformed setting is refused at start, naming the variable', () => {
     for (const bad of ['banana', '10.0.0.1/33', '10.0.0.1,', 'fe80::1/129']) {
       expect(() => loadConfig({ ...process.env, TRUST_PROXY: bad }, { credentials: false })).toThrow(/TRUST_PROXY/);
