@@ -7,6 +7,7 @@ import { httpDuration, registerQueueGauges } from '../shared/metrics.js';
 import { allQueues } from '../shared/queues.js';
 import { requestId } from './middleware/request-id.js';
 import { canonicalPath } from './middleware/canonical-path.js';
+import { clientAddress, koaProxyOptions } from './middleware/client-address.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { outageDeadline, problems } from './middleware/problem.js';
 import { refuseDeepBodies } from './middleware/body-depth.js';
@@ -57,9 +58,11 @@ export interface AppOptions {
 
 /** The application; `extra` routers are mounted after the domains' (tests use it to exercise the conventions). */
 export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Koa {
-  const app = new Koa({ proxy: true });
   const cfg = config();
+  const app = new Koa(koaProxyOptions(cfg.http.trustProxy, cfg.http.proxyHeader));
 
+  const byProxyAddress = clientAddress(cfg.http.trustProxy, cfg.http.proxyHeader);
+  if (byProxyAddress) app.use(byProxyAddress);
   app.use(requestId());
   const requestLog = logger('http');
   app.use(async (ctx, next) => {

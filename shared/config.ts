@@ -3,7 +3,7 @@
  * Each variable carries a one-line description (also the source of `.env.example`) and its default.
  */
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 
 const bool = (fallback: boolean) =>
@@ -34,6 +34,23 @@ const retention = (fallback: string) =>
 
 /** A comma-separated list of ids, blanks dropped. */
 const idList = (value: string) => value.split(',').map((v) => v.trim()).filter(Boolean);
+/** TRUST_PROXY read: undefined when off, a hop count, or the trusted proxies' addresses; null when malformed. */
+export type TrustProxy = { hops: number } | { proxies: BlockList } | undefined;
+export function trustProxyOf(value: string): TrustProxy | null {
+  if (!value || /^(false|off|no|0)$/i.test(value)) return undefined;
+  if (/^\d+$/.test(value)) return { hops: Number(value) };
+  const proxies = new BlockList();
+  for (const entry of value.split(',').map((e) => e.trim())) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    if (!family || extra !== undefined) return null;
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    if (bits === undefined) proxies.addAddress(address!, type);
+    else if (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)) proxies.addSubnet(address!, Number(bits), type);
+    else return null;
+  }
+  return { proxies };
+}
 
 /** Variable name → schema and one-line description. Order is the order of `.env.example`. */
 export const variables = {
@@ -47,6 +64,11 @@ export const variables = {
   ADMIN_PASSWORD: [z.string().default(''), 'basic-auth password of operator pages; required outside npm run dev (default admin there)'],
   METRICS_TOKEN: [z.string().default(''), 'bearer token that /metrics (web and worker roles) requires; required in production (at least 16 characters); empty leaves /metrics open (development and tests only)'],
   PUBLIC_URL: [optionalUrl, 'address people open in the browser (scheme, host, port); the OIDC redirect is PUBLIC_URL/api/global/auth/oidc/callback; default http://localhost:PORT, https required in production'],
+  TRUST_PROXY: [
+    z.string().trim().default('').refine((v) => trustProxyOf(v) !== null, 'must be empty (off), a hop count such as 1, or comma-separated proxy addresses or CIDR ranges such as 10.0.0.2,10.1.0.0/16'),
+    'when the client address comes from TRUST_PROXY_HEADER: empty (default) never, the socket\'s peer is the client; a hop count N: the Nth address from the right (N proxies in front, each appending); addresses or CIDR ranges: only when the peer is one of them, the right-most address not in the list',
+  ],
+  TRUST_PROXY_HEADER: [z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').default('X-Forwarded-For'), 'header the trusted proxies put the client address in (read only when TRUST_PROXY is set)'],
   BODY_LIMIT: [z.string().regex(/^\d+(kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'), 'largest accepted request body; larger ones get 413'],
   MAX_JSON_DEPTH: [int(64, 2), 'deepest nesting of objects and arrays a request body may have; deeper bodies get 400 naming the field'],
 
@@ -98,12 +120,12 @@ export const variables = {
   CHATAPP_AUTH_TOKEN: [z.string().default(''), 'messaging-app provider auth token; keys the X-Twilio-Signature check'],
   CHATAPP_FROM_NUMBER: [z.string().default(''), 'sender number, e.g. whatsapp:+14155238886'],
   CHATAPP_API_BASE_URL: [optionalUrl, 'provider REST API base URL (default: the provider\'s own); tests point it at a local server'],
-  CHATAPP_PUBLIC_URL: [optionalUrl, 'public URL of POST /chatapp/webhook as the provider calls it (else rebuilt from X-Forwarded-*)'],
+  CHATAPP_PUBLIC_URL: [optionalUrl, 'public URL of POST /chatapp/webhook as the provider calls it (else rebuilt from the request, with X-Forwarded-* only behind a TRUST_PROXY proxy)'],
   CHATAPP_TIMEOUT_MS: [int(15000, 100), 'longest wait for one provider call; a send whose answer did not come in time is looked up at the provider before it is sent again'],
   CHATAPP_TEMPLATE_SIDS: [z.string().regex(/^(\s*\w+=HX\w+\s*)(,\s*\w+=HX\w+\s*)*$/, 'must look like task_reminder=HX123,weekly_review=HX456').optional(), 'approved template Content SIDs by template name (name=HX…, comma-separated); a template without one is sent as its rendered text'],
 
   // Channels behind the channel contract (shared/channels): each is live when its settings are set.
-  CHANNELS_PUBLIC_URL: [optionalUrl, 'public base URL the channel providers call (https://hooks.example.com): Twilio signs /sms/webhook and /voice/incoming there and the call relay is its wss:// /voice/relay; else rebuilt from X-Forwarded-Proto / X-Forwarded-Host'],
+  CHANNELS_PUBLIC_URL: [optionalUrl, 'public base URL the channel providers call (https://hooks.example.com): Twilio signs /sms/webhook and /voice/incoming there and the call relay is its wss:// /voice/relay; else rebuilt from the request (X-Forwarded-Proto / X-Forwarded-Host only from a TRUST_PROXY proxy)'],
   CHANNELS_IDLE_SECONDS: [int(1800, 60), 'seconds without a message after which an sms, slack or email interaction ends (checked by the expiry tick); the next message opens a new one'],
   TWILIO_ACCOUNT_SID: [z.string().default(''), 'Twilio account SID of the sms and voice channels (default CHATAPP_ACCOUNT_SID)'],
   TWILIO_AUTH_TOKEN: [z.string().default(''), 'Twilio auth token of the sms and voice channels; keys their X-Twilio-Signature check (default CHATAPP_AUTH_TOKEN)'],
@@ -156,6 +178,7 @@ export const variables = {
   DOCUMENT_MAX_BYTES: [int(20 * 1024 * 1024, 1), 'largest portal document upload in bytes (larger → 413, nothing stored)'],
   DOCUMENT_EXTRACT_TIMEOUT_MS: [int(30000, 100), 'wall-time limit of extracting one document\'s text (its own process, at the lowest CPU priority, start included); over it the process is killed and the document failed with the reason'],
   DOCUMENT_EXTRACT_MAX_MEMORY_MB: [int(256, 16), 'heap limit in MB (--max-old-space-size) of the process extracting one document\'s text; over it the document is failed with the reason'],
+  DOCUMENT_EXTRACT_MAX_ADDRESS_SPACE_MB: [int(1536, 0), 'whole address space in MB (RLIMIT_AS, as ulimit -v) of the process extracting one document: buffers outside the heap count too; Node 24 reserves ~1.25 GB of it before reading anything (so below ~1300 nothing extracts), the default leaves ~300 MB for the parse; 0 = no limit'],
   AGENT_API_URL: [optionalUrl, 'agent API the portal reads conversation history from (GET /sessions…); default this platform (PUBLIC_URL)'],
   AGENT_API_KEY: [z.string().default(''), 'X-API-Key the portal sends to AGENT_API_URL; default the first of API_KEYS'],
   TOOL_CALL_TIMEOUT_MS: [int(30000, 100), 'time limit of one tool-gateway call (gateway routes, /mcp, agent); over it the call is a tool error'],
@@ -209,6 +232,9 @@ export const variables = {
   LIMIT_SIGNIN_STARTS_PER_MINUTE: [int(20, 0), 'sign-in starts (GET /api/global/auth/login) per client address per minute (0 = no limit)'],
   LIMIT_PHONE_CODES_PER_HOUR: [int(5, 0), 'phone verification codes one person asks for per hour (POST /api/portal/profile/phone) (0 = no limit)'],
   LIMIT_VOICE_PIN_ATTEMPTS: [int(5, 0), 'voice PINs one person may say or key per hour, right or wrong (a caller proving it is them on the phone) (0 = no limit)'],
+  LIMIT_PHONE_CODES_PER_NUMBER_PER_HOUR: [int(3, 0), 'phone verification codes sent to one number per hour, whoever asks (0 = no limit): one person\'s cap alone lets many accounts flood one phone'],
+  LIMIT_PHONE_CODES_TOTAL_PER_HOUR: [int(300, 0), 'phone verification codes sent per hour over all people and numbers (0 = no limit): bounds what the SMS and messaging-app bill can reach'],
+  LIMIT_AGENT_TURNS_PER_MINUTE: [int(10, 0), 'agent turns (model calls with tools) one person starts per minute over all channels (0 = no limit); over it POST /api/chat and /api/portal/chat answer 429 with Retry-After and the text channels reply with a notice instead of the model'],
   LIMIT_PHONE_CODE_ATTEMPTS: [int(5, 0), 'phone verification codes one person may enter per PHONE_CODE_TTL_MINUTES, right or wrong (POST /api/portal/profile/phone/verify) (0 = no limit)'],
   PHONE_CODE_TTL_MINUTES: [int(10, 1), 'how long a phone verification code can be entered; it works once'],
   LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE: [int(1200, 0), 'messages and events published into one session per minute (0 = no limit)'],
@@ -351,7 +377,7 @@ function nested(env: Env) {
   return {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
-    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS },
+    http: { port: env.PORT, host: env.HOST, bodyLimit: env.BODY_LIMIT, outageDeadlineMs: env.API_OUTAGE_DEADLINE_MS, trustProxy: trustProxyOf(env.TRUST_PROXY)!, proxyHeader: env.TRUST_PROXY_HEADER },
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     input: { maxJsonDepth: env.MAX_JSON_DEPTH },
     // Tests are silent unless a test asks for logs (LOG_LEVEL set).
@@ -469,6 +495,7 @@ function nested(env: Env) {
       documentMaxBytes: env.DOCUMENT_MAX_BYTES,
       extractTimeoutMs: env.DOCUMENT_EXTRACT_TIMEOUT_MS,
       extractMaxMemoryMb: env.DOCUMENT_EXTRACT_MAX_MEMORY_MB,
+      extractMaxAddressSpaceMb: env.DOCUMENT_EXTRACT_MAX_ADDRESS_SPACE_MB,
       agentApiUrl: env.AGENT_API_URL,
       agentApiKey: env.AGENT_API_KEY,
     },
@@ -505,6 +532,9 @@ function nested(env: Env) {
       emailConnectionsPerMinute: env.LIMIT_EMAIL_CONNECTIONS_PER_MINUTE,
       emailMessagesPerSenderPerHour: env.LIMIT_EMAIL_MESSAGES_PER_SENDER_PER_HOUR,
       voicePinAttempts: env.LIMIT_VOICE_PIN_ATTEMPTS,
+      phoneCodesPerNumberPerHour: env.LIMIT_PHONE_CODES_PER_NUMBER_PER_HOUR,
+      phoneCodesTotalPerHour: env.LIMIT_PHONE_CODES_TOTAL_PER_HOUR,
+      agentTurnsPerMinute: env.LIMIT_AGENT_TURNS_PER_MINUTE,
     },
     phoneCodeTtlMinutes: env.PHONE_CODE_TTL_MINUTES,
     toolServer: {

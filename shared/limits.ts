@@ -3,10 +3,12 @@
  * a rate (so many per window) or a number in progress at once. Over a limit is a TooManyRequestsError
  * (429 with Retry-After). Each limit is a setting (LIMIT_*), 0 turning it off.
  */
+import client from 'prom-client';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { config } from './config.js';
 import { TooManyRequestsError } from './errors.js';
 import { commandRedis } from './redis.js';
+import { metricPrefix, metricsRegistry } from './metrics.js';
 
 type Limits = ReturnType<typeof config>['limits'];
 
@@ -22,6 +24,9 @@ const definitions = {
   sessionPublishes: { points: (l: Limits) => l.publishesPerSessionPerMinute, seconds: 60, what: 'publishes into one session per minute (LIMIT_PUBLISHES_PER_SESSION_PER_MINUTE)' },
   keyPublishes: { points: (l: Limits) => l.publishesPerKeyPerMinute, seconds: 60, what: 'publishes per minute by one caller (LIMIT_PUBLISHES_PER_KEY_PER_MINUTE)' },
   phoneCodes: { points: (l: Limits) => l.phoneCodesPerHour, seconds: 3600, what: 'phone verification codes per hour (LIMIT_PHONE_CODES_PER_HOUR)' },
+  phoneCodesPerNumber: { points: (l: Limits) => l.phoneCodesPerNumberPerHour, seconds: 3600, what: 'phone verification codes to this number per hour (LIMIT_PHONE_CODES_PER_NUMBER_PER_HOUR)' },
+  phoneCodesTotal: { points: (l: Limits) => l.phoneCodesTotalPerHour, seconds: 3600, what: 'phone verification codes per hour over everyone (LIMIT_PHONE_CODES_TOTAL_PER_HOUR)' },
+  agentTurns: { points: (l: Limits) => l.agentTurnsPerMinute, seconds: 60, what: 'assistant turns per minute (LIMIT_AGENT_TURNS_PER_MINUTE)' },
   phoneCodeAttempts: { points: (l: Limits) => l.phoneCodeAttempts, seconds: () => config().phoneCodeTtlMinutes * 60, what: 'phone verification code attempts (LIMIT_PHONE_CODE_ATTEMPTS per PHONE_CODE_TTL_MINUTES)' },
   emailConnections: { points: (l: Limits) => l.emailConnectionsPerMinute, seconds: 60, what: 'SMTP connections per minute from one address (LIMIT_EMAIL_CONNECTIONS_PER_MINUTE)' },
   emailMessagesPerSender: { points: (l: Limits) => l.emailMessagesPerSenderPerHour, seconds: 3600, what: 'email messages per hour from one sender (LIMIT_EMAIL_MESSAGES_PER_SENDER_PER_HOUR)' },
@@ -37,6 +42,13 @@ const windowSeconds = (name: LimitName) => {
 };
 /** The Redis key prefix of a limit's counters (rate-limiter-flexible appends `:<key>`). */
 const keyPrefix = (name: LimitName) => `${config().queues.prefix}:limit:${name}`;
+/** Refusals by limit (a fixed set of names, never a key): a rise shows a person, address or flood at a cap. */
+const refused = new client.Counter({
+  name: `${metricPrefix}limit_refusals_total`,
+  help: 'Requests refused (429) or turns not run because a per-person, per-address or overall limit was reached, by limit',
+  labelNames: ['limit'] as const,
+  registers: [metricsRegistry],
+});
 
 function limiter(name: LimitName): RateLimiterRedis | undefined {
   const def = definitions[name];
@@ -58,6 +70,7 @@ export async function takeLimit(name: LimitName, key: string, points = 1): Promi
     await l.consume(key, points);
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
+    refused.inc({ limit: name });
     const retry = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
     throw new TooManyRequestsError(`Too many ${definitions[name].what}: at most ${l.points}; try again in ${retry} s.`, retry);
   }
@@ -122,6 +135,7 @@ export async function takeLimitsTogether(requests: ReadonlyArray<readonly LimitT
   taken.forEach(({ request, name, allowed }, i) => {
     if (refusals[request] || out[2 * i]! <= allowed) return;
     const retry = Math.max(1, Math.ceil(out[2 * i + 1]! / 1000));
+    refused.inc({ limit: name });
     refusals[request] = new TooManyRequestsError(`Too many ${definitions[name].what}: at most ${allowed}; try again in ${retry} s.`, retry);
   });
   return refusals;

@@ -165,7 +165,7 @@ export function chatappRoutes(): ApiRouter {
         200: { description: 'Answered', schema: webChatResponseSchema },
         202: { description: 'The reply was not ready in time (status pending)', schema: webChatResponseSchema },
       },
-      errors: { 404: 'Unknown user, or interaction_id not of the user\'s session', 409: 'The interaction is closed' },
+      errors: { 404: 'Unknown user, or interaction_id not of the user\'s session', 409: 'The interaction is closed', 429: 'The person is over LIMIT_AGENT_TURNS_PER_MINUTE (Retry-After); nothing is published' },
       handler: async ({ body }, ctx) => {
         const result = await webChat(body);
         ctx.status = result.status === 'answered' ? 200 : 202;

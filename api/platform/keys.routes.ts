@@ -27,12 +27,17 @@ function creatorOf(ctx: Context): string {
   return person ? `person:${person.email ?? person.subject}` : String(ctx.state.apiKeyId);
 }
 
-/** A key grants only scopes it holds itself (an sre person may grant any). */
-function checkGrant(ctx: Context, wanted: Scope[]): void {
+/**
+ * A key grants only scopes it holds itself, and revokes only keys with no scope it lacks (else a
+ * `keys`-scoped key could switch off full-access ones); an sre person may do either with any key.
+ */
+function checkHeld(ctx: Context, wanted: readonly Scope[], what: 'grant' | 'revoke', path: string): void {
   const authority = ctx.state.authority as Authority | undefined;
   if (authority?.kind !== 'key') return;
   const missing = wanted.filter((s) => !hasScope(authority.scopes, s));
-  if (missing.length) throw new ForbiddenError(`A key can only grant scopes it holds; this one lacks ${missing.join(', ')}.`, missing.map((s) => ({ path: 'body.scopes', message: `not held: ${s}` })));
+  if (!missing.length) return;
+  const sentence = what === 'grant' ? 'A key can only grant scopes it holds' : 'A key can only revoke keys whose scopes it holds';
+  throw new ForbiddenError(`${sentence}; this one lacks ${missing.join(', ')}.`, missing.map((s) => ({ path, message: `not held: ${s}` })));
 }
 
 const scopeList = Object.entries(scopeDescriptions).map(([s, d]) => `\`${s}\` (${d})`).join('; ');
@@ -57,7 +62,7 @@ export function keyRoutes(): ApiRouter {
       responses: { 201: { description: 'Created; `key` is shown only now', schema: apiKeySchema.extend({ key: z.string() }).openapi('NewApiKey') } },
       errors: { 409: 'The name is taken (names are never reused)' },
       handler: async ({ body }, ctx) => {
-        checkGrant(ctx, body.scopes);
+        checkHeld(ctx, body.scopes, 'grant', 'body.scopes');
         const { key, row } = await createApiKey({ name: body.name, scopes: body.scopes, created_by: creatorOf(ctx) });
         return { ...row, key };
       },
@@ -78,12 +83,13 @@ export function keyRoutes(): ApiRouter {
       path: '/api/v1/keys/{id}',
       tags,
       summary: 'Revoke an API key',
-      description: 'Idempotent. This process refuses the key at once; other API processes within API_KEY_CACHE_MS (default 5 s). No restart.',
+      description: 'Idempotent. This process refuses the key at once; other API processes within API_KEY_CACHE_MS (default 5 s). No restart. A key may revoke only keys whose every scope it holds (403 naming the ones it lacks); a browser session needs the sre role.',
       auth: 'key-or-sre',
       request: { params: z.object({ id: uuid() }) },
       responses: { 200: { description: 'Revoked', schema: apiKeySchema } },
-      handler: async ({ params }) => {
-        const row = await revokeApiKey(params.id);
+      errors: { 403: 'The calling key lacks a scope of the key to revoke, or the signed-in person lacks the sre role' },
+      handler: async ({ params }, ctx) => {
+        const row = await revokeApiKey(params.id, (key) => checkHeld(ctx, key.scopes, 'revoke', 'params.id'));
         forgetNamedKeys();
         return row;
       },

@@ -69,7 +69,7 @@ export function portalChatRoutes() {
         200: { description: 'Answered', schema: webChatResponseSchema },
         202: { description: 'The reply was not ready in time (status pending)', schema: webChatResponseSchema },
       },
-      errors: { 404: 'interaction_id is not of the caller\'s session', 409: 'The interaction is closed' },
+      errors: { 404: 'interaction_id is not of the caller\'s session', 409: 'The interaction is closed', 429: 'The caller is over LIMIT_AGENT_TURNS_PER_MINUTE (Retry-After); nothing is published' },
       handler: async ({ body }, ctx) => {
         const caller = await portalCaller(ctx);
         const result = await webChat({ ...body, user_id: caller.userId });

@@ -116,10 +116,11 @@ export function documentRoutes(): ApiRouter {
       path: '/api/portal/documents/{document_id}/reindex',
       tags,
       summary: 'Index a document again',
-      description: `Back to pending and a new indexing job; its chunks are replaced when it finishes. ${actingUserNote}`,
+      description: `Back to pending and a new indexing job; its chunks are replaced when it finishes. Counts as an upload of the document's size against LIMIT_UPLOADS_PER_HOUR and LIMIT_UPLOAD_BYTES_PER_HOUR. ${actingUserNote}`,
       auth: 'key-or-person',
       request: { headers: userHeader, params },
       responses: { 202: { description: 'Queued', schema: docOut } },
+      errors: { 429: 'Over LIMIT_UPLOADS_PER_HOUR or LIMIT_UPLOAD_BYTES_PER_HOUR (Retry-After); nothing is queued' },
       handler: async ({ params: p }, ctx) => publicDocument(await reindexDocument(callerOf(ctx).userId, p.document_id)),
     })
     .route({

@@ -41,12 +41,12 @@ export function profileRoutes(): ApiRouter {
         'The messaging channels (messaging app, SMS, voice) find a person by phone number, so a number is set only once proven: this sends a 6-digit code to `phone` and answers 202; POST /api/portal/profile/phone/verify enters it. Until then the number routes nothing to this account, and the profile keeps its current number.',
         `The code goes out through the messaging app as the approved template \`${PHONE_CODE_TEMPLATE}\` (CHATAPP_TEMPLATE_SIDS ${PHONE_CODE_TEMPLATE}=HX…, its one variable the code), or as text while the number's 24-hour window is open; otherwise by SMS when SMS_FROM_NUMBER is set. Only a hash of the code is stored; it can be entered for PHONE_CODE_TTL_MINUTES (10), once. Asking again replaces the previous code.`,
         'The answer is the same for every well-formed number, whoever has it: a number of another account gets 202 too, but no code is sent to it and no code proves it (so the answers never tell which numbers are registered).',
-        `At most LIMIT_PHONE_CODES_PER_HOUR (5) requests per person per hour: over it, 429 with Retry-After. ${actingUserNote}`,
+        `At most LIMIT_PHONE_CODES_PER_HOUR (5) requests per person per hour, LIMIT_PHONE_CODES_PER_NUMBER_PER_HOUR (3) codes to one number whoever asks, and LIMIT_PHONE_CODES_TOTAL_PER_HOUR (300) over everyone: over one, 429 with Retry-After. ${actingUserNote}`,
       ].join('\n\n'),
       auth: 'key-or-person',
       request: { headers: userHeader, body: phoneCodeRequest },
       responses: { 202: { description: 'A code is on its way (whoever has the number)', schema: phoneCodeSent } },
-      errors: { 429: 'Over LIMIT_PHONE_CODES_PER_HOUR (Retry-After)' },
+      errors: { 429: 'Over LIMIT_PHONE_CODES_PER_HOUR, LIMIT_PHONE_CODES_PER_NUMBER_PER_HOUR or LIMIT_PHONE_CODES_TOTAL_PER_HOUR (Retry-After)' },
       handler: async ({ body }, ctx) => {
         const sent = await requestPhoneCode(callerOf(ctx).userId, body.phone);
         ctx.status = 202;

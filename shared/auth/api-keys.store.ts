@@ -40,11 +40,15 @@ export async function listApiKeys(includeRevoked: boolean): Promise<ApiKeyRow[]>
   return q;
 }
 
-/** Revokes a key (idempotent); an unknown id is a 404. */
-export async function revokeApiKey(id: string): Promise<ApiKeyRow> {
-  const [row] = await db()(TABLE).where({ id }).update({ revoked_at: db().raw('coalesce(revoked_at, now())') }).returning(COLUMNS);
-  if (!row) throw new NotFoundError(`No API key ${id}.`);
-  return row as ApiKeyRow;
+/** Revokes a key (idempotent); an unknown id is a 404. `check` sees the key first and may refuse by throwing. */
+export async function revokeApiKey(id: string, check: (key: ApiKeyRow) => void = () => undefined): Promise<ApiKeyRow> {
+  return db().transaction(async (trx) => {
+    const found = await trx(TABLE).select(COLUMNS).where({ id }).forUpdate().first();
+    if (!found) throw new NotFoundError(`No API key ${id}.`);
+    check(found as ApiKeyRow);
+    const [row] = await trx(TABLE).where({ id }).update({ revoked_at: db().raw('coalesce(revoked_at, now())') }).returning(COLUMNS);
+    return row as ApiKeyRow;
+  });
 }
 
 /** The live key whose SHA-256 is `digestHex`, if any. */

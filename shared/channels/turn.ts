@@ -11,7 +11,7 @@ import { ServiceUnavailableError } from '../errors.js';
 import { logger } from '../logger.js';
 import { runAgent, type AgentEvents, type AgentTurn, type ToolCallRecord } from '../agent/agent.js';
 import { turnJournal } from '../agent/turn-steps.store.js';
-import { AGENT_FAILED_REPLY, historyBefore, sessionEvents } from '../agent/session-turn.js';
+import { AGENT_FAILED_REPLY, agentTurnRefusal, historyBefore, sessionEvents } from '../agent/session-turn.js';
 import type { HistoryEntry } from '../agent/history.js';
 import type { Authority } from '../auth/scopes.js';
 import type { ToolCaller } from '../tools.js';
@@ -61,6 +61,8 @@ export interface Turn {
   finalAttempt: boolean;
   /** Whose rights the tools run with, when not the session user's own (a delegation: whoever asked). */
   authority?: Authority;
+  /** The person's LIMIT_AGENT_TURNS_PER_MINUTE was taken at the door already (web chat answers 429 there). */
+  turnCounted?: boolean;
   /** The most of the user's roles the tools may use (a caller known only by caller ID: the portal's set). */
   rolesAtMost?: ToolCaller['rolesAtMost'];
   excludeExecutors?: string[];
@@ -93,7 +95,10 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
   }
   const journal = turn.journalKey ? await turnJournal(turn.journalKey, turn.session_id) : undefined;
   let result: TurnResult;
-  try {
+  // Channels that cannot answer 429 (text channels, calls, delegation) answer over the limit with a notice instead of the model.
+  const busy = turn.turnCounted ? undefined : await agentTurnRefusal(turn.user_id);
+  if (busy) result = { reply: busy, tool_calls: [] };
+  else try {
     const answer = await runAgent(
       {
         channel: turn.channel,

@@ -10,6 +10,7 @@ import { enqueue, type JobPayload } from '../queues.js';
 import type { BusEvent } from '../bus.js';
 import { z, uuid } from '../zod.js';
 import type { ToolCallRecord } from '../agent/agent.js';
+import { takeLimit } from '../limits.js';
 import { resolveSession } from '../sessions/resolve.js';
 import { acceptMessage, enqueueAndAwait } from '../stream/index.js';
 import { getInteraction, getSession } from '../sessions/sessions.store.js';
@@ -66,6 +67,8 @@ const replyOf = (turnId: string) => (e: BusEvent) =>
 export async function webChat(input: z.output<typeof webChatRequestSchema>, waitMs = WEB_CHAT_WAIT_MS): Promise<WebChatResponse> {
   const { session, resumed } = await resolveSession(input.user_id);
   const interactionId = await chatInteraction(session.session_id, input.interaction_id);
+  // Per person over all channels; refused here (429) before the message is published or a job queued.
+  await takeLimit('agentTurns', input.user_id);
   const turnId = randomUUID();
   // Published at once; waiting for it to be persisted puts it in the history the agent reads.
   const user = await acceptMessage(
@@ -97,6 +100,8 @@ export async function answerWebChat(
 ): Promise<{ reply: string; tool_calls: ToolCallRecord[] }> {
   const { user_id } = await getSession(turn.session_id);
   return runTurn({
+    // Counted against LIMIT_AGENT_TURNS_PER_MINUTE when the message came in (429 there).
+    turnCounted: true,
     channel: WEB_CHANNEL,
     session_id: turn.session_id,
     interaction_id: turn.interaction_id,

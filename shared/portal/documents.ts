@@ -7,6 +7,7 @@ import { config } from '../config.js';
 import { db } from '../db/index.js';
 import { enqueue } from '../queues.js';
 import { logger } from '../logger.js';
+import { takeLimit } from '../limits.js';
 import { NotFoundError, UnsupportedMediaTypeError } from '../errors.js';
 import { documentStorage } from './document-storage.js';
 import { findDocument, getDocument, insertDocument, setRagStatus, type StoredDocument } from './documents.store.js';
@@ -53,7 +54,11 @@ export async function storeUpload(ownerId: string, upload: DocumentUpload): Prom
 
 /** Queues a fresh indexing of an owner's document (its status goes back to pending). */
 export async function reindexDocument(ownerId: string, documentId: string): Promise<StoredDocument> {
-  if (!(await findDocument(ownerId, documentId))) throw new NotFoundError(`No document ${documentId}.`);
+  const doc = await findDocument(ownerId, documentId);
+  if (!doc) throw new NotFoundError(`No document ${documentId}.`);
+  // A reindex parses the file again as an upload does: it counts as one (else one stored bomb is re-run without end).
+  await takeLimit('uploads', ownerId);
+  await takeLimit('uploadBytes', ownerId, doc.size);
   await setRagStatus(documentId, 'pending');
   await enqueue('portal.index-document', { document_id: documentId, request_id: randomUUID() });
   return (await findDocument(ownerId, documentId))!;
@@ -74,8 +79,8 @@ export async function indexDocument(documentId: string): Promise<{ outcome: 'ind
   if (!content) return { outcome: 'skipped' };
   let chunks: string[];
   try {
-    const { extractTimeoutMs, extractMaxMemoryMb } = config().portal;
-    chunks = await extractChunks(content, doc.content_type, doc.filename, { timeoutMs: extractTimeoutMs, maxMemoryMb: extractMaxMemoryMb });
+    const { extractTimeoutMs, extractMaxMemoryMb, extractMaxAddressSpaceMb } = config().portal;
+    chunks = await extractChunks(content, doc.content_type, doc.filename, { timeoutMs: extractTimeoutMs, maxMemoryMb: extractMaxMemoryMb, maxAddressSpaceMb: extractMaxAddressSpaceMb });
     if (!chunks.length) throw new ExtractionError('No text was found in the document (a scanned PDF needs text recognition first).');
   } catch (err) {
     if (!(err instanceof ExtractionError)) throw err;

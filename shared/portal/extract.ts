@@ -2,7 +2,7 @@
  * Text of an uploaded document by kind: PDF (unpdf), DOCX (mammoth), HTML (tags stripped), and plain
  * text, Markdown and CSV as they are. A file that cannot be read is an ExtractionError whose message
  * is the failure reason the person sees. The parsers run in a process of their own per document
- * (extractChunks), bounded in time and heap.
+ * (extractChunks), bounded in time, heap and address space, with none of the platform's environment.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -129,11 +129,17 @@ export interface ExtractionLimits {
   timeoutMs: number;
   /** Heap of the extracting process (V8's old generation), in MB. */
   maxMemoryMb: number;
+  /** The process's whole address space (RLIMIT_AS), in MB: buffers outside the heap included; 0 for none. */
+  maxAddressSpaceMb?: number;
 }
 
 const childEntry = fileURLToPath(new URL(`./extract.child${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 /** From source (tsx, vitest) the child loads its .ts entry through tsx's loader, found from here rather than from the working directory. */
 const sourceLoader = childEntry.endsWith('.ts') ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
+/** What V8, Node or the C library say when an allocation fails at the address-space limit. */
+const outOfAddressSpace = /out of memory|Allocation failed|Array buffer allocation failed|std::bad_alloc|Cannot allocate memory/i;
+const addressSpaceError = (limits: ExtractionLimits) =>
+  new ExtractionError(`Reading the file needed more memory than the limit of ${limits.maxAddressSpaceMb} MB of address space (DOCUMENT_EXTRACT_MAX_ADDRESS_SPACE_MB); it was stopped.`);
 /** The last bytes of a child's stderr kept, enough for V8's out-of-memory line. */
 const stderrTail = 4096;
 
@@ -145,8 +151,17 @@ const stderrTail = 4096;
  * own command line, and passing it, or the time limit (SIGKILL), ends only the child.
  */
 function startChild(limits: ExtractionLimits): ChildProcess {
+  const nodeArgs = [`--max-old-space-size=${limits.maxMemoryMb}`, ...sourceLoader];
   const child = fork(childEntry, [], {
-    execArgv: [`--max-old-space-size=${limits.maxMemoryMb}`, ...sourceLoader],
+    // The heap limit bounds only V8's objects: a parser's ArrayBuffers (an inflated stream) live outside
+    // it. The shell lowers the address-space limit (RLIMIT_AS, which any user may lower, in a container
+    // too, where a cgroup of its own needs privileges) and execs Node in its place, keeping the IPC channel.
+    ...(limits.maxAddressSpaceMb
+      ? { execPath: '/bin/sh', execArgv: ['-c', 'ulimit -v "$0" && exec "$@"', String(limits.maxAddressSpaceMb * 1024), process.execPath, ...nodeArgs] }
+      : { execArgv: nodeArgs }),
+    // Nothing of the parent's environment (database and Redis URLs, API keys, tokens): a parser that can
+    // be made to run code finds no secret. The parsers need none; fewer malloc arenas keep Node's own reservation small.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MALLOC_ARENA_MAX: '2' },
     serialization: 'advanced',
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
@@ -188,6 +203,8 @@ export function extractChunks(content: Buffer, contentType: string, filename: st
       settle(() => {
         if ('chunks' in output) resolve(output.chunks);
         else if ('unreadable' in output) reject(new ExtractionError(output.unreadable));
+        // A parser that caught its own failed allocation answers with it: the file is over the limit, not the platform failing.
+        else if (limits.maxAddressSpaceMb && outOfAddressSpace.test(output.error)) reject(addressSpaceError(limits));
         else reject(new Error(`document extraction failed: ${output.error}`));
       }),
     );
@@ -198,6 +215,8 @@ export function extractChunks(content: Buffer, contentType: string, filename: st
         reject(
           /JavaScript heap out of memory/.test(stderr)
             ? new ExtractionError(`Reading the file needed more memory than the limit of ${limits.maxMemoryMb} MB (DOCUMENT_EXTRACT_MAX_MEMORY_MB); it was stopped.`)
+            : limits.maxAddressSpaceMb && outOfAddressSpace.test(stderr)
+            ? addressSpaceError(limits)
             : new Error(`document extraction process exited (${signal ?? `code ${code}`}) without an answer: ${stderr.trim().split('\n').at(-1) ?? ''}`),
         ),
       ),

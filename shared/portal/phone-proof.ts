@@ -29,10 +29,14 @@ export interface CodeSent {
 
 /**
  * Starts proving `phone` for a user: 202-style answer, the same whoever has the number. Replaces the
- * user's previous code; LIMIT_PHONE_CODES_PER_HOUR per person.
+ * user's previous code; LIMIT_PHONE_CODES_PER_HOUR per person, and per number and over everyone
+ * (LIMIT_PHONE_CODES_PER_NUMBER_PER_HOUR, LIMIT_PHONE_CODES_TOTAL_PER_HOUR), so many accounts can
+ * neither flood one phone nor run up the messaging bill.
  */
 export async function requestPhoneCode(userId: string, phone: string): Promise<CodeSent> {
   await takeLimit('phoneCodes', userId);
+  await takeLimit('phoneCodesPerNumber', phone);
+  await takeLimit('phoneCodesTotal', 'all');
   const owner = await findUserByPhone(phone);
   const provable = !owner || owner.user_id === userId;
   const code = provable ? String(randomInt(0, 1_000_000)).padStart(6, '0') : null;

@@ -13,6 +13,8 @@ import { insertInboundOnce } from '../../shared/chatapp/messages.store.js';
 import { recordReply } from '../../shared/chatapp/outbound.js';
 import { db } from '../../shared/db/index.js';
 
+// The tests reach the API from loopback as a proxy would: its forwarded headers count (TRUST_PROXY).
+process.env.TRUST_PROXY = '127.0.0.1';
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
 // The model echoes the latest user message and counts what it saw from other channels.
@@ -50,7 +52,7 @@ describe('POST /chatapp/webhook signature', () => {
     expect(await inboundRows(params.MessageSid!)).toHaveLength(0);
   });
 
-  it('the signed URL is rebuilt from X-Forwarded-Proto and X-Forwarded-Host behind a proxy', async () => {
+  it('the signed URL is rebuilt from X-Forwarded-Proto and X-Forwarded-Host behind a proxy (TRUST_PROXY names it)', async () => {
     const params = whatsappParams(freshPhone(), 'via proxy');
     const res = await postWebhook(api.url, params, {
       signedUrl: 'https://hooks.example.com/chatapp/webhook',

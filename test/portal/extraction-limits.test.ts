@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startPlatform, testApiKey, type Platform } from '../helpers/platform.js';
 import { eventually } from '../helpers/eventually.js';
-import { makeDocx, makeDocxBomb, quadraticHtml } from '../helpers/documents.js';
+import { makeDocx, makeDocxBomb, makeLargeDocxBomb, makePdfBomb, quadraticHtml } from '../helpers/documents.js';
 import { newInteraction, newSession, newUser, publish } from '../sessions/helpers.js';
 import { subscribe, type Subscriber } from '../helpers/sse.js';
 import { storeUpload } from '../../shared/portal/documents.js';
@@ -22,6 +22,10 @@ import { db } from '../../shared/db/index.js';
 // wait for a core, so the time limit here is long enough that the bombs below always reach the heap limit.
 process.env.DOCUMENT_EXTRACT_TIMEOUT_MS = '40000';
 process.env.DOCUMENT_EXTRACT_MAX_MEMORY_MB = '64';
+const addressSpaceMb = 1536;
+process.env.DOCUMENT_EXTRACT_MAX_ADDRESS_SPACE_MB = String(addressSpaceMb);
+// Secrets of the platform's environment, which the extraction process must not be given.
+process.env.DOORS_TEST_SECRET = 'extraction-must-not-see-this';
 const bombTest = 60_000;
 
 const docxType = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -48,12 +52,41 @@ function extractingChildren(): string[] {
   return readdirSync('/proc').filter((pid) => {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const [, state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       return Number(ppid) === process.pid && state !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('extract.child');
     } catch {
       return false;
     }
   });
+}
+/**
+ * Watches the extraction processes of this test process until stopped: the largest address space
+ * (VmPeak) and resident memory (VmHWM) any reached, in MB, and the names of their environment.
+ */
+function watchExtraction() {
+  const seen = { peakVmMb: 0, peakRssMb: 0, processes: 0, environment: new Set<string>() };
+  const pids = new Set<string>();
+  const timer = setInterval(() => {
+    for (const pid of extractingChildren()) {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        const mb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+        seen.peakVmMb = Math.max(seen.peakVmMb, mb('VmPeak'));
+        seen.peakRssMb = Math.max(seen.peakRssMb, mb('VmHWM'));
+        if (!pids.has(pid)) {
+          pids.add(pid);
+          for (const entry of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) if (entry) seen.environment.add(entry.split('=')[0]!);
+        }
+        seen.processes = pids.size;
+      } catch {
+        // ended between the listing and the read
+      }
+    }
+  }, 25);
+  return () => {
+    clearInterval(timer);
+    return seen;
+  };
 }
 const chunkText = async (documentId: string) => (await db()('document_chunks').where({ document_id: documentId }).select('content')).map((r) => r.content as string).join(' ');
 
@@ -113,6 +146,38 @@ describe('a hostile document', () => {
     expect(await chunkText(docx.document_id)).toContain('Turbine gasket schedule');
     expect((await chunkText(html.document_id)).trim()).toBe('Harbour lantern');
   });
+});
+
+describe('the whole memory of the extraction process', () => {
+  const pdfBomb = makePdfBomb(1000);
+  const docxBomb = makeLargeDocxBomb(330);
+
+  it('1 MB PDF and DOCX bombs end failed with the reason; the process stays under its address-space cap and sees none of the platform\'s environment', async () => {
+    for (const [filename, type, content] of [['bomb.pdf', 'application/pdf', await pdfBomb], ['big-bomb.docx', docxType, await docxBomb]] as const) {
+      expect(content.length).toBeLessThan(1.1 * 1024 * 1024);
+      const watch = watchExtraction();
+      const doc = await upload(filename, type, content);
+      const done = await settled(doc.document_id, 90_000);
+      const seen = watch();
+      expect(done.rag_status, filename).toBe('failed');
+      expect(done.failure_reason).toMatch(/more memory than the limit of .*\((DOCUMENT_EXTRACT_MAX_MEMORY_MB|DOCUMENT_EXTRACT_MAX_ADDRESS_SPACE_MB)\)|Array buffer allocation failed/);
+      expect(seen.processes, 'the extraction process was seen').toBeGreaterThan(0);
+      expect(seen.peakVmMb, filename).toBeLessThanOrEqual(addressSpaceMb);
+      expect(seen.peakRssMb, filename).toBeLessThan(addressSpaceMb);
+      console.log(`${filename} (${content.length} bytes): ${done.failure_reason} | child peak address space ${seen.peakVmMb.toFixed(0)} MB, peak RSS ${seen.peakRssMb.toFixed(0)} MB (cap ${addressSpaceMb} MB)`);
+      // Only what Node and its IPC channel need (and the working directory sh records): no database, Redis, key or token.
+      expect([...seen.environment].filter((name) => !/^(PATH|PWD|MALLOC_ARENA_MAX|NODE_CHANNEL_FD|NODE_CHANNEL_SERIALIZATION_MODE)$/.test(name))).toEqual([]);
+    }
+  }, 200_000);
+
+  it('with a heap limit that never binds, the address-space cap alone stops the DOCX bomb (buffers outside the heap count)', async () => {
+    const watch = watchExtraction();
+    const err = await extractChunks(await docxBomb, docxType, 'bomb.docx', { timeoutMs: 90_000, maxMemoryMb: 4096, maxAddressSpaceMb: addressSpaceMb }).catch((e: unknown) => e);
+    const seen = watch();
+    expect(err).toBeInstanceOf(ExtractionError);
+    expect(seen.peakVmMb).toBeGreaterThan(0);
+    expect(seen.peakVmMb).toBeLessThanOrEqual(addressSpaceMb);
+  }, 120_000);
 });
 
 describe('session delivery while a hostile document is parsed', () => {

@@ -39,6 +39,20 @@ describe('limits per person', () => {
     expect((await upload(b.user_id, 100)).status).toBe(201);
   });
 
+  it('a reindex counts as an upload: the same stored file cannot be parsed again without end', async () => {
+    const d = await createUser({ phone_number: freshPhone() });
+    const created = await upload(d.user_id, 100);
+    expect(created.status).toBe(201);
+    const { document_id } = await created.json();
+    const reindex = () => api.request(`/api/portal/documents/${document_id}/reindex`, { method: 'POST', headers: { 'X-User-Id': d.user_id } });
+    expect((await reindex()).status).toBe(202);
+    expect((await reindex()).status).toBe(202);
+    const over = await reindex();
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await over.json()).detail).toContain('LIMIT_UPLOADS_PER_HOUR');
+  });
+
   it('upload bytes per hour are counted before the body is stored', async () => {
     const c = await createUser({ phone_number: freshPhone() });
     expect((await upload(c.user_id, 40 * 1024)).status).toBe(201);

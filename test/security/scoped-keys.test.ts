@@ -77,6 +77,27 @@ describe('scoped API keys', () => {
     expect(res.status).toBe(403);
   });
 
+  it('a key revokes only keys with no scope it lacks: a keys-scoped key cannot switch off a full-access or a crm key', async () => {
+    const { key: keyAdmin, id: keyAdminId } = await newKey('key-revoker', ['keys']);
+    const full = await newKey('full-access', ['*']);
+    const crm = await newKey('crm-revoke-target', ['crm']);
+    const peer = await newKey('keys-peer', ['keys']);
+    for (const target of [full, crm]) {
+      const refused = await as(keyAdmin, `/api/v1/keys/${target.id}`, { method: 'DELETE' });
+      expect(refused.status).toBe(403);
+      expect((await refused.json()).detail).toMatch(/only revoke keys whose scopes it holds; this one lacks/);
+      expect((await as(target.key, '/api/v1/leads')).status).toBe(200);
+      expect((await db()('api_keys').where({ id: target.id }).first()).revoked_at).toBeNull();
+    }
+    // A key with no more rights than its own (the same scopes; itself) is revoked as before.
+    expect((await as(keyAdmin, `/api/v1/keys/${peer.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await as(peer.key, '/api/v1/keys')).status).toBe(401);
+    // A full-access key revokes any.
+    expect((await as(full.key, `/api/v1/keys/${crm.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await as(keyAdmin, `/api/v1/keys/${keyAdminId}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await as(keyAdmin, '/api/v1/keys')).status).toBe(401);
+  });
+
   it('the tool gateway lists and runs only the tools of the key\'s scopes, and audits the key by name', async () => {
     const { key } = await newKey('crm-assistant', ['tools', 'crm']);
     const listed = (await (await as(key, '/api/v1/tools')).json()).tools.map((t: { name: string }) => t.name);
