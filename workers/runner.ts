@@ -72,7 +72,7 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
         if (!parsed.success) {
           throw new UnrecoverableError(`invalid payload for "${job.name}": ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
         }
-        const end = jobDuration.startTimer({ queue: queueName, job: job.name });
+        const end = jobDuration.startTimer({ queue: queueName, job_name: job.name });
         try {
           const result = await handler(parsed.data, job);
           end({ outcome: 'completed' });

@@ -178,7 +178,7 @@ function groupCpu(before: CpuSnapshot, after: CpuSnapshot, groups: Record<string
 async function laneJobsDone(workerMetricsUrl: string | undefined): Promise<number | undefined> {
   if (!workerMetricsUrl) return undefined;
   const text = await fetch(workerMetricsUrl).then((r) => r.text(), () => '');
-  const counts = [...text.matchAll(/^switchboard_queue_job_duration_seconds_count\{[^}]*job="stream\.deliver"[^}]*\} (\d+)/gm)];
+  const counts = [...text.matchAll(/^switchboard_queue_job_duration_seconds_count\{[^}]*job_name="stream\.deliver"[^}]*\} (\d+)/gm)];
   return counts.length ? counts.reduce((sum, m) => sum + Number(m[1]), 0) : undefined;
 }
 
