@@ -164,6 +164,10 @@ export const variables = {
 
   // Running on many hosts (docs/operations.md). Every variable may also be given as <NAME>_FILE: the path of a file holding its value (container secrets).
   REDIS_URL: [z.string().regex(/^rediss?:\/\/[^\s]*$/, 'must be a redis:// or rediss:// URL').optional(), 'Redis as a URL, replacing BUS_HOST, BUS_PORT and BUS_PASSWORD when set: redis:// or rediss:// (TLS), optional ACL user and password, database index as the path (rediss://app:secret@redis.internal:6380/2)'],
+  REDIS_SENTINELS: [z.string().regex(/^\s*[^\s:,]+:\d{1,5}\s*(,\s*[^\s:,]+:\d{1,5}\s*)*$/, 'must look like sentinel-1:26379,sentinel-2:26379').optional(), 'Redis Sentinel: comma-separated host:port of the sentinels; set, every connection (queues, stream, bus) asks them for the current master of REDIS_SENTINEL_MASTER and follows a failover (BUS_HOST/BUS_PORT and REDIS_URL\'s host are then unused; its user, password and database still apply)'],
+  REDIS_SENTINEL_MASTER: [z.string().min(1).default('mymaster'), 'Redis Sentinel: name of the monitored master (sentinel monitor <name> …)'],
+  REDIS_SENTINEL_USERNAME: [optionalText, 'Redis Sentinel: ACL user of the sentinels themselves, if they require one'],
+  REDIS_SENTINEL_PASSWORD: [z.string().default(''), 'Redis Sentinel: password of the sentinels themselves (requirepass of sentinel.conf), empty for none; the master\'s password is BUS_PASSWORD or REDIS_URL\'s'],
   WORKER_METRICS_HOST: [z.string().min(1).default('127.0.0.1'), 'address on which a worker process serves /metrics and /healthz (the container image sets 0.0.0.0)'],
   MONITORS_PLATFORM_RULES: [bool(true), 'deploy-all also installs the platform\'s own alert rules (deploy/monitoring/switchboard-alerts.yml) as switchboard-platform.yml in RULES_DIR'],
   MONITORS_DEPLOY_WAIT_MS: [int(60000, 1000), 'how long deploy-all waits for a worker of the rules queue to write RULES_DIR and reload Prometheus before answering 503'],
@@ -254,8 +258,12 @@ function withFileValues(source: Record<string, string>): Record<string, string> 
   return out;
 }
 
-/** Redis connection settings: REDIS_URL when set, else BUS_HOST, BUS_PORT and BUS_PASSWORD. */
+/** Redis connection settings: REDIS_URL when set, else BUS_HOST, BUS_PORT and BUS_PASSWORD; with REDIS_SENTINELS, the master is found through them. */
 function redisSettings(env: Env) {
+  return { ...redisServer(env), sentinel: redisSentinel(env) };
+}
+
+function redisServer(env: Env) {
   if (!env.REDIS_URL) return { host: env.BUS_HOST, port: env.BUS_PORT, username: undefined, password: env.BUS_PASSWORD || undefined, db: 0, tls: undefined };
   const url = new URL(env.REDIS_URL);
   const host = url.hostname.replace(/^\[|\]$/g, '') || 'localhost';
@@ -267,6 +275,15 @@ function redisSettings(env: Env) {
     db: Number(url.pathname.replace(/^\//, '') || 0),
     tls: url.protocol === 'rediss:' ? { servername: host } : undefined,
   };
+}
+
+function redisSentinel(env: Env) {
+  if (!env.REDIS_SENTINELS) return undefined;
+  const sentinels = env.REDIS_SENTINELS.split(',').map((entry) => {
+    const [host, port] = entry.trim().split(':');
+    return { host: host!, port: Number(port) };
+  });
+  return { masterName: env.REDIS_SENTINEL_MASTER, sentinels, username: env.REDIS_SENTINEL_USERNAME, password: env.REDIS_SENTINEL_PASSWORD || undefined };
 }
 
 /** The role a process runs, from its entry file (api/main → web, workers/main → worker), for naming it on traces. */
