@@ -34,6 +34,9 @@ export async function startTelemetry(): Promise<boolean> {
     import('@opentelemetry/instrumentation-pg'),
     import('@opentelemetry/instrumentation-ioredis'),
   ]);
+  // Traces only: metrics are Prometheus' (/metrics) and logs go to stdout, unless OTEL_* asks for them too.
+  process.env.OTEL_METRICS_EXPORTER ??= 'none';
+  process.env.OTEL_LOGS_EXPORTER ??= 'none';
   const sdk = new NodeSDK({
     serviceName: cfg.serviceName,
     instrumentations: [

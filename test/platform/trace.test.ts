@@ -22,8 +22,6 @@ const tracing = {
   OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
   OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
   OTEL_BSP_SCHEDULE_DELAY: '100',
-  OTEL_METRICS_EXPORTER: 'none',
-  OTEL_LOGS_EXPORTER: 'none',
 };
 const preload = ['./shared/telemetry-preload.ts'];
 
