@@ -65,15 +65,16 @@ export function createApp(extra: ApiRouter[] = [], options: AppOptions = {}): Ko
   if (byProxyAddress) app.use(byProxyAddress);
   app.use(requestId());
   const requestLog = logger('http');
+  // The access log: one line per request at info, with its route template (not the path, which may
+  // carry ids and tokens); request_id comes from the request context (logger mixin).
   app.use(async (ctx, next) => {
     const end = httpDuration.startTimer();
     try {
       await next();
     } finally {
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      end({ method: ctx.method, route, status: String(ctx.status) });
-      // Checked first: reading ctx.state.log builds the request's child logger (request-id.ts).
-      if (requestLog.isLevelEnabled('debug') && !ctx.path.startsWith('/admin/queues/static')) ctx.state.log?.debug({ method: ctx.method, path: ctx.path, status: ctx.status }, 'request');
+      const seconds = end({ method: ctx.method, route, status: String(ctx.status) });
+      requestLog.info({ method: ctx.method, route, status: ctx.status, duration_ms: Math.round(seconds * 1e4) / 10 }, 'request');
     }
   });
   app.use(problems());

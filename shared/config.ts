@@ -209,9 +209,18 @@ export const variables = {
 
   // Running on many hosts (docs/operations.md). Every variable may also be given as <NAME>_FILE: the path of a file holding its value (container secrets).
   REDIS_URL: [z.string().regex(/^rediss?:\/\/[^\s]*$/, 'must be a redis:// or rediss:// URL').optional(), 'Redis as a URL, replacing BUS_HOST, BUS_PORT and BUS_PASSWORD when set: redis:// or rediss:// (TLS), optional ACL user and password, database index as the path (rediss://app:secret@redis.internal:6380/2)'],
+  REDIS_SENTINELS: [z.string().regex(/^\s*[^\s:,]+:\d{1,5}\s*(,\s*[^\s:,]+:\d{1,5}\s*)*$/, 'must look like sentinel-1:26379,sentinel-2:26379').optional(), 'Redis Sentinel: comma-separated host:port of the sentinels; set, every connection (queues, stream, bus) asks them for the current master of REDIS_SENTINEL_MASTER and follows a failover (BUS_HOST/BUS_PORT and REDIS_URL\'s host are then unused; its user, password and database still apply)'],
+  REDIS_SENTINEL_MASTER: [z.string().min(1).default('mymaster'), 'Redis Sentinel: name of the monitored master (sentinel monitor <name> …)'],
+  REDIS_SENTINEL_USERNAME: [optionalText, 'Redis Sentinel: ACL user of the sentinels themselves, if they require one'],
+  REDIS_SENTINEL_PASSWORD: [z.string().default(''), 'Redis Sentinel: password of the sentinels themselves (requirepass of sentinel.conf), empty for none; the master\'s password is BUS_PASSWORD or REDIS_URL\'s'],
   WORKER_METRICS_HOST: [z.string().min(1).default('127.0.0.1'), 'address on which a worker process serves /metrics and /healthz (the container image sets 0.0.0.0)'],
   MONITORS_PLATFORM_RULES: [bool(true), 'deploy-all also installs the platform\'s own alert rules (deploy/monitoring/switchboard-alerts.yml) as switchboard-platform.yml in RULES_DIR'],
   MONITORS_DEPLOY_WAIT_MS: [int(60000, 1000), 'how long deploy-all waits for a worker of the rules queue to write RULES_DIR and reload Prometheus before answering 503'],
+  // Tracing (shared/telemetry.ts): the standard OpenTelemetry settings; the SDK reads the other OTEL_* itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: [optionalUrl, 'OTLP collector base URL (http://collector:4318 for OTLP/HTTP); set, each role exports one trace per request through its jobs (off when unset)'],
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: [optionalUrl, 'OTLP URL of traces alone (e.g. http://collector:4318/v1/traces); turns tracing on like OTEL_EXPORTER_OTLP_ENDPOINT'],
+  OTEL_SERVICE_NAME: [optionalText, 'service name on the traces; default switchboard-<role> (web, worker, tools, email)'],
+  OTEL_SDK_DISABLED: [bool(false), 'true keeps tracing off even with an OTLP endpoint set'],
   RETENTION_PRUNE_CRON: [z.string().default('17 3 * * *'), 'cron expression of the tick that deletes rows past their retention (once per day by default; safe with many worker processes)'],
   RETENTION_ALERT_PAYLOADS: [retention('30 days'), 'how long raw alert webhook payloads are kept (sre_alert_payloads), interval syntax or forever'],
   RETENTION_ALERT_HISTORY: [retention('180 days'), 'how long alert state changes are kept (sre_alert_state_history)'],
@@ -300,8 +309,12 @@ function withFileValues(source: Record<string, string>): Record<string, string> 
   return out;
 }
 
-/** Redis connection settings: REDIS_URL when set, else BUS_HOST, BUS_PORT and BUS_PASSWORD. */
+/** Redis connection settings: REDIS_URL when set, else BUS_HOST, BUS_PORT and BUS_PASSWORD; with REDIS_SENTINELS, the master is found through them. */
 function redisSettings(env: Env) {
+  return { ...redisServer(env), sentinel: redisSentinel(env) };
+}
+
+function redisServer(env: Env) {
   if (!env.REDIS_URL) return { host: env.BUS_HOST, port: env.BUS_PORT, username: undefined, password: env.BUS_PASSWORD || undefined, db: 0, tls: undefined };
   const url = new URL(env.REDIS_URL);
   const host = url.hostname.replace(/^\[|\]$/g, '') || 'localhost';
@@ -313,6 +326,21 @@ function redisSettings(env: Env) {
     db: Number(url.pathname.replace(/^\//, '') || 0),
     tls: url.protocol === 'rediss:' ? { servername: host } : undefined,
   };
+}
+
+function redisSentinel(env: Env) {
+  if (!env.REDIS_SENTINELS) return undefined;
+  const sentinels = env.REDIS_SENTINELS.split(',').map((entry) => {
+    const [host, port] = entry.trim().split(':');
+    return { host: host!, port: Number(port) };
+  });
+  return { masterName: env.REDIS_SENTINEL_MASTER, sentinels, username: env.REDIS_SENTINEL_USERNAME, password: env.REDIS_SENTINEL_PASSWORD || undefined };
+}
+
+/** The role a process runs, from its entry file (api/main → web, workers/main → worker), for naming it on traces. */
+function roleOf(entry: string): string {
+  const match = /(tools-server|email-server|workers|api)[\\/]main\.[jt]s$/.exec(entry)?.[1];
+  return ({ api: 'web', workers: 'worker', 'tools-server': 'tools', 'email-server': 'email' } as Record<string, string>)[match ?? ''] ?? 'process';
 }
 
 /** Whether development conveniences apply: `npm run dev` (SWITCHBOARD_DEV) or the test suite (NODE_ENV=test). */
@@ -414,6 +442,10 @@ function nested(env: Env) {
     },
     redis: { ...redisSettings(env), commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, allowVolatile: env.REDIS_ALLOW_VOLATILE },
     queues: { prefix: env.QUEUE_PREFIX },
+    telemetry: {
+      enabled: !env.OTEL_SDK_DISABLED && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
+      serviceName: env.OTEL_SERVICE_NAME ?? `switchboard-${roleOf(process.argv[1] ?? '')}`,
+    },
     retention: {
       pruneCron: env.RETENTION_PRUNE_CRON,
       alertPayloads: env.RETENTION_ALERT_PAYLOADS,

@@ -1,6 +1,7 @@
 /** Structured JSON logs (pino); readable when a developer watches a terminal. */
 import { pino } from 'pino';
 import { config } from './config.js';
+import { currentRequestId } from './request-context.js';
 
 let toStderr = false;
 
@@ -14,6 +15,11 @@ function build() {
   const pretty = cfg.env === 'development' && process.stdout.isTTY;
   return pino({
     level: cfg.log.level,
+    // Every line written while serving a request (or a job it enqueued) names the request.
+    mixin: () => {
+      const id = currentRequestId();
+      return id ? { request_id: id } : {};
+    },
     redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.password', '*.token', '*.secret'], censor: '[redacted]' },
     ...(pretty && !toStderr ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
   }, toStderr ? pino.destination(2) : undefined);

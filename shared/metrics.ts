@@ -52,11 +52,29 @@ export const httpDuration = new client.Histogram({
   registers: [metricsRegistry],
 });
 
+/**
+ * The job's name is `job_name`, not `job`: Prometheus sets `job` to the scrape job and would rename
+ * ours `exported_job`, so rules grouping or matching on it would see the scrape target instead.
+ */
 export const jobDuration = new client.Histogram({
   name: `${metricPrefix}queue_job_duration_seconds`,
   help: 'Job processing duration by queue, job name and outcome',
-  labelNames: ['queue', 'job', 'outcome'] as const,
+  labelNames: ['queue', 'job_name', 'outcome'] as const,
   buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 15, 60],
+  registers: [metricsRegistry],
+});
+
+/** When the retention prune (platform.prune) last finished, so an alert can tell that it stopped running. */
+export const pruneLastSuccess = new client.Gauge({
+  name: `${metricPrefix}retention_prune_last_success_timestamp_seconds`,
+  help: 'Unix time at which this process last finished the retention prune (rows past their RETENTION_* period deleted)',
+  registers: [metricsRegistry],
+});
+
+export const prunedRows = new client.Counter({
+  name: `${metricPrefix}retention_pruned_rows_total`,
+  help: 'Rows deleted by the retention prune, by table',
+  labelNames: ['table'] as const,
   registers: [metricsRegistry],
 });
 

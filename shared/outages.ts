@@ -67,14 +67,15 @@ const socketCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT',
 /**
  * The dependency whose unavailability `err` reports, or undefined for any other error: pool
  * acquire and connect timeouts, refused or reset connections, a server shutting down, a statement
- * or Redis command timed out, a Redis command refused while the connection is down.
+ * or Redis command timed out, a Redis command refused while the connection is down, no sentinel
+ * naming a reachable master, a former master refusing writes while a failover completes.
  */
 export function unavailableDependency(err: unknown): Dependency | undefined {
   const e = err as { name?: string; code?: string; message?: string; constructor?: { name?: string } } | undefined;
   if (!e || typeof e !== 'object') return undefined;
   const message = e.message ?? '';
   const name = e.name ?? e.constructor?.name ?? '';
-  if (name === 'MaxRetriesPerRequestError' || /^Connection is closed|Stream isn't writeable|Command timed out|Reached the max retries per request/.test(message)) return 'redis';
+  if (name === 'MaxRetriesPerRequestError' || /^Connection is closed|Stream isn't writeable|Command timed out|Reached the max retries per request|^All sentinels are unreachable|^READONLY/.test(message)) return 'redis';
   if (name === 'KnexTimeoutError' || /Knex: Timeout acquiring a connection|timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error|^timeout expired$|Connection terminated unexpectedly/.test(message)) return 'postgres';
   if (e.code && postgresCodes.has(e.code)) return 'postgres';
   // Redis' own socket errors reach requests as the messages above; a raw one comes from pg.

@@ -7,6 +7,7 @@
 import { config, type Config } from './config.js';
 import { db } from './db/index.js';
 import { logger } from './logger.js';
+import { prunedRows, pruneLastSuccess } from './metrics.js';
 
 type Period = keyof Omit<Config['retention'], 'pruneCron'>;
 
@@ -36,9 +37,11 @@ export async function pruneExpired(periods: Config['retention'] = config().reten
     for (;;) {
       const result = await db().raw(`delete from ?? where ctid = any(array(select ctid from ?? where ?? < now() - ?::interval${finished} limit ${batch}))`, [table, table, column, period]);
       deleted[table] += result.rowCount ?? 0;
+      prunedRows.inc({ table }, result.rowCount ?? 0);
       if ((result.rowCount ?? 0) < batch) break;
     }
   }
+  pruneLastSuccess.setToCurrentTime();
   logger('retention').info({ deleted }, 'pruned rows past their retention');
   return deleted;
 }

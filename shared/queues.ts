@@ -10,6 +10,8 @@ import { config } from './config.js';
 import { normalizedAlerts } from './sre/alerts/payloads.js';
 import { blockingConnection, bullConnection } from './redis.js';
 import { reportRedisError } from './outages.js';
+import { currentRequestId, jobRequestIdKey } from './request-context.js';
+import { queueTelemetry } from './telemetry.js';
 import { createHash } from 'node:crypto';
 import { leadBatchJob } from './crm/model.js';
 
@@ -316,7 +318,8 @@ export function queue(name: string, reg: Registry = registry): Queue {
   if (!q) {
     const def = reg.queues[name];
     if (!def) throw new Error(`unknown queue "${name}"`);
-    q = new Queue(name, { connection: bullConnection(), prefix: config().queues.prefix, defaultJobOptions: def.jobOptions });
+    // With tracing on, each job carries the trace of its enqueue to the worker (shared/telemetry.ts).
+    q = new Queue(name, { connection: bullConnection(), prefix: config().queues.prefix, defaultJobOptions: def.jobOptions, ...queueTelemetry() });
     // Connection errors are retried by ioredis; log them instead of letting them surface as unhandled events.
     q.on('error', (err) => reportRedisError(`queue ${name}`, err));
     // Each request waiting on a job (Job.waitUntilFinished) listens for the queue closing until its job
@@ -362,6 +365,12 @@ export function queueOf(def: JobDefinition, payload: unknown): string {
 /** The queue a payload of a job would go to. */
 export const queueOfJob = <N extends JobName>(name: N, payload: JobPayload<N>): string => queueOf(jobDefinitions[name], payload);
 
+/** A job's data with the id of the request enqueueing it (if any), so the worker's log lines name it too. */
+function withRequest(data: unknown): unknown {
+  const requestId = currentRequestId();
+  return requestId && data && typeof data === 'object' && !Array.isArray(data) ? { ...data, [jobRequestIdKey]: requestId } : data;
+}
+
 /** Validates a payload against its job's schema and adds the job to its queue. */
 export async function enqueue<N extends JobName>(name: N, payload: JobPayload<N>, extra?: JobsOptions) {
   return enqueueIn(registry, name, payload, extra);
@@ -372,7 +381,7 @@ export async function enqueueIn(reg: Registry, name: string, payload: unknown, e
   const def = reg.jobs[name];
   if (!def) throw new Error(`unknown job "${name}"`);
   const data = def.schema.parse(payload);
-  return queue(queueOf(def, data), reg).add(name, data, jobOptions(def, data, extra));
+  return queue(queueOf(def, data), reg).add(name, withRequest(data), jobOptions(def, data, extra));
 }
 
 /** Every queue of a registry, opened (dashboard, metrics). */

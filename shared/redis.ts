@@ -1,7 +1,7 @@
 /** Redis connections: one factory, so every connection has the same host, password, limits and naming. */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
-import { config } from './config.js';
+import { config, type Config } from './config.js';
 import { dependencyRecovered, reportRedisError } from './outages.js';
 import { onShutdown } from './lifecycle.js';
 
@@ -11,8 +11,33 @@ import { onShutdown } from './lifecycle.js';
  * grows to 20 s); a connection attempt gives up after 2 s.
  */
 export function redisOptions(extra: RedisOptions = {}): RedisOptions {
-  const { host, port, username, password, db, tls } = config().redis;
-  return { host, port, username, password, db, tls, lazyConnect: false, connectTimeout: 2_000, retryStrategy: (times) => Math.min(times * 100, 1_000), ...extra };
+  const { host, port, username, password, db, tls, sentinel } = config().redis;
+  const server: RedisOptions = sentinel ? sentinelOptions(sentinel) : { host, port };
+  return { ...server, username, password, db, tls, lazyConnect: false, connectTimeout: 2_000, retryStrategy: (times) => Math.min(times * 100, 1_000), ...extra };
+}
+
+/**
+ * Redis Sentinel: each connection asks the sentinels for the master, and connects again (asking
+ * again) when it is lost, when the sentinels announce a failover (failoverDetector), or when the
+ * server it reached answers READONLY (a former master now a replica); a command refused READONLY
+ * was not run, so it is sent again.
+ */
+function sentinelOptions(sentinel: NonNullable<Config['redis']['sentinel']>): RedisOptions {
+  return {
+    name: sentinel.masterName,
+    sentinels: sentinel.sentinels,
+    sentinelUsername: sentinel.username,
+    sentinelPassword: sentinel.password,
+    failoverDetector: true,
+    sentinelRetryStrategy: (times) => Math.min(times * 100, 1_000),
+    reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
+  };
+}
+
+/** Where Redis is, for messages: host:port, or the master name and its sentinels. */
+export function redisAddress(): string {
+  const { host, port, sentinel } = config().redis;
+  return sentinel ? `master "${sentinel.masterName}" of sentinels ${sentinel.sentinels.map((s) => `${s.host}:${s.port}`).join(',')}` : `${host}:${port}`;
 }
 
 /**
@@ -120,7 +145,6 @@ export async function checkRedisDurability(
   warn: (message: string) => void,
   policy: { production: boolean; allowVolatile: boolean } = { production: config().isProduction, allowVolatile: config().redis.allowVolatile },
 ): Promise<string[]> {
-  const cfg = config();
   const conn = new Redis(redisOptions({ connectionName: 'switchboard:startup-check', maxRetriesPerRequest: 0, enableOfflineQueue: true, retryStrategy: () => null, lazyConnect: true }));
   conn.on('error', () => undefined);
   let durability: RedisDurability;
@@ -128,12 +152,12 @@ export async function checkRedisDurability(
     await conn.connect();
     durability = await readRedisDurability(conn);
   } catch (err) {
-    throw new Error(`Redis at ${cfg.redis.host}:${cfg.redis.port} does not answer (${(err as Error).message}); start it or set REDIS_URL (or BUS_HOST/BUS_PORT).`);
+    throw new Error(`Redis at ${redisAddress()} does not answer (${(err as Error).message}); start it or set REDIS_URL (or BUS_HOST/BUS_PORT, or REDIS_SENTINELS).`);
   } finally {
     conn.disconnect();
   }
   if (!durability.problems.length) return [];
-  const text = `Redis at ${cfg.redis.host}:${cfg.redis.port}: ${durability.problems.join('; ')}`;
+  const text = `Redis at ${redisAddress()}: ${durability.problems.join('; ')}`;
   if (policy.production && !policy.allowVolatile) throw new Error(`${text}. Refusing to start in production; fix Redis or set REDIS_ALLOW_VOLATILE=true to accept the loss.`);
   warn(text);
   return durability.problems;

@@ -10,6 +10,8 @@ import { blockingConnection } from '../shared/redis.js';
 import { dependencyFailed, reportRedisError, unavailableDependency } from '../shared/outages.js';
 import { jobDuration } from '../shared/metrics.js';
 import { logger } from '../shared/logger.js';
+import { jobRequestIdKey, withRequestId } from '../shared/request-context.js';
+import { queueTelemetry } from '../shared/telemetry.js';
 import { queue, type JobData, type JobName, type Registry } from '../shared/queues.js';
 
 export type Handler<S extends z.ZodType = z.ZodType> = (payload: z.output<S>, job: Job) => Promise<unknown>;
@@ -52,6 +54,13 @@ export function workerQueues(all: string[], chosen: string[] | undefined): strin
   return all.filter((q) => chosen.some((name) => q === name || q.startsWith(`${name}-lane-`)));
 }
 
+/** A job's payload apart from the id of the request that enqueued it (shared/queues.ts enqueue()). */
+function requestOf(data: unknown): { payload: unknown; requestId?: string } {
+  if (!data || typeof data !== 'object' || !(jobRequestIdKey in data)) return { payload: data };
+  const { [jobRequestIdKey]: requestId, ...payload } = data as Record<string, unknown>;
+  return { payload, requestId: typeof requestId === 'string' ? requestId : undefined };
+}
+
 /** Starts one Worker per queue of the registry (or of `only`). */
 export function startWorkers(reg: Registry, handlers: Handlers, only?: string[]): Worker[] {
   assertEveryJobHandled(reg, handlers);
@@ -68,25 +77,32 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
         if (!jobDef || !handler || !(jobDef.queue === queueName || jobDef.partition?.lanes().includes(queueName))) {
           throw new UnrecoverableError(`no handler for job "${job.name}" on queue "${queueName}"`);
         }
-        const parsed = jobDef.schema.safeParse(job.data);
+        const { payload, requestId } = requestOf(job.data);
+        const parsed = jobDef.schema.safeParse(payload);
         if (!parsed.success) {
           throw new UnrecoverableError(`invalid payload for "${job.name}": ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
         }
-        const end = jobDuration.startTimer({ queue: queueName, job: job.name });
-        try {
-          const result = await handler(parsed.data, job);
-          end({ outcome: 'completed' });
-          return result;
-        } catch (err) {
-          end({ outcome: err instanceof DelayedError ? 'delayed' : 'failed' });
-          throw err;
-        }
+        const end = jobDuration.startTimer({ queue: queueName, job_name: job.name });
+        const run = async () => {
+          try {
+            const result = await handler(parsed.data, job);
+            const seconds = end({ outcome: 'completed' });
+            log.debug({ queue: queueName, job: job.name, id: job.id, duration_ms: Math.round(seconds * 1e4) / 10 }, 'job done');
+            return result;
+          } catch (err) {
+            end({ outcome: err instanceof DelayedError ? 'delayed' : 'failed' });
+            throw err;
+          }
+        };
+        // The handler's log lines (and jobs it enqueues) carry the request that enqueued this job.
+        return requestId ? withRequestId(requestId, run) : run();
       },
       {
         connection: blockingConnection(),
         prefix: config().queues.prefix,
         concurrency: def.concurrency,
         ...(def.locks ?? defaultLocks),
+        ...queueTelemetry(),
       },
     );
     if (def.globalConcurrency) {
@@ -99,7 +115,7 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
       // A dependency outage fails every job at once: one line per outage, not one per job.
       const dependency = unavailableDependency(err);
       if (dependency && !exhausted) return dependencyFailed(dependency, err);
-      log[exhausted ? 'error' : 'warn']({ queue: queueName, job: job?.name, id: job?.id, attempt: job?.attemptsMade, err: err.message }, exhausted ? 'job failed for good' : 'job failed; will retry');
+      log[exhausted ? 'error' : 'warn']({ queue: queueName, job: job?.name, id: job?.id, request_id: job && requestOf(job.data).requestId, attempt: job?.attemptsMade, err: err.message }, exhausted ? 'job failed for good' : 'job failed; will retry');
     });
     worker.on('error', (err) => {
       if (unavailableDependency(err) || /ECONNREFUSED|ECONNRESET|Connection is closed/.test(err.message)) return reportRedisError(`worker ${queueName}`, err);

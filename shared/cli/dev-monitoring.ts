@@ -90,8 +90,9 @@ export async function startDevMonitoring(o: DevMonitoringOptions): Promise<DevMo
   // JSON is YAML: no YAML library needed to write either file.
   writeFileSync(path.join(dir, 'prometheus.yml'), JSON.stringify(prometheusConfig, null, 2));
   const alertmanagerConfig = {
-    route: { receiver: 'switchboard', group_by: ['alertname'], group_wait: o.intervals?.groupWait ?? '10s', group_interval: '1m', repeat_interval: '4h' },
-    receivers: [{ name: 'switchboard', webhook_configs: [{ url: `${o.platformUrl}/webhooks/alertmanager/default`, send_resolved: true }] }],
+    // The always-firing Watchdog goes nowhere here (it would hold an incident open for good).
+    route: { receiver: 'switchboard', group_by: ['alertname'], group_wait: o.intervals?.groupWait ?? '10s', group_interval: '1m', repeat_interval: '4h', routes: [{ matchers: ['alertname="Watchdog"'], receiver: 'none' }] },
+    receivers: [{ name: 'switchboard', webhook_configs: [{ url: `${o.platformUrl}/webhooks/alertmanager/default`, send_resolved: true }] }, { name: 'none' }],
   };
   writeFileSync(path.join(dir, 'alertmanager.yml'), JSON.stringify(alertmanagerConfig, null, 2));
 

@@ -32,14 +32,19 @@ export function startPlatform(options: { workers?: boolean; routers?: ApiRouter[
       onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
     }
     const { url } = await startServer(options.port ?? 0, '127.0.0.1', options.routers);
-    const request: Platform['request'] = (path, init = {}) => {
-      const { json, auth = true, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (auth && !headers.has('X-API-Key') && !headers.has('Authorization')) headers.set('X-API-Key', testApiKey);
-      if (json !== undefined) headers.set('Content-Type', 'application/json');
-      return fetch(url + path, { ...rest, headers, body: json !== undefined ? JSON.stringify(json) : rest.body });
-    };
-    return { url, request };
+    return platformAt(url);
   })();
   return started;
+}
+
+/** The Platform view of an API at `url` (one started here, or a role's own process: test/helpers/roles.ts). */
+export function platformAt(url: string): Platform {
+  const request: Platform['request'] = (path, init = {}) => {
+    const { json, auth = true, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    if (auth && !headers.has('X-API-Key') && !headers.has('Authorization')) headers.set('X-API-Key', testApiKey);
+    if (json !== undefined) headers.set('Content-Type', 'application/json');
+    return fetch(url + path, { ...rest, headers, body: json !== undefined ? JSON.stringify(json) : rest.body });
+  };
+  return { url, request };
 }

@@ -12,6 +12,8 @@ export const systemPackages: Record<string, string[]> = {
   prometheus: ['/usr/bin/prometheus', '/usr/bin/promtool'],
   'prometheus-alertmanager': ['/usr/bin/prometheus-alertmanager'],
   openssl: ['/usr/bin/openssl'],
+  // The Redis Sentinel failover test (test/platform/redis-sentinel.test.ts).
+  'redis-sentinel': ['/usr/bin/redis-sentinel'],
   // The container image test: rootful podman with the runc runtime, debootstrap for its local base image.
   podman: ['/usr/bin/podman'],
   runc: ['/usr/sbin/runc'],

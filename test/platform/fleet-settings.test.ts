@@ -1,5 +1,5 @@
 /**
- * Settings for running on many hosts: REDIS_URL, <NAME>_FILE, .env, a release step that needs only
+ * Settings for running on many hosts: REDIS_URL, REDIS_SENTINELS, OTEL_*, <NAME>_FILE, .env, a release step that needs only
  * DATABASE_URL, the worker's /healthz and /metrics on a chosen address, and WORKER_QUEUES.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -38,6 +38,41 @@ describe('REDIS_URL', () => {
     } finally {
       conn.disconnect();
     }
+  });
+});
+
+describe('REDIS_SENTINELS', () => {
+  it('names the sentinels and the master; passwords of sentinels and master also come from files; the master keeps REDIS_URL\'s user and database', () => {
+    const dir = tmp();
+    writeFileSync(path.join(dir, 'sentinel'), 'sentinel-secret\n');
+    const { redis } = loadConfig({
+      ...base,
+      REDIS_URL: 'redis://app:master-secret@ignored:6379/3',
+      REDIS_SENTINELS: 's1.internal:26379, s2.internal:26380,10.0.0.3:26379',
+      REDIS_SENTINEL_MASTER: 'switchboard',
+      REDIS_SENTINEL_PASSWORD_FILE: path.join(dir, 'sentinel'),
+    });
+    expect(redis).toMatchObject({ username: 'app', password: 'master-secret', db: 3 });
+    expect(redis.sentinel).toEqual({
+      masterName: 'switchboard',
+      sentinels: [{ host: 's1.internal', port: 26379 }, { host: 's2.internal', port: 26380 }, { host: '10.0.0.3', port: 26379 }],
+      username: undefined,
+      password: 'sentinel-secret',
+    });
+    expect(loadConfig(base).redis.sentinel).toBeUndefined();
+  });
+
+  it('is refused, naming it, when an entry is not host:port', () => {
+    expect(() => loadConfig({ ...base, REDIS_SENTINELS: 's1:26379,s2' })).toThrow(/REDIS_SENTINELS: must look like sentinel-1:26379,sentinel-2:26379/);
+  });
+});
+
+describe('OTEL_*', () => {
+  it('tracing is on only with an OTLP endpoint, and OTEL_SDK_DISABLED keeps it off', () => {
+    expect(loadConfig(base).telemetry.enabled).toBe(false);
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).telemetry.enabled).toBe(true);
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).telemetry.enabled).toBe(true);
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).telemetry.enabled).toBe(false);
   });
 });
 

@@ -62,7 +62,7 @@ describe('queue registry and workers', () => {
     const job = await enqueueIn(testRegistry, 'probe.add', { a: 1, b: 1 });
     await finished(job);
     const text = await metricsRegistry.metrics();
-    expect(text).toMatch(/queue_job_duration_seconds_count\{queue="probe",job="probe.add",outcome="completed"\} [1-9]/);
+    expect(text).toMatch(/queue_job_duration_seconds_count\{queue="probe",job_name="probe.add",outcome="completed"\} [1-9]/);
   });
 
   it('a bad payload fails at once, without retries, and stays visible as failed', async () => {

@@ -15,6 +15,7 @@ const { db } = await import('../../shared/db/index.js');
 const { config } = await import('../../shared/config.js');
 const { retentionTargets, pruneExpired } = await import('../../shared/prune-expired.sql.js');
 const { enqueue, jobEvents } = await import('../../shared/queues.js');
+const { metricsRegistry } = await import('../../shared/metrics.js');
 const api = await startPlatform();
 
 const count = async (table: string) => Number(((await db()(table).count({ n: '*' }))[0] as { n: string }).n);
@@ -49,7 +50,15 @@ describe('retention', () => {
     const before = Object.fromEntries(await Promise.all(retentionTargets.map(async ({ table }) => [table, await count(table)] as const)));
 
     const short = { ...config().retention, ...Object.fromEntries(retentionTargets.map((t) => [t.setting, '2 days'])), toolCalls: 'forever' as const };
+    const startedAt = Date.now() / 1000;
     const deleted = await pruneExpired(short);
+
+    // The metrics behind SwitchboardRetentionPruneMissing: when the prune last finished, rows deleted per table.
+    const metric = async (name: string) => (await metricsRegistry.getSingleMetric(name)!.get()).values;
+    const [last] = await metric('switchboard_retention_prune_last_success_timestamp_seconds');
+    expect(last!.value).toBeGreaterThanOrEqual(Math.floor(startedAt));
+    const rows = await metric('switchboard_retention_pruned_rows_total');
+    expect(rows.find((v) => v.labels.table === 'session_events')!.value).toBeGreaterThanOrEqual(deleted.session_events!);
 
     for (const { table } of retentionTargets) {
       const after = await count(table);
