@@ -1,25 +1,4 @@
-/** Web role: the Koa API (REST, webhooks, SSE, docs, queue dashboard, /metrics). */
-import { config, ConfigError } from '../shared/config.js';
-import { boundQueriesForRequests, closeDb } from '../shared/db/index.js';
-import { checkRedisDurability } from '../shared/redis.js';
-import { closeQueues } from '../shared/queues.js';
-import { handleSignals, onShutdown } from '../shared/lifecycle.js';
-import { logger } from '../shared/logger.js';
-import { loadToolCatalog } from '../shared/tool-catalog.js';
-import { startServer } from './server.js';
+/** Web role entry (Procfile web): the Koa API, in ./role.ts. Tracing starts first: when OTEL_* settings ask for it, it must patch http, koa, pg and ioredis before the role loads them (shared/telemetry-preload.ts). */
+import '../shared/telemetry-preload.js';
 
-try {
-  const cfg = config();
-  handleSignals();
-  loadToolCatalog();
-  boundQueriesForRequests(cfg.db.apiQueryTimeoutMs);
-  await checkRedisDurability((message) => logger('web').warn(message));
-  onShutdown('postgres', closeDb);
-  onShutdown('queues', closeQueues);
-  const { url } = await startServer(cfg.http.port, cfg.http.host);
-  logger('web').info({ url }, 'API listening');
-} catch (err) {
-  // What stops start-up is said in one line (a configuration error lists each variable).
-  console.error(err instanceof ConfigError ? err.message : `start-up failed: ${(err as Error).message}`);
-  process.exit(1);
-}
+await import('./role.js');

@@ -8,10 +8,7 @@ const compiled = import.meta.url.endsWith('.js');
 
 /** Spawns a role's entry file (api/main, workers/main, api/tools-server/main or api/email-server/main) as a plain `node` process with the given environment; extra Node flags only for profiling (e.g. --cpu-prof). */
 export function spawnRole(entry: 'api/main' | 'workers/main' | 'api/tools-server/main' | 'api/email-server/main', env: NodeJS.ProcessEnv, extraNodeFlags: string[] = []): ChildProcess {
-  // Each role loads the tracing preload first (it does nothing unless OTEL_* settings ask for traces).
-  const args = compiled
-    ? ['--import', path.join(root, 'shared/telemetry-preload.js'), path.join(root, `${entry}.js`)]
-    : ['--import', 'tsx', '--import', path.join(root, 'shared/telemetry-preload.ts'), path.join(root, `${entry}.ts`)];
+  const args = compiled ? [path.join(root, `${entry}.js`)] : ['--import', 'tsx', path.join(root, `${entry}.ts`)];
   return spawn(process.execPath, [...extraNodeFlags, ...args], { env, stdio: 'inherit' });
 }
 

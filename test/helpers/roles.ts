@@ -16,10 +16,10 @@ export interface Role {
 
 /**
  * Starts a role with `env` on top of this process's environment (application_name `name` on its
- * Postgres connections) and the node flags `preload` (--import); resolves once a line matches `ready`.
+ * Postgres connections); resolves once a line matches `ready`.
  */
-export function startRole(entry: string, name: string, ready: RegExp, env: Record<string, string> = {}, preload: string[] = []): Promise<Role> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...preload.flatMap((p) => ['--import', p]), entry], {
+export function startRole(entry: string, name: string, ready: RegExp, env: Record<string, string> = {}): Promise<Role> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: testApiKey, WORKER_METRICS_PORT: '0', PGAPPNAME: name, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

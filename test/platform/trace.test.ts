@@ -3,7 +3,7 @@
  * the web process's request through its enqueue to the worker process's run, its SQL and its
  * publish, received here over OTLP/HTTP; each request is logged once at info with its route
  * template, status, duration and request id, and the worker's log lines of the job carry that id.
- * Web and worker run as processes of their own, started as the image starts them (telemetry preload).
+ * Web and worker run as processes of their own, started as the image starts them (their entry files, no Node flag).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,12 +23,11 @@ const tracing = {
   OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
   OTEL_BSP_SCHEDULE_DELAY: '100',
 };
-const preload = ['./shared/telemetry-preload.ts'];
 
 beforeAll(async () => {
   [web, worker] = await Promise.all([
-    startRole('api/main.ts', 'trace-web', /API listening/, tracing, preload),
-    startRole('workers/main.ts', 'trace-worker', /workers running/, { ...tracing, LOG_LEVEL: 'debug' }, preload),
+    startRole('api/main.ts', 'trace-web', /API listening/, tracing),
+    startRole('workers/main.ts', 'trace-worker', /workers running/, { ...tracing, LOG_LEVEL: 'debug' }),
   ]);
   api = platformAt(/"url":"([^"]+)"/.exec(web.line)![1]!);
 }, 120_000);
