@@ -165,6 +165,9 @@ export const variables = {
   // Running on many hosts (docs/operations.md). Every variable may also be given as <NAME>_FILE: the path of a file holding its value (container secrets).
   REDIS_URL: [z.string().regex(/^rediss?:\/\/[^\s]*$/, 'must be a redis:// or rediss:// URL').optional(), 'Redis as a URL, replacing BUS_HOST, BUS_PORT and BUS_PASSWORD when set: redis:// or rediss:// (TLS), optional ACL user and password, database index as the path (rediss://app:secret@redis.internal:6380/2)'],
   WORKER_METRICS_HOST: [z.string().min(1).default('127.0.0.1'), 'address on which a worker process serves /metrics and /healthz (the container image sets 0.0.0.0)'],
+  SHUTDOWN_DRAIN_DELAY_MS: [int(5000, 0), 'after SIGTERM, how long the web and tools roles keep serving with /readyz failing before they stop accepting (lets the load balancer stop routing to them; none after SIGINT)'],
+  SHUTDOWN_TIMEOUT_MS: [int(25000, 1000), 'after SIGTERM or SIGINT, longest a process takes to drain and close before it exits anyway (below the orchestrator\'s grace period, 30 s in Kubernetes)'],
+  EMAIL_HEALTH_PORT: [int(9465, 0), 'email role: port on EMAIL_LISTEN_HOST serving /healthz (liveness) and /readyz (Redis reachable, not stopping)'],
   MONITORS_PLATFORM_RULES: [bool(true), 'deploy-all also installs the platform\'s own alert rules (deploy/monitoring/switchboard-alerts.yml) as switchboard-platform.yml in RULES_DIR'],
   MONITORS_DEPLOY_WAIT_MS: [int(60000, 1000), 'how long deploy-all waits for a worker of the rules queue to write RULES_DIR and reload Prometheus before answering 503'],
   RETENTION_PRUNE_CRON: [z.string().default('17 3 * * *'), 'cron expression of the tick that deletes rows past their retention (once per day by default; safe with many worker processes)'],
@@ -374,6 +377,7 @@ function nested(env: Env) {
       webhookDeliveries: env.RETENTION_WEBHOOK_DELIVERIES,
       agentSteps: env.RETENTION_AGENT_STEPS,
     },
+    shutdown: { drainDelayMs: env.SHUTDOWN_DRAIN_DELAY_MS, timeoutMs: env.SHUTDOWN_TIMEOUT_MS },
     workers: {
       metricsPort: env.WORKER_METRICS_PORT,
       metricsHost: env.WORKER_METRICS_HOST,
@@ -413,7 +417,7 @@ function nested(env: Env) {
       sms: { from: env.SMS_FROM_NUMBER },
       voice: { welcomeGreeting: env.VOICE_WELCOME_GREETING, unknownCallerMessage: env.VOICE_UNKNOWN_CALLER_MESSAGE },
       slack: { signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL },
-      email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID },
+      email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, healthPort: env.EMAIL_HEALTH_PORT, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID },
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },
     tools: {
