@@ -14,6 +14,7 @@ type Step = { name: string; stop: () => Promise<unknown> | unknown };
 const work: Step[] = [];
 const connections: Step[] = [];
 let stopping: Promise<void> | undefined;
+let stopRequested = false;
 let signal: NodeJS.Signals | undefined;
 let deadline: number | undefined;
 
@@ -29,7 +30,7 @@ export function closeAtShutdown(name: string, close: Step['stop']): void {
 
 /** True from the moment shutdown began: readiness answers 503 from then on. */
 export function isStopping(): boolean {
-  return stopping !== undefined;
+  return stopRequested;
 }
 
 /**
@@ -91,6 +92,8 @@ async function run(steps: Step[]): Promise<void> {
 
 /** Runs every registered step once (work, then connections, including any opened meanwhile); later calls return the same promise. */
 export function shutdown(): Promise<void> {
+  // Set before the first step runs (it starts synchronously, before `stopping` is assigned).
+  stopRequested = true;
   stopping ??= (async () => {
     await run(work);
     await run(connections);
