@@ -3,7 +3,7 @@ import { config, ConfigError } from '../shared/config.js';
 import { boundQueriesForRequests, closeDb } from '../shared/db/index.js';
 import { checkRedisDurability } from '../shared/redis.js';
 import { closeQueues } from '../shared/queues.js';
-import { handleSignals, onShutdown } from '../shared/lifecycle.js';
+import { closeAtShutdown, handleSignals } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
 import { loadToolCatalog } from '../shared/tool-catalog.js';
 import { startServer } from './server.js';
@@ -14,8 +14,9 @@ try {
   loadToolCatalog();
   boundQueriesForRequests(cfg.db.apiQueryTimeoutMs);
   await checkRedisDurability((message) => logger('web').warn(message));
-  onShutdown('postgres', closeDb);
-  onShutdown('queues', closeQueues);
+  // Connections close after the requests in flight have finished (shared/lifecycle.ts).
+  closeAtShutdown('postgres', closeDb);
+  closeAtShutdown('queues', closeQueues);
   const { url } = await startServer(cfg.http.port, cfg.http.host);
   logger('web').info({ url }, 'API listening');
 } catch (err) {

@@ -3,11 +3,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppOptions } from './app.js';
 import type { ApiRouter } from './routing.js';
-import { onShutdown } from '../shared/lifecycle.js';
+import { drainOnShutdown } from '../shared/lifecycle.js';
 import { endAllStreams } from './stream/sse.js';
 import { attachVoiceRelay } from './channels/voice.routes.js';
 
-/** Listens on port/host; on shutdown stops accepting, ends SSE streams, then waits for requests in flight. */
+/**
+ * Listens on port/host. On shutdown (/readyz already answers 503): keeps serving for the drain delay,
+ * then stops accepting, tells each SSE client to reconnect elsewhere and ends its stream, and waits
+ * for the requests in flight (shared/lifecycle.ts, drainOnShutdown).
+ */
 export async function startServer(port: number, host: string, extra: ApiRouter[] = [], options: Omit<AppOptions, 'server'> = {}): Promise<{ server: http.Server; url: string }> {
   const server = http.createServer();
   const app = createApp(extra, { ...options, server });
@@ -17,13 +21,6 @@ export async function startServer(port: number, host: string, extra: ApiRouter[]
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const { port: actual } = server.address() as AddressInfo;
-  onShutdown('http', async () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    endAllStreams();
-    server.closeIdleConnections();
-    const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
-    await closed;
-    clearTimeout(deadline);
-  });
+  drainOnShutdown('http', server, endAllStreams);
   return { server, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${actual}` };
 }

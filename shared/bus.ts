@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { createRedis } from './redis.js';
-import { onShutdown } from './lifecycle.js';
+import { closeAtShutdown } from './lifecycle.js';
 import { logger } from './logger.js';
 import { ServiceUnavailableError } from './errors.js';
 import { reportRedisError } from './outages.js';
@@ -56,7 +56,7 @@ function publisherConnection(): Redis {
     // Auto-pipelining: events the lanes of a worker publish in the same tick leave in one write.
     const conn = createRedis(`bus-pub:${process.pid}`, { enableAutoPipelining: true });
     publisher = conn;
-    onShutdown('bus publisher', () => {
+    closeAtShutdown('bus publisher', () => {
       if (publisher === conn) publisher = undefined;
       return conn.quit().catch(() => conn.disconnect());
     });
@@ -127,7 +127,7 @@ function subscriberConnection(): Redis {
       }
     });
     conn.on('error', (err) => reportRedisError('bus subscriber', err));
-    onShutdown('bus subscriber', () => {
+    closeAtShutdown('bus subscriber', () => {
       if (subscriber === conn) subscriber = undefined;
       listeners.clear();
       subscribing.clear();

@@ -214,6 +214,9 @@ export const variables = {
   REDIS_SENTINEL_USERNAME: [optionalText, 'Redis Sentinel: ACL user of the sentinels themselves, if they require one'],
   REDIS_SENTINEL_PASSWORD: [z.string().default(''), 'Redis Sentinel: password of the sentinels themselves (requirepass of sentinel.conf), empty for none; the master\'s password is BUS_PASSWORD or REDIS_URL\'s'],
   WORKER_METRICS_HOST: [z.string().min(1).default('127.0.0.1'), 'address on which a worker process serves /metrics and /healthz (the container image sets 0.0.0.0)'],
+  SHUTDOWN_DRAIN_DELAY_MS: [int(5000, 0), 'after SIGTERM, how long the web and tools roles keep serving with /readyz failing before they stop accepting (lets the load balancer stop routing to them; none after SIGINT)'],
+  SHUTDOWN_TIMEOUT_MS: [int(25000, 1000), 'after SIGTERM or SIGINT, longest a process takes to drain and close before it exits anyway (below the orchestrator\'s grace period, 30 s in Kubernetes)'],
+  EMAIL_HEALTH_PORT: [int(9465, 0), 'email role: port on EMAIL_LISTEN_HOST serving /healthz (liveness) and /readyz (Redis reachable, not stopping)'],
   MONITORS_PLATFORM_RULES: [bool(true), 'deploy-all also installs the platform\'s own alert rules (deploy/monitoring/switchboard-alerts.yml) as switchboard-platform.yml in RULES_DIR'],
   MONITORS_DEPLOY_WAIT_MS: [int(60000, 1000), 'how long deploy-all waits for a worker of the rules queue to write RULES_DIR and reload Prometheus before answering 503'],
   // Tracing (shared/telemetry.ts): the standard OpenTelemetry settings; the SDK reads the other OTEL_* itself.
@@ -457,6 +460,7 @@ function nested(env: Env) {
       webhookDeliveries: env.RETENTION_WEBHOOK_DELIVERIES,
       agentSteps: env.RETENTION_AGENT_STEPS,
     },
+    shutdown: { drainDelayMs: env.SHUTDOWN_DRAIN_DELAY_MS, timeoutMs: env.SHUTDOWN_TIMEOUT_MS },
     workers: {
       metricsPort: env.WORKER_METRICS_PORT,
       metricsHost: env.WORKER_METRICS_HOST,
@@ -494,7 +498,7 @@ function nested(env: Env) {
         timeoutMs: env.CHATAPP_TIMEOUT_MS,
       },
       sms: { from: env.SMS_FROM_NUMBER },
-      email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID, relays: env.EMAIL_RELAYS?.split(',').map((r) => r.trim()).filter(Boolean), maxClients: env.EMAIL_MAX_CLIENTS },
+      email: { address: env.EMAIL_ADDRESS, smtpUrl: env.EMAIL_SMTP_URL, listenPort: env.EMAIL_LISTEN_PORT, listenHost: env.EMAIL_LISTEN_HOST, maxBytes: env.EMAIL_MAX_BYTES, trustedAuthservId: env.EMAIL_TRUSTED_AUTHSERV_ID, healthPort: env.EMAIL_HEALTH_PORT, relays: env.EMAIL_RELAYS?.split(',').map((r) => r.trim()).filter(Boolean), maxClients: env.EMAIL_MAX_CLIENTS },
       voice: {
         welcomeGreeting: env.VOICE_WELCOME_GREETING,
         unknownCallerMessage: env.VOICE_UNKNOWN_CALLER_MESSAGE,

@@ -3,7 +3,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
 import { config, type Config } from './config.js';
 import { dependencyRecovered, reportRedisError } from './outages.js';
-import { onShutdown } from './lifecycle.js';
+import { closeAtShutdown } from './lifecycle.js';
 
 /**
  * Connection options shared by queues, workers and the bus. Reconnection retries every 100 ms,
@@ -71,7 +71,7 @@ export function commandRedis(name: string): Redis {
   if (!conn) {
     const created = createRedis(`${name}:${process.pid}`);
     commandConnections.set(name, (conn = created));
-    onShutdown(`${name} redis`, () => {
+    closeAtShutdown(`${name} redis`, () => {
       if (commandConnections.get(name) === created) commandConnections.delete(name);
       return created.quit().then(() => undefined, () => created.disconnect());
     });
@@ -79,7 +79,7 @@ export function commandRedis(name: string): Redis {
   return conn;
 }
 
-/** Answers whether Redis replies to PING within the timeout. */
+/** Answers whether a Redis replies to PING within the timeout, on a connection of its own (npm run dev: is there a Redis at all?). */
 export async function pingRedis(timeoutMs = 1000): Promise<boolean> {
   const probe = new Redis(redisOptions({ connectionName: 'switchboard:probe', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs, enableOfflineQueue: false }));
   probe.on('error', () => {}); // the outcome is the answer; nothing to report
@@ -90,6 +90,23 @@ export async function pingRedis(timeoutMs = 1000): Promise<boolean> {
     return false;
   } finally {
     probe.disconnect();
+  }
+}
+
+/**
+ * Readiness: whether Redis answers PING within the timeout, through the process's kept command
+ * connection for probes (made at the first probe, bounded like every command connection, closed at
+ * shutdown). A probe polled every few seconds must not open a connection of its own each time, and
+ * a connection that is away fails the probe until it is back, as it fails the requests.
+ */
+export async function redisAnswers(timeoutMs = 1000): Promise<boolean> {
+  const conn = commandRedis('probe');
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  try {
+    return await Promise.race([conn.ping().then((r) => r === 'PONG', () => false), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -1,15 +1,13 @@
-/** Worker role: one BullMQ Worker per queue of the registry (or of WORKER_QUEUES), the scheduler, and this process's /metrics and /healthz. */
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+/** Worker role: one BullMQ Worker per queue of the registry (or of WORKER_QUEUES), the scheduler, and this process's /metrics, /healthz and /readyz. */
 import { config, ConfigError } from '../shared/config.js';
 import { closeDb, db } from '../shared/db/index.js';
 import { checkRedisDurability } from '../shared/redis.js';
 import { closeQueues, registry } from '../shared/queues.js';
-import { handleSignals, onShutdown } from '../shared/lifecycle.js';
+import { closeAtShutdown, handleSignals, onShutdown } from '../shared/lifecycle.js';
 import { logger } from '../shared/logger.js';
 import { unavailableDependency } from '../shared/outages.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../shared/metrics.js';
+import { postgresAnswers, redisState, startProbeServer } from '../shared/probes.js';
 import { loadToolCatalog } from '../shared/tool-catalog.js';
 import { handlers } from './registry.js';
 import { startWorkers, workerQueues } from './runner.js';
@@ -21,8 +19,9 @@ try {
   handleSignals();
   loadToolCatalog();
   await checkRedisDurability((message) => logger('worker').warn(message));
-  onShutdown('postgres', closeDb);
-  onShutdown('queues', closeQueues);
+  // Connections close after the workers have finished their jobs (shared/lifecycle.ts).
+  closeAtShutdown('postgres', closeDb);
+  closeAtShutdown('queues', closeQueues);
   const workers = startWorkers(registry, handlers, workerQueues(Object.keys(registry.queues), cfg.workers.queues));
   // Closing a worker waits for the jobs it is running; nothing new is taken meanwhile.
   onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
@@ -35,24 +34,25 @@ try {
   if (slow !== undefined && unavailableDependency(slow) === undefined) throw slow;
   if (slow !== undefined) logger('worker').warn({ err: (slow as Error).message }, 'Postgres did not answer in time at start; jobs connect as they run');
 
-  const metrics = http.createServer(async (req, res) => {
-    // Liveness of this worker process for an orchestrator or the image's HEALTHCHECK: its workers are running.
-    if (req.url === '/healthz') {
-      const stopped = workers.filter((w) => !w.isRunning()).map((w) => w.name);
-      return void res.writeHead(stopped.length ? 503 : 200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: stopped.length ? 'stopping' : 'ok', queues: workers.length, stopped }));
-    }
-    if (req.url !== '/metrics') return void res.writeHead(404).end();
-    if (!metricsScrapeAllowed(req.headers.authorization)) return void res.writeHead(401, { 'WWW-Authenticate': 'Bearer realm="metrics"' }).end();
-    res.writeHead(200, { 'Content-Type': metricsRegistry.contentType }).end(await metricsRegistry.metrics());
+  // Liveness: the process answers. Readiness: its workers run (none closing), PostgreSQL and Redis answer.
+  const { port } = await startProbeServer({
+    name: 'worker',
+    port: cfg.workers.metricsPort,
+    host: cfg.workers.metricsHost,
+    checks: async () => {
+      const [postgres, redis] = await Promise.all([postgresAnswers(), redisState()]);
+      return { workers: workers.every((w) => w.isRunning()) ? 'up' : 'down', postgres, redis };
+    },
+    other: async (req, res) => {
+      if (req.url !== '/metrics') return false;
+      if (!metricsScrapeAllowed(req.headers.authorization)) res.writeHead(401, { 'WWW-Authenticate': 'Bearer realm="metrics"' }).end();
+      else res.writeHead(200, { 'Content-Type': metricsRegistry.contentType }).end(await metricsRegistry.metrics());
+      return true;
+    },
   });
-  metrics.listen(cfg.workers.metricsPort, cfg.workers.metricsHost);
-  // A port that cannot be bound stops start-up with its reason, like any other start-up failure.
-  await once(metrics, 'listening');
-  onShutdown('metrics', () => new Promise((resolve) => metrics.close(resolve)));
   // The port bound, which WORKER_METRICS_PORT=0 leaves to the system: what a scraper (bench:sessions) reads.
-  const { port } = metrics.address() as AddressInfo;
   const shown = cfg.workers.metricsHost.includes(':') ? `[${cfg.workers.metricsHost}]` : cfg.workers.metricsHost;
-  logger('worker').info({ queues: workers.map((w) => w.name), metrics: `http://${shown}:${port}/metrics`, health: `http://${shown}:${port}/healthz` }, 'workers running');
+  logger('worker').info({ queues: workers.map((w) => w.name), metrics: `http://${shown}:${port}/metrics`, health: `http://${shown}:${port}/healthz`, ready: `http://${shown}:${port}/readyz` }, 'workers running');
 } catch (err) {
   // What stops start-up is said in one line (a configuration error lists each variable).
   console.error(err instanceof ConfigError ? err.message : `start-up failed: ${(err as Error).message}`);

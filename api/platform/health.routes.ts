@@ -1,8 +1,9 @@
 /** Liveness, readiness, the authenticated health check and Prometheus metrics. */
 import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
-import { db, pendingMigrations } from '../../shared/db/index.js';
-import { pingRedis } from '../../shared/redis.js';
+import { pendingMigrations } from '../../shared/db/index.js';
+import { isStopping } from '../../shared/lifecycle.js';
+import { postgresAnswers, redisState } from '../../shared/probes.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../../shared/metrics.js';
 import { NotReadyError, UnauthorizedError } from '../../shared/errors.js';
 
@@ -22,10 +23,8 @@ const readiness = z
 async function probe() {
   const withTimeout = <T>(p: Promise<T>, ms: number) =>
     Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
-  const [pg, redis] = await Promise.all([
-    withTimeout(db().raw('select 1'), 2000).then(() => 'up' as const, () => 'down' as const),
-    pingRedis(1000).then((ok) => (ok ? ('up' as const) : ('down' as const))),
-  ]);
+  // Through the process's pool and kept probe connection: no connection of its own per probe.
+  const [pg, redis] = await Promise.all([postgresAnswers(2000), redisState(1000)]);
   let pending: string[] | undefined;
   if (pg === 'up') pending = await withTimeout(pendingMigrations(), 2000).catch(() => undefined);
   const migrations = pending === undefined ? ('unknown' as const) : pending.length ? ('pending' as const) : ('current' as const);
@@ -42,6 +41,7 @@ export function healthRoutes(): ApiRouter {
       path: '/healthz',
       tags: ['platform'],
       summary: 'Liveness: the process is up',
+      description: 'Checks the process only (no dependency), so an outage of PostgreSQL or Redis never gets every replica restarted at once.',
       auth: 'public',
       responses: { 200: { description: 'Up', schema: z.object({ status: z.literal('ok') }) } },
       handler: () => ({ status: 'ok' as const }),
@@ -50,12 +50,13 @@ export function healthRoutes(): ApiRouter {
       method: 'get',
       path: '/readyz',
       tags: ['platform'],
-      summary: 'Readiness: PostgreSQL and Redis reachable, migrations current',
-      description: 'Answers 503 problem+json naming each dependency that is down (and the body lists the checks).',
+      summary: 'Readiness: not stopping, PostgreSQL and Redis reachable, migrations current',
+      description: 'Answers 503 problem+json naming each dependency that is down (and the body lists the checks), and from the moment the process received SIGTERM (it keeps serving for SHUTDOWN_DRAIN_DELAY_MS meanwhile, so the load balancer takes it out first).',
       auth: 'public',
       responses: { 200: { description: 'Ready', schema: readiness } },
       errors: { 503: 'A dependency is down or migrations are pending' },
       handler: async () => {
+        if (isStopping()) throw new NotReadyError('Not ready: stopping.', []);
         const result = await probe();
         if (result.status === 'ready') return result;
         const down = Object.entries(result.checks).filter(([, v]) => v !== 'up' && v !== 'current').map(([k, v]) => `${k} ${v}`);

@@ -73,9 +73,16 @@ const lifetimes = new Set<SseLifetime>();
 const lifetimeOf = new WeakMap<ServerResponse, SseLifetime>();
 let keepAliveTimer: NodeJS.Timeout | undefined;
 
-/** Ends every open stream (clients reconnect elsewhere and replay what they missed). */
+/**
+ * Ends every open stream at shutdown (clients reconnect elsewhere and replay what they missed), each
+ * told first to reconnect soon: a `retry:` spread over a second, so thousands of clients do not come
+ * back in the same instant.
+ */
 export function endAllStreams(): void {
-  for (const stream of [...lifetimes]) stream.end();
+  for (const stream of [...lifetimes]) {
+    stream.retryIn(250 + Math.floor(Math.random() * 1000));
+    stream.end();
+  }
 }
 
 /**
@@ -127,6 +134,11 @@ export class SseLifetime {
   /** Writes the keep-alive comment (only once the headers are out: before that, Koa may still answer). */
   keepAlive(): void {
     if (this.res.headersSent) this.res.write(': keep-alive\n\n');
+  }
+
+  /** Tells the client how soon to reconnect once this stream ends (the SSE `retry:` field). */
+  retryIn(ms: number): void {
+    if (this.res.headersSent && !this.#ended) this.res.write(`retry: ${ms}\n\n`);
   }
 
   /** Runs `fn` when the stream ends (at once when it already has): e.g. leaving the bus. */

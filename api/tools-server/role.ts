@@ -1,6 +1,6 @@
 /** Tools role: the issue-tracker MCP server (MCP_SERVICE_PORT, 9400) for coding assistants. */
 import { configWithoutApiCredentials, ConfigError } from '../../shared/config.js';
-import { handleSignals, onShutdown } from '../../shared/lifecycle.js';
+import { drainOnShutdown, handleSignals } from '../../shared/lifecycle.js';
 import { logger } from '../../shared/logger.js';
 import { createTracker, trackerSettingsFromConfig } from '../../shared/issue-tracker/tracker.js';
 import { identityProviderTokens, serviceTokens, type BearerAuth } from './auth.js';
@@ -29,7 +29,8 @@ try {
     publicUrl: toolServer.publicUrl,
     tracker: 'missing' in settings ? undefined : createTracker(settings),
   });
-  onShutdown('tools-http', tools.close);
+  // Behind a load balancer like the web role: keeps serving for the drain delay, then finishes the calls in flight.
+  drainOnShutdown('tools-http', tools.server);
   const log = logger('tools');
   if ('missing' in settings) log.warn({ missing: settings.missing }, 'issue tracker not configured: its tools will say so when called');
   log.info({ url: `${tools.url}/mcp`, auth: toolServer.identityBaseUrl ? 'identity provider' : 'service tokens' }, 'issue-tracker MCP server listening');

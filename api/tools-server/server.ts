@@ -5,7 +5,8 @@
  *
  *   POST /mcp                                   MCP (GET and DELETE: 405, no sessions are kept)
  *   GET  /.well-known/oauth-protected-resource  RFC 9728 metadata naming the identity provider (IDENTITY_BASE_URL only)
- *   GET  /healthz                               up
+ *   GET  /healthz                               liveness: the process answers
+ *   GET  /readyz                                readiness: not stopping (the tracker is asked per call, not probed)
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,7 @@ import { createMcpServer } from '../../shared/mcp-server.js';
 import { withTracker, type Tracker } from '../../shared/issue-tracker/tracker.js';
 import { problemTypeBase } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
+import { isStopping } from '../../shared/lifecycle.js';
 import { bearerToken, InvalidTokenError, TokenCheckUnavailableError, type BearerAuth } from './auth.js';
 
 export interface ToolServerOptions {
@@ -59,6 +61,12 @@ export async function startToolServer(opts: ToolServerOptions): Promise<ToolServ
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (path === '/healthz' && req.method === 'GET') {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
+    // The tracker is an outside service each call reaches with its caller's rights: its outage is said by
+    // the call that meets it, not by taking every replica out of the balancer.
+    if (path === '/readyz' && req.method === 'GET') {
+      res.writeHead(isStopping() ? 503 : 200, { 'Content-Type': 'application/json' }).end(isStopping() ? '{"status":"stopping"}' : '{"status":"ready"}');
       return;
     }
     if (path.startsWith('/.well-known/oauth-protected-resource') && req.method === 'GET' && opts.auth.identityBaseUrl) {

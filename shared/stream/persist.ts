@@ -11,7 +11,7 @@ import client from 'prom-client';
 import { publishEvent, type BusEvent } from '../bus.js';
 import { config } from '../config.js';
 import { isUniqueViolation, knexOptions } from '../db/index.js';
-import { onShutdown } from '../lifecycle.js';
+import { closeAtShutdown } from '../lifecycle.js';
 import { logger } from '../logger.js';
 import { metricsRegistry, metricPrefix } from '../metrics.js';
 import { unavailableDependency } from '../outages.js';
@@ -48,7 +48,7 @@ export function streamDb(): Knex {
       knexOptions(c.url, c.poolMax, { connectMs: c.connectTimeoutMs, acquireMs: c.acquireTimeoutMs, statementMs: c.statementTimeoutMs, lockMs: config().stream.lockTimeoutMs }),
     );
     pool = created;
-    onShutdown('stream postgres', () => {
+    closeAtShutdown('stream postgres', () => {
       if (pool === created) pool = undefined;
       return created.destroy();
     });

@@ -3,6 +3,7 @@
  * the project's image, a fresh database on the test PostgreSQL, waits, and the closing count.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +49,11 @@ export function containersStart(image: string): void {
 export function buildImage(tag: string, base: string): { bytes: number; seconds: number } {
   const started = Date.now();
   // Docker format: the OCI image format has no HEALTHCHECK. The build's output goes to stderr as it comes.
-  const r = spawnSync('podman', ['--runtime', 'runc', 'build', '--format', 'docker', '--network', 'host', '--build-arg', `NODE_IMAGE=${base}`, '-t', tag, '-f', 'Dockerfile', '.'], {
+  // The OCI labels' values, as a release build passes them.
+  const revision = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout.trim() || 'unknown';
+  const version = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  const labels = ['--build-arg', `VERSION=${version}`, '--build-arg', `REVISION=${revision}`, '--build-arg', `CREATED=${new Date().toISOString()}`];
+  const r = spawnSync('podman', ['--runtime', 'runc', 'build', '--format', 'docker', '--network', 'host', '--build-arg', `NODE_IMAGE=${base}`, ...labels, '-t', tag, '-f', 'Dockerfile', '.'], {
     cwd: root,
     stdio: ['ignore', process.stderr, process.stderr],
   });

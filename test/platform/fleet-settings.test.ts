@@ -156,7 +156,7 @@ describe('migrate (the release step)', () => {
 describe('worker processes on many hosts', () => {
   const args = ['--import', 'tsx', path.join(root, 'workers/main.ts')];
 
-  it('serve /healthz and /metrics on WORKER_METRICS_HOST, and run only the queues of WORKER_QUEUES', async () => {
+  it('serve /healthz, /readyz and /metrics on WORKER_METRICS_HOST, and run only the queues of WORKER_QUEUES', async () => {
     const worker = spawn(process.execPath, args, {
       cwd: root,
       env: { ...process.env, WORKER_METRICS_HOST: '127.0.0.2', WORKER_METRICS_PORT: '0', WORKER_QUEUES: 'crm, discovery', LOG_LEVEL: 'info' },
@@ -167,12 +167,14 @@ describe('worker processes on many hosts', () => {
         createInterface({ input: worker.stdout! }).on('line', (l) => l.includes('workers running') && resolve(l));
         worker.once('exit', (code) => reject(new Error(`worker exited (${code}) before it ran`)));
       });
-      const started = JSON.parse(line) as { queues: string[]; metrics: string; health: string };
+      const started = JSON.parse(line) as { queues: string[]; metrics: string; health: string; ready: string };
       expect(started.queues).toEqual(['crm', 'discovery']);
       expect(started.health).toMatch(/^http:\/\/127\.0\.0\.2:\d+\/healthz$/);
       const health = await fetch(started.health);
       expect(health.status).toBe(200);
-      expect(await health.json()).toEqual({ status: 'ok', queues: 2, stopped: [] });
+      expect(await health.json()).toEqual({ status: 'ok' });
+      const ready = await fetch(started.ready);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { workers: 'up', postgres: 'up', redis: 'up' } });
       expect((await fetch(started.metrics)).status).toBe(200);
     } finally {
       await stopChildren([worker]);
