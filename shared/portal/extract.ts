@@ -5,10 +5,10 @@
  * (extractChunks), bounded in time, heap and address space, with none of the platform's environment.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { constants, setPriority } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 export class ExtractionError extends Error {}
 
@@ -134,8 +134,31 @@ export interface ExtractionLimits {
 }
 
 const childEntry = fileURLToPath(new URL(`./extract.child${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
-/** From source (tsx, vitest) the child loads its .ts entry through tsx's loader, found from here rather than from the working directory. */
-const sourceLoader = childEntry.endsWith('.ts') ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
+let sourceBuild: Promise<string> | undefined;
+/**
+ * The script the child runs. Compiled, its .js entry. From source (tsx, vitest), the .ts entry bundled
+ * once by esbuild (the transformer tsx runs on) into a plain module under node_modules/.cache, its
+ * packages left to node_modules: a child started through tsx's loader carried a second V8 isolate and,
+ * for a file not yet in tsx's cache, a transform service, which failed under the address-space cap
+ * meant for the parser. So development and tests run the child as production does, and under the same cap.
+ */
+function childScript(): Promise<string> {
+  if (!childEntry.endsWith('.ts')) return Promise.resolve(childEntry);
+  sourceBuild ??= (async () => {
+    const { build } = await import('esbuild');
+    const out = await build({ entryPoints: [childEntry], bundle: true, platform: 'node', format: 'esm', packages: 'external', write: false, logLevel: 'silent' });
+    const dir = path.resolve(path.dirname(childEntry), '../../node_modules/.cache/switchboard');
+    await mkdir(dir, { recursive: true });
+    const script = path.join(dir, 'extract.child.mjs');
+    // Written aside, then renamed: test files building it at once never start a half-written one.
+    const staged = `${script}.${process.pid}`;
+    await writeFile(staged, out.outputFiles[0]!.contents);
+    await rename(staged, script);
+    return script;
+  })();
+  sourceBuild.catch(() => (sourceBuild = undefined));
+  return sourceBuild;
+}
 /** What V8, Node or the C library say when an allocation fails at the address-space limit. */
 const outOfAddressSpace = /out of memory|Allocation failed|Array buffer allocation failed|std::bad_alloc|Cannot allocate memory/i;
 const addressSpaceError = (limits: ExtractionLimits) =>
@@ -150,9 +173,9 @@ const stderrTail = 4096;
  * OS runs delivery, the API, Postgres and Redis first; its heap limit is --max-old-space-size on its
  * own command line, and passing it, or the time limit (SIGKILL), ends only the child.
  */
-function startChild(limits: ExtractionLimits): ChildProcess {
-  const nodeArgs = [`--max-old-space-size=${limits.maxMemoryMb}`, ...sourceLoader];
-  const child = fork(childEntry, [], {
+function startChild(script: string, limits: ExtractionLimits): ChildProcess {
+  const nodeArgs = [`--max-old-space-size=${limits.maxMemoryMb}`];
+  const child = fork(script, [], {
     // The heap limit bounds only V8's objects: a parser's ArrayBuffers (an inflated stream) live outside
     // it. The shell lowers the address-space limit (RLIMIT_AS, which any user may lower, in a container
     // too, where a cgroup of its own needs privileges) and execs Node in its place, keeping the IPC channel.
@@ -180,9 +203,10 @@ function startChild(limits: ExtractionLimits): ChildProcess {
  * ExtractionError naming why (the process is killed, the caller carries on). Any other failure of
  * the process is a plain Error (the job retries).
  */
-export function extractChunks(content: Buffer, contentType: string, filename: string, limits: ExtractionLimits): Promise<string[]> {
+export async function extractChunks(content: Buffer, contentType: string, filename: string, limits: ExtractionLimits): Promise<string[]> {
+  const script = await childScript();
   return new Promise((resolve, reject) => {
-    const child = startChild(limits);
+    const child = startChild(script, limits);
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (text: string) => {
       stderr = (stderr + text).slice(-stderrTail);

@@ -61,6 +61,8 @@ export function roleEnv(database: string, prefix: string, extra: NodeJS.ProcessE
     HOST: '127.0.0.1',
     PORT: '0',
     WORKER_METRICS_PORT: '0',
+    // A bench stops its platform between phases: no load balancer to drain for.
+    SHUTDOWN_DRAIN_DELAY_MS: '0',
     ...extra,
   };
 }
