@@ -15,6 +15,7 @@ import { AGENT_FAILED_REPLY, historyBefore, sessionEvents } from '../agent/sessi
 import type { HistoryEntry } from '../agent/history.js';
 import type { Authority } from '../auth/scopes.js';
 import type { ToolCaller } from '../tools.js';
+import { askFirstIn, questionOf, settleConfirmation } from '../agent/consent.js';
 import { getContext } from '../sessions/context.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/sessions.store.js';
@@ -59,6 +60,11 @@ export interface Turn {
   journalKey?: string;
   /** False: a failure is thrown for the queue's retry; true: it is answered with AGENT_FAILED_REPLY. */
   finalAttempt: boolean;
+  /**
+   * Whether the message is the person's own, from an authenticated channel: only then may it answer
+   * the session's pending confirmation (a delegated task's text is not the person's yes).
+   */
+  fromPerson: boolean;
   /** Whose rights the tools run with, when not the session user's own (a delegation: whoever asked). */
   authority?: Authority;
   /** The most of the user's roles the tools may use (a caller known only by caller ID: the portal's set). */
@@ -92,14 +98,19 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
     history = turn.published ? historyBefore(conversation_history, turn.message) : conversation_history;
   }
   const journal = turn.journalKey ? await turnJournal(turn.journalKey, turn.session_id) : undefined;
+  const caller: ToolCaller = { kind: 'agent', id: turn.session_id, user_id: turn.user_id, ...(turn.authority ? { authority: turn.authority } : {}), ...(turn.rolesAtMost ? { rolesAtMost: turn.rolesAtMost } : {}) };
   let result: TurnResult;
   try {
-    const answer = await runAgent(
+    // The person's answer to a change the assistant asked about is settled here, for every channel.
+    const settled = turn.fromPerson ? await settleConfirmation(turn.session_id, turn.interaction_id, turn.message, caller, emit) : undefined;
+    if (settled) turn.onToken?.(settled.reply);
+    const answer = settled ?? await runAgent(
       {
         channel: turn.channel,
         history,
         message: turn.message,
-        caller: { kind: 'agent', id: turn.session_id, user_id: turn.user_id, ...(turn.authority ? { authority: turn.authority } : {}), ...(turn.rolesAtMost ? { rolesAtMost: turn.rolesAtMost } : {}) },
+        caller,
+        askFirst: askFirstIn(turn.session_id, turn.interaction_id),
         ...(turn.excludeExecutors ? { excludeExecutors: turn.excludeExecutors } : {}),
         ...(turn.onToken ? { onToken: turn.onToken } : {}),
         ...(turn.signal ? { signal: turn.signal } : {}),
@@ -116,7 +127,9 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
       },
       emit,
     );
-    result = { reply: answer.reply, tool_calls: answer.tool_calls };
+    const question = settled ? undefined : questionOf(answer.tool_calls);
+    if (question) turn.onToken?.(`\n\n${question}`);
+    result = { reply: question ? `${answer.reply}\n\n${question}` : answer.reply, tool_calls: answer.tool_calls };
   } catch (err) {
     if (turn.signal?.aborted) return { reply: '', tool_calls: [], error: err };
     if (!turn.finalAttempt) throw err;
@@ -184,6 +197,7 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
       message: message.body ?? '',
       journalKey: `${adapter.channel}:${messageId}`,
       finalAttempt,
+      fromPerson: true,
     });
     const suppressed = adapter.mayReply ? !(await adapter.mayReply(user)) : false;
     recorded = await replyWith(answer, { user_id: user.user_id, session_id: session.session_id, interaction_id: interactionId, suppressed });
