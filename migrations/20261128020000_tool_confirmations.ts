@@ -11,6 +11,8 @@ export async function up(knex: Knex): Promise<void> {
     // What will happen, in the words the person was asked.
     t.text('summary').notNullable();
     t.text('status').notNullable().defaultTo('pending');
+    // The journal key of the turn that asked: a retry of that turn does not take its own question for the answer.
+    t.text('turn_key');
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('answered_at', { useTz: true });
     t.index(['session_id', 'status']);

@@ -15,15 +15,16 @@ export interface Confirmation {
   arguments: unknown;
   summary: string;
   status: ConfirmationStatus;
+  turn_key: string | null;
   created_at: Date;
   answered_at: Date | null;
 }
 
 /** Records a pending confirmation, dropping any earlier one of the session (the latest question is the one asked). */
-export async function requestConfirmation(sessionId: string, toolName: string, args: unknown, summary: string): Promise<Confirmation> {
+export async function requestConfirmation(sessionId: string, toolName: string, args: unknown, summary: string, turnKey: string | null): Promise<Confirmation> {
   return db().transaction(async (trx) => {
     await trx(TABLE).where({ session_id: sessionId, status: 'pending' }).update({ status: 'dropped', answered_at: trx.fn.now() });
-    const [row] = await trx(TABLE).insert({ session_id: sessionId, tool_name: toolName, arguments: JSON.stringify(args ?? {}), summary }).returning('*');
+    const [row] = await trx(TABLE).insert({ session_id: sessionId, tool_name: toolName, arguments: JSON.stringify(args ?? {}), summary, turn_key: turnKey }).returning('*');
     return row as Confirmation;
   });
 }
@@ -31,6 +32,12 @@ export async function requestConfirmation(sessionId: string, toolName: string, a
 /** The session's pending confirmation, if any. */
 export async function pendingConfirmation(sessionId: string): Promise<Confirmation | undefined> {
   return db()<Confirmation>(TABLE).where({ session_id: sessionId, status: 'pending' }).orderBy('created_at', 'desc').first();
+}
+
+/** Whether any session of the user has a confirmation pending. */
+export async function userHasPendingConfirmation(userId: string): Promise<boolean> {
+  const row = await db()(`${TABLE} as c`).join('sessions as s', 's.session_id', 'c.session_id').where({ 's.user_id': userId, 'c.status': 'pending' }).first('c.confirmation_id');
+  return !!row;
 }
 
 /** Answers a pending confirmation once: undefined when it was answered already (a concurrent turn took it). */

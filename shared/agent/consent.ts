@@ -17,7 +17,8 @@ import { answerConfirmation, pendingConfirmation, requestConfirmation } from './
 export const AWAITING_CONFIRMATION = 'awaiting_confirmation';
 
 const yesWords = new Set(['yes', 'y', 'yes please', 'yes go ahead', 'go ahead', 'confirm', 'confirmed', 'ok', 'okay', 'do it', 'sure']);
-const noWords = new Set(['no', 'n', 'no thanks', 'cancel', 'stop', 'dont', 'do not', 'nope']);
+// Not STOP or CANCEL: on SMS and the messaging app those are carrier opt-out keywords, and stay so.
+const noWords = new Set(['no', 'n', 'no thanks', 'dont', 'do not', 'nope']);
 
 /** The person's answer when the whole message is a yes or a no (a longer message is neither). */
 export function answerOf(message: string): 'yes' | 'no' | undefined {
@@ -35,15 +36,15 @@ export function describeCall(tool: ToolDefinition, args: unknown): string {
 /** The question the person is asked, in any channel (a yes or a no as the next message). */
 export const questionFor = (summary: string) => `Before I do this, please confirm: ${summary}. Reply yes to go ahead, or no to cancel.`;
 
-/** The askFirst hook of a turn in a session: records the pending confirmation and its audit row. */
-export function askFirstIn(sessionId: string, interactionId: string | null): (tool: ToolDefinition, args: unknown) => Promise<ToolCallRecord> {
+/** The askFirst hook of a turn in a session (`turnKey`: its journal key): records the pending confirmation and its audit row. */
+export function askFirstIn(sessionId: string, interactionId: string | null, turnKey: string | null): (tool: ToolDefinition, args: unknown) => Promise<ToolCallRecord> {
   let asked = false;
   return async (tool, args) => {
     // One question at a time: the person answers one thing with one yes.
     if (asked) return { tool_name: tool.name, arguments: args, ok: false, result: { error: 'Only one change can wait for the person at a time; ask for this one after they answer.' } };
     asked = true;
     const summary = describeCall(tool, args);
-    const confirmation = await requestConfirmation(sessionId, tool.name, args, summary);
+    const confirmation = await requestConfirmation(sessionId, tool.name, args, summary, turnKey);
     await recordAudit(db(), { session_id: sessionId, interaction_id: interactionId, event_type: 'confirmation_requested', payload: { confirmation_id: confirmation.confirmation_id, tool_name: tool.name, summary } });
     return {
       tool_name: tool.name,
@@ -63,17 +64,19 @@ export function questionOf(calls: ToolCallRecord[]): string | undefined {
 /**
  * The person's message answers the session's pending confirmation: a yes runs the tool with the
  * caller's rights (checked again by the gateway) and answers its outcome; a no cancels it; any other
- * message drops it (undefined: the turn goes on as usual).
+ * message drops it (undefined: the turn goes on as usual). A retry of the turn that asked (same
+ * `turnKey`) leaves its own question alone.
  */
 export async function settleConfirmation(
   sessionId: string,
   interactionId: string | null,
   message: string,
+  turnKey: string | null,
   caller: ToolCaller,
   emit: AgentEvents,
 ): Promise<{ reply: string; tool_calls: ToolCallRecord[] } | undefined> {
   const pending = await pendingConfirmation(sessionId);
-  if (!pending) return undefined;
+  if (!pending || (turnKey !== null && pending.turn_key === turnKey)) return undefined;
   const answer = answerOf(message);
   const taken = await answerConfirmation(pending.confirmation_id, answer === 'yes' ? 'confirmed' : answer === 'no' ? 'declined' : 'dropped');
   if (!taken) return undefined;

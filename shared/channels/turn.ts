@@ -15,7 +15,8 @@ import { AGENT_FAILED_REPLY, historyBefore, sessionEvents } from '../agent/sessi
 import type { HistoryEntry } from '../agent/history.js';
 import type { Authority } from '../auth/scopes.js';
 import type { ToolCaller } from '../tools.js';
-import { askFirstIn, questionOf, settleConfirmation } from '../agent/consent.js';
+import { answerOf, askFirstIn, questionOf, settleConfirmation } from '../agent/consent.js';
+import { userHasPendingConfirmation } from '../agent/confirmations.store.js';
 import { getContext } from '../sessions/context.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/sessions.store.js';
@@ -102,7 +103,7 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
   let result: TurnResult;
   try {
     // The person's answer to a change the assistant asked about is settled here, for every channel.
-    const settled = turn.fromPerson ? await settleConfirmation(turn.session_id, turn.interaction_id, turn.message, caller, emit) : undefined;
+    const settled = turn.fromPerson ? await settleConfirmation(turn.session_id, turn.interaction_id, turn.message, turn.journalKey ?? null, caller, emit) : undefined;
     if (settled) turn.onToken?.(settled.reply);
     const answer = settled ?? await runAgent(
       {
@@ -110,7 +111,7 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
         history,
         message: turn.message,
         caller,
-        askFirst: askFirstIn(turn.session_id, turn.interaction_id),
+        askFirst: askFirstIn(turn.session_id, turn.interaction_id, turn.journalKey ?? null),
         ...(turn.excludeExecutors ? { excludeExecutors: turn.excludeExecutors } : {}),
         ...(turn.onToken ? { onToken: turn.onToken } : {}),
         ...(turn.signal ? { signal: turn.signal } : {}),
@@ -176,7 +177,9 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
   // 2. The provider's window for free text opens with the person's message; what the channel
   //    handles itself (carrier keywords) is answered as the channel says, no agent.
   await adapter.window?.open(message, user);
-  const intercepted = await adapter.intercept?.(message, user);
+  // A yes to the assistant's pending question is the person's answer, not the carrier's opt-in keyword YES.
+  const answersQuestion = answerOf(message.body ?? '') === 'yes' && (await userHasPendingConfirmation(user.user_id));
+  const intercepted = answersQuestion ? undefined : await adapter.intercept?.(message, user);
   if (intercepted) {
     if (intercepted.reply) await replyWith(intercepted.reply, { user_id: user.user_id, session_id: null, interaction_id: null });
     await book.markProcessed(messageId, { user_id: user.user_id, session_id: null, interaction_id: null, metadata: { outcome: intercepted.outcome } });

@@ -78,7 +78,9 @@ describe('every tool declares whether it changes data', () => {
 
   it('a yes or a no is the whole message; a longer message is neither', () => {
     expect(['yes', 'Yes!', ' ok ', 'Yes, please.', 'go ahead'].map(answerOf)).toEqual(['yes', 'yes', 'yes', 'yes', 'yes']);
-    expect(['no', 'No.', 'cancel'].map(answerOf)).toEqual(['no', 'no', 'no']);
+    expect(['no', 'No.', 'nope'].map(answerOf)).toEqual(['no', 'no', 'no']);
+    // STOP and CANCEL stay the carriers' opt-out keywords on SMS and the messaging app.
+    expect(['STOP', 'cancel'].map(answerOf)).toEqual([undefined, undefined]);
     expect(['yes but change the status to contacted', 'maybe', ''].map(answerOf)).toEqual([undefined, undefined, undefined]);
   });
 });
