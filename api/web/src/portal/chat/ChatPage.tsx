@@ -184,7 +184,7 @@ export default function ChatPage() {
             ))}
             {asksToConfirm(shown.at(-1)) && !send.isPending && (
               // The person's own answer, sent as their next message (the only thing that can run the change).
-              <Group gap="xs" aria-label="Confirm the change">
+              <Group gap="xs" role="group" aria-label="Confirm the change">
                 <Button size="xs" color="green" onClick={() => submit('yes', false)}>
                   Confirm
                 </Button>
