@@ -177,10 +177,11 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
   // 2. The provider's window for free text opens with the person's message; what the channel
   //    handles itself (carrier keywords) is answered as the channel says, no agent.
   await adapter.window?.open(message, user);
-  // A yes to the assistant's pending question is the person's answer, not the carrier's opt-in keyword YES.
-  const answersQuestion = answerOf(message.body ?? '') === 'yes' && (await userHasPendingConfirmation(user.user_id));
-  const intercepted = answersQuestion ? undefined : await adapter.intercept?.(message, user);
-  if (intercepted) {
+  const intercepted = await adapter.intercept?.(message, user);
+  // The carriers' opt-in keyword YES (consent recorded as usual) is also the person's answer when the
+  // assistant's question is pending; nothing else a channel keeps from the agent (robots' mail) answers it.
+  const answersQuestion = intercepted?.outcome === 'opted_in' && answerOf(message.body ?? '') === 'yes' && (await userHasPendingConfirmation(user.user_id));
+  if (intercepted && !answersQuestion) {
     if (intercepted.reply) await replyWith(intercepted.reply, { user_id: user.user_id, session_id: null, interaction_id: null });
     await book.markProcessed(messageId, { user_id: user.user_id, session_id: null, interaction_id: null, metadata: { outcome: intercepted.outcome } });
     return intercepted;
