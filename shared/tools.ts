@@ -75,6 +75,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   /** Executor type in the tool gateway (e.g. "crm"). */
   executor: string;
+  /**
+   * Whether a call changes data (creates, updates, acknowledges, runs, sends). The assistant never runs
+   * such a tool on its own: the person is asked first and it runs on their yes (shared/agent/consent.ts).
+   * Required, so no tool is left undeclared.
+   */
+  changesData: boolean;
   input: S;
   handler: (input: z.output<S>, ctx: ToolContext) => Promise<unknown>;
   /** JSON Schema shown instead of the zod schema's (tools whose schema comes from outside, e.g. workflows). */

@@ -6,7 +6,7 @@
  */
 import type OpenAI from 'openai';
 import { llmClient, llmModel } from '../clients/llm.js';
-import { findTool, inputDigest, toolJsonSchema, type ToolCaller } from '../tools.js';
+import { findTool, inputDigest, toolJsonSchema, type ToolCaller, type ToolDefinition } from '../tools.js';
 import { AppError } from '../errors.js';
 import { callTool, toolsFor } from '../tool-gateway/gateway.js';
 import { modelHistory, type HistoryEntry } from './history.js';
@@ -51,6 +51,11 @@ export interface AgentTurn {
   onToken?: (token: string) => void;
   /** Cancels the turn (a caller who interrupts): the model request is aborted. */
   signal?: AbortSignal;
+  /**
+   * Asked instead of running a tool that changes data: records that the person is to confirm it and
+   * answers what the model is told. Absent: such a tool is refused (nobody could say yes).
+   */
+  askFirst?: (tool: ToolDefinition, args: unknown) => Promise<ToolCallRecord>;
 }
 
 /** A model answer that asked for tools, as the next request repeats it. */
@@ -108,6 +113,10 @@ async function runTool(name: string, rawArguments: string, turn: AgentTurn): Pro
   }
   const tool = await findTool(name);
   if (!tool || turn.excludeExecutors?.includes(tool.executor)) return { tool_name: name, arguments: args, ok: false, result: { error: `unknown tool "${name}"` } };
+  // Whatever the model read that made it ask, a change waits for the person's own yes.
+  if (tool.changesData) {
+    return turn.askFirst ? turn.askFirst(tool, args) : { tool_name: name, arguments: args, ok: false, result: { error: `${name} changes data and needs the person's confirmation, which cannot be asked here.` } };
+  }
   try {
     return { tool_name: name, arguments: args, ok: true, result: (await callTool(tool, args, callerOf(turn))) ?? null };
   } catch (err) {

@@ -18,6 +18,7 @@ export const delegationTools: ToolDefinition<any>[] = [
       'with run_id and status queued/running: ask agent_delegation_status later. The run\'s tool calls appear on the session\'s event stream.',
     ].join(' '),
     executor: DELEGATION_EXECUTOR,
+    changesData: false,
     input: z.object({
       task: z.string().trim().min(1).max(16_000).describe('what the agent should do, in plain language'),
       user_id: uuid().optional().describe('the user in whose session the agent works (a person: only their own; a key: needs portal:impersonate); omitted: the caller\'s own session, for a key the service user\'s'),
@@ -32,6 +33,7 @@ export const delegationTools: ToolDefinition<any>[] = [
     name: 'agent_delegation_status',
     description: 'The status of a delegated run (queued, running, completed, failed) and, once completed, the agent\'s answer.',
     executor: DELEGATION_EXECUTOR,
+    changesData: false,
     input: z.object({ run_id: uuid() }),
     handler: async ({ run_id }, { caller }) => {
       const run = await getRun(run_id);

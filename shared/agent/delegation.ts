@@ -117,6 +117,8 @@ export async function runDelegation(runId: string, finalAttempt: boolean): Promi
     published: true,
     journalKey: `delegation:${runId}`,
     finalAttempt,
+    // The task is the asking agent's text, not the person's: it can ask for a change, never confirm one.
+    fromPerson: false,
     // The delegated agent works with the rights of whoever asked, re-read at each tool call.
     authority: run.authority,
     excludeExecutors: [DELEGATION_EXECUTOR],

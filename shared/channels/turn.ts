@@ -15,6 +15,8 @@ import { AGENT_FAILED_REPLY, agentTurnRefusal, historyBefore, sessionEvents } fr
 import type { HistoryEntry } from '../agent/history.js';
 import type { Authority } from '../auth/scopes.js';
 import type { ToolCaller } from '../tools.js';
+import { answerOf, askFirstIn, questionOf, settleConfirmation } from '../agent/consent.js';
+import { userHasPendingConfirmation } from '../agent/confirmations.store.js';
 import { getContext } from '../sessions/context.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/sessions.store.js';
@@ -59,6 +61,11 @@ export interface Turn {
   journalKey?: string;
   /** False: a failure is thrown for the queue's retry; true: it is answered with AGENT_FAILED_REPLY. */
   finalAttempt: boolean;
+  /**
+   * Whether the message is the person's own, from an authenticated channel: only then may it answer
+   * the session's pending confirmation (a delegated task's text is not the person's yes).
+   */
+  fromPerson: boolean;
   /** Whose rights the tools run with, when not the session user's own (a delegation: whoever asked). */
   authority?: Authority;
   /** The person's LIMIT_AGENT_TURNS_PER_MINUTE was taken at the door already (web chat answers 429 there). */
@@ -94,17 +101,22 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
     history = turn.published ? historyBefore(conversation_history, turn.message) : conversation_history;
   }
   const journal = turn.journalKey ? await turnJournal(turn.journalKey, turn.session_id) : undefined;
+  const caller: ToolCaller = { kind: 'agent', id: turn.session_id, user_id: turn.user_id, ...(turn.authority ? { authority: turn.authority } : {}), ...(turn.rolesAtMost ? { rolesAtMost: turn.rolesAtMost } : {}) };
   let result: TurnResult;
-  // Channels that cannot answer 429 (text channels, calls, delegation) answer over the limit with a notice instead of the model.
-  const busy = turn.turnCounted ? undefined : await agentTurnRefusal(turn.user_id);
-  if (busy) result = { reply: busy, tool_calls: [] };
-  else try {
-    const answer = await runAgent(
+  try {
+    // The person's answer to a change the assistant asked about is settled here, for every channel.
+    const settled = turn.fromPerson ? await settleConfirmation(turn.session_id, turn.interaction_id, turn.message, turn.journalKey ?? null, caller, emit) : undefined;
+    if (settled) turn.onToken?.(settled.reply);
+    // Over LIMIT_AGENT_TURNS_PER_MINUTE, channels that cannot answer 429 (text channels, calls, delegation) answer with a notice instead of the model.
+    const busy = settled || turn.turnCounted ? undefined : await agentTurnRefusal(turn.user_id);
+    if (busy) turn.onToken?.(busy);
+    const answer = settled ?? (busy ? { reply: busy, tool_calls: [] } : await runAgent(
       {
         channel: turn.channel,
         history,
         message: turn.message,
-        caller: { kind: 'agent', id: turn.session_id, user_id: turn.user_id, ...(turn.authority ? { authority: turn.authority } : {}), ...(turn.rolesAtMost ? { rolesAtMost: turn.rolesAtMost } : {}) },
+        caller,
+        askFirst: askFirstIn(turn.session_id, turn.interaction_id, turn.journalKey ?? null),
         ...(turn.excludeExecutors ? { excludeExecutors: turn.excludeExecutors } : {}),
         ...(turn.onToken ? { onToken: turn.onToken } : {}),
         ...(turn.signal ? { signal: turn.signal } : {}),
@@ -120,8 +132,10 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
           : {}),
       },
       emit,
-    );
-    result = { reply: answer.reply, tool_calls: answer.tool_calls };
+    ));
+    const question = settled ? undefined : questionOf(answer.tool_calls);
+    if (question) turn.onToken?.(`\n\n${question}`);
+    result = { reply: question ? `${answer.reply}\n\n${question}` : answer.reply, tool_calls: answer.tool_calls };
   } catch (err) {
     if (turn.signal?.aborted) return { reply: '', tool_calls: [], error: err };
     if (!turn.finalAttempt) throw err;
@@ -169,7 +183,10 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
   //    handles itself (carrier keywords) is answered as the channel says, no agent.
   await adapter.window?.open(message, user);
   const intercepted = await adapter.intercept?.(message, user);
-  if (intercepted) {
+  // The carriers' opt-in keyword YES (consent recorded as usual) is also the person's answer when the
+  // assistant's question is pending; nothing else a channel keeps from the agent (robots' mail) answers it.
+  const answersQuestion = intercepted?.outcome === 'opted_in' && answerOf(message.body ?? '') === 'yes' && (await userHasPendingConfirmation(user.user_id));
+  if (intercepted && !answersQuestion) {
     if (intercepted.reply) await replyWith(intercepted.reply, { user_id: user.user_id, session_id: null, interaction_id: null });
     await book.markProcessed(messageId, { user_id: user.user_id, session_id: null, interaction_id: null, metadata: { outcome: intercepted.outcome } });
     return intercepted;
@@ -189,6 +206,7 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
       message: message.body ?? '',
       journalKey: `${adapter.channel}:${messageId}`,
       finalAttempt,
+      fromPerson: true,
     });
     const suppressed = adapter.mayReply ? !(await adapter.mayReply(user)) : false;
     recorded = await replyWith(answer, { user_id: user.user_id, session_id: session.session_id, interaction_id: interactionId, suppressed });

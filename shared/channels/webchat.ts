@@ -110,6 +110,7 @@ export async function answerWebChat(
     published: true,
     journalKey: `webchat:${turn.turn_id}`,
     finalAttempt,
+    fromPerson: true,
     publish: {
       idempotencyKey: `webchat:${turn.turn_id}:assistant`,
       metadata: ({ tool_calls }) => ({ turn_id: turn.turn_id, tool_calls: tool_calls.map((c) => ({ tool_name: c.tool_name, ok: c.ok })) }),

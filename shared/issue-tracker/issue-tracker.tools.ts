@@ -98,6 +98,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_list_tree',
     executor: 'issue_tracker',
+    changesData: false,
     description: 'List the files and folders of the project repository at a path and ref (branch, tag or commit; default: the default branch).',
     input: z.object({ path: repoPath().optional(), ref: z.string().max(255).optional(), recursive: z.boolean().default(false), page, per_page: perPage }),
     handler: async (input) => {
@@ -112,6 +113,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_search_files',
     executor: 'issue_tracker',
+    changesData: false,
     description: 'Find files of the repository whose path contains the given text (case-insensitive) at a ref (default: the default branch).',
     input: z.object({ query: z.string().min(1).max(255), ref: z.string().max(255).optional(), limit: z.number().int().min(1).max(200).default(50) }),
     handler: async (input) => {
@@ -134,6 +136,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_read_file',
     executor: 'issue_tracker',
+    changesData: false,
     description: 'Read a text file of the repository at a ref (default: the default branch). Binary files are reported, not returned.',
     input: z.object({ path: repoPath().pipe(z.string().min(1)), ref: z.string().max(255).optional() }),
     handler: async (input) => {
@@ -153,6 +156,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_write_file',
     executor: 'issue_tracker',
+    changesData: true,
     description: [
       'Create or replace a text file as one commit on a branch. A branch that does not exist yet is created from start_branch',
       '(default: the default branch). Writing to the default branch itself is refused unless allow_default_branch is true.',
@@ -191,6 +195,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_list_merge_requests',
     executor: 'issue_tracker',
+    changesData: false,
     description: 'List merge requests of the project, newest first; filter by state (default opened), branches or a text search.',
     input: z.object({
       state: z.enum(['opened', 'closed', 'merged', 'all']).default('opened'),
@@ -214,6 +219,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_get_merge_request',
     executor: 'issue_tracker',
+    changesData: false,
     description: 'Read one merge request with its description and a diff summary (files changed, lines added and removed).',
     input: z.object({ iid }),
     handler: async (input) => {
@@ -235,6 +241,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_create_merge_request',
     executor: 'issue_tracker',
+    changesData: true,
     description: 'Open a merge request from a source branch into a target branch (default: the default branch).',
     input: z.object({
       source_branch: z.string().min(1).max(255),
@@ -258,6 +265,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_comment_merge_request',
     executor: 'issue_tracker',
+    changesData: true,
     description: 'Add a comment to a merge request.',
     input: z.object({ iid, body: z.string().min(1).max(100_000) }),
     handler: async (input) => {
@@ -269,6 +277,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_update_merge_request',
     executor: 'issue_tracker',
+    changesData: true,
     description: 'Change a merge request: its state (close, reopen, or merge when the tracker allows it) and/or its title, description and labels.',
     input: z
       .object({
@@ -296,6 +305,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_list_issues',
     executor: 'issue_tracker',
+    changesData: false,
     description: 'List issues of the project, newest first; filter by state (default opened), labels (all must match) or a text search.',
     input: z.object({ state: z.enum(['opened', 'closed', 'all']).default('opened'), labels: labels.optional(), search: z.string().max(255).optional(), page, per_page: perPage }),
     handler: async (input) => {
@@ -311,6 +321,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_get_issue',
     executor: 'issue_tracker',
+    changesData: false,
     description: 'Read one issue with its description and its latest comments (system notes left out).',
     input: z.object({ iid }),
     handler: async (input) => {
@@ -325,6 +336,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_create_issue',
     executor: 'issue_tracker',
+    changesData: true,
     description: 'Create an issue in the project.',
     input: z.object({ title: z.string().min(1).max(255), description: z.string().max(100_000).optional(), labels: labels.optional(), confidential: z.boolean().optional() }),
     handler: async (input) => {
@@ -338,6 +350,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_update_issue',
     executor: 'issue_tracker',
+    changesData: true,
     description: 'Change an issue: title, description, labels (replace, add or remove) and/or state (close or reopen).',
     input: z
       .object({
@@ -364,6 +377,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_comment_issue',
     executor: 'issue_tracker',
+    changesData: true,
     description: 'Add a comment to an issue.',
     input: z.object({ iid, body: z.string().min(1).max(100_000) }),
     handler: async (input) => {
@@ -375,6 +389,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_latest_pipeline',
     executor: 'issue_tracker',
+    changesData: false,
     description: 'Status of the latest CI pipeline of a ref (branch or tag; default: the default branch).',
     input: z.object({ ref: z.string().min(1).max(255).optional() }),
     handler: async (input) => {
@@ -387,6 +402,7 @@ export const issueTrackerTools = [
   defineTool({
     name: 'tracker_get_pipeline',
     executor: 'issue_tracker',
+    changesData: false,
     description: 'One CI pipeline with its jobs (name, stage, status, duration, link).',
     input: z.object({ pipeline_id: z.number().int().min(1) }),
     handler: async (input) => {

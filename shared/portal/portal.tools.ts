@@ -30,6 +30,7 @@ export const portalTools = [
     description:
       "Searches the documents the user uploaded to the portal (full text; use key words or a \"quoted phrase\"). Returns the best passages with the file name of each; name the file when you answer from it. Only the current user's documents are searched.",
     executor,
+    changesData: false,
     input: z.object({
       query: z.string().trim().min(1).max(500).describe('words or a "quoted phrase" to look for'),
       limit: z.number().int().min(1).max(10).default(5).describe('how many passages to return'),
@@ -43,6 +44,7 @@ export const portalTools = [
     name: 'portal_list_contacts',
     description: "The user's own contacts (name, email, phone, company, tags), favourites first; `search` matches name, email, phone or company.",
     executor,
+    changesData: false,
     input: z.object({ search: z.string().trim().min(1).max(200).optional(), limit: z.number().int().min(1).max(100).default(20) }),
     handler: async ({ search, limit }, ctx) => ({ contacts: (await listContacts(ownerOf(ctx), { search })).slice(0, limit) }),
   }),
@@ -50,6 +52,7 @@ export const portalTools = [
     name: 'portal_list_cases',
     description: 'The support cases the user opened (status, priority, title), most urgent first.',
     executor,
+    changesData: false,
     input: z.object({ status: z.array(z.enum(caseStatuses)).optional(), limit: z.number().int().min(1).max(100).default(20) }),
     handler: async ({ status, limit }, ctx) => ({ cases: (await listCases(asRequester(ctx), { status })).slice(0, limit) }),
   }),
@@ -57,6 +60,7 @@ export const portalTools = [
     name: 'portal_get_case',
     description: 'One of the user\'s own support cases with its comments and the status moves the user may make.',
     executor,
+    changesData: false,
     input: z.object({ case_id: uuid() }),
     handler: async ({ case_id }, ctx) => caseWithComments(asRequester(ctx), case_id),
   }),
@@ -64,6 +68,7 @@ export const portalTools = [
     name: 'portal_open_case',
     description: 'Opens a support case for the user (title, description, priority P1 most urgent … P4, default P3).',
     executor,
+    changesData: true,
     input: z.object({ title: z.string().trim().min(1).max(200), description: z.string().trim().min(1).max(10_000), priority: z.enum(casePriorities).default('P3') }),
     handler: async (input, ctx) => createCase(asRequester(ctx), input),
   }),
@@ -71,6 +76,7 @@ export const portalTools = [
     name: 'portal_list_sessions',
     description: "The user's own past conversations (newest first): status, channel it started on, message count and summary.",
     executor,
+    changesData: false,
     input: z.object({ limit: z.number().int().min(1).max(50).default(10) }),
     handler: async ({ limit }, ctx) => {
       const sessions = await listSessions(ownerOf(ctx), limit);

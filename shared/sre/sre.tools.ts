@@ -59,6 +59,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_list_alerts',
     description: 'List alert instances, newest first, optionally by status (firing, acknowledged, resolved), severity or incident.',
     executor,
+    changesData: false,
     input: z.object({
       status: z.enum(['firing', 'acknowledged', 'resolved']).optional(),
       severity: z.string().max(50).optional(),
@@ -74,6 +75,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_get_alert',
     description: 'Get one alert instance (labels, annotations, status, incident).',
     executor,
+    changesData: false,
     input: z.object({ alert_id: uuid() }),
     handler: ({ alert_id }) => getAlert(alert_id),
   }),
@@ -81,6 +83,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_acknowledge_alert',
     description: 'Acknowledge a firing alert (recorded in its history under the assistant\'s name).',
     executor,
+    changesData: true,
     input: z.object({ alert_id: uuid(), note: z.string().max(2000).optional() }),
     handler: onIncident(
       ({ alert_id, note }, ctx) => moveAlert(alert_id, 'acknowledged', assistantActor(ctx), note),
@@ -91,6 +94,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_list_incidents',
     description: 'List incidents, newest first, optionally by status (open, acknowledged, resolved, closed).',
     executor,
+    changesData: false,
     input: z.object({ status: z.enum(['open', 'acknowledged', 'resolved', 'closed']).optional(), limit }),
     handler: async ({ status, limit }) => {
       const page = await listIncidents({ status: status ? [status] : undefined, limit, offset: 0 });
@@ -101,6 +105,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_get_incident',
     description: 'Get one incident with its alerts and the latest 50 entries of its timeline.',
     executor,
+    changesData: false,
     input: z.object({ incident_id: uuid() }),
     handler: onIncident(async ({ incident_id }) => {
       const incident = await getIncident(incident_id);
@@ -112,6 +117,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_acknowledge_incident',
     description: 'Acknowledge an open incident (stops its escalation timer).',
     executor,
+    changesData: true,
     input: z.object({ incident_id: uuid(), note: z.string().max(2000).optional() }),
     handler: onIncident(({ incident_id, note }, ctx) => moveIncident(incident_id, 'acknowledged', assistantActor(ctx), note)),
   }),
@@ -119,6 +125,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_get_entity',
     description: 'Read a CMDB entity: its health, relationships, monitors and recommendations, and its neighbourhood within `depth` hops.',
     executor,
+    changesData: false,
     input: z.object({ entity_id: uuid(), depth: z.number().int().min(1).max(3).default(1).describe('neighbourhood radius in hops (1-3)') }),
     handler: async ({ entity_id, depth }) => {
       const [entity, neighbourhood] = await Promise.all([entityDetail(entity_id), entityNeighbourhood(entity_id, depth)]);
@@ -129,6 +136,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_list_runbooks',
     description: 'List runbooks (automated remediations), optionally searching their names.',
     executor,
+    changesData: false,
     input: z.object({ search: z.string().max(200).optional(), limit }),
     handler: async ({ search, limit }) => {
       const page = await listRunbooks({ search, limit, offset: 0 });
@@ -139,6 +147,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_execute_runbook',
     description: 'Start a runbook; the answer is its execution (queued; follow it with sre_get_runbook_execution). Name the incident or alert it is for.',
     executor,
+    changesData: true,
     input: z.object({
       runbook_id: uuid(),
       incident_id: uuid().optional(),
@@ -151,6 +160,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_get_runbook_execution',
     description: 'Get one runbook execution (status: queued, running, success, failed, timed_out) with its history.',
     executor,
+    changesData: false,
     input: z.object({ execution_id: uuid() }),
     handler: async ({ execution_id }) => ({ execution: await getExecution(execution_id), history: await executionHistory(execution_id) }),
   }),
@@ -158,6 +168,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_add_timeline_note',
     description: 'Add a note to an incident\'s timeline (findings, what was tried).',
     executor,
+    changesData: true,
     input: z.object({ incident_id: uuid(), message: z.string().trim().min(1).max(4000) }),
     handler: onIncident(async ({ incident_id, message }, ctx) => {
       await postTimeline(incident_id, { kind: TimelineKind.Comment, actor: assistantActor(ctx), message });
@@ -168,6 +179,7 @@ export const sreTools: ToolDefinition<any>[] = [
     name: 'sre_escalate_incident',
     description: 'Escalate an incident to a human (recorded on the timeline and sent to the escalation webhook). Say why.',
     executor,
+    changesData: true,
     input: z.object({ incident_id: uuid(), reason: z.string().trim().min(1).max(2000) }),
     handler: onIncident(({ incident_id, reason }, ctx) => escalateIncident(incident_id, assistantActor(ctx), reason)),
   }),

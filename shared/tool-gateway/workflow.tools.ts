@@ -53,6 +53,8 @@ function toTool(workflow: N8nWorkflow, name: string): ToolDefinition | null {
     name,
     description: `Start the automation workflow "${workflow.name}" (id ${workflow.id}) with the input as its webhook body; answers its result or its execution id and status.`,
     executor: WORKFLOW_EXECUTOR,
+    // A workflow acts on other systems; what it does is not known here, so it is asked first.
+    changesData: true,
     input: freeForm,
     jsonSchema: notesSchema(hook?.notes) ?? { type: 'object', additionalProperties: true, description: 'free-form input handed to the workflow' },
     handler: async (input) => {

@@ -29,6 +29,7 @@ registerTools([
     name: 'test_weather',
     description: 'Current weather of a city',
     executor: 'test',
+    changesData: false,
     input: z.object({ city: z.string().min(1) }),
     handler: async ({ city }) => {
       if (city === 'Atlantis') throw new Error('city is under water');

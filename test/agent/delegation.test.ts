@@ -27,6 +27,7 @@ registerTools([
     name: 'test_side_effect',
     description: 'records a note (a side effect that must not happen twice)',
     executor: 'test',
+    changesData: false,
     input: z.object({ note: z.string() }),
     handler: async () => ({ count: ++sideEffects }),
   }),

@@ -45,7 +45,7 @@ beforeAll(async () => {
 afterAll(() => listener.close());
 
 /** A raw message as the MX hands it on: its Authentication-Results on top, in the order given. */
-function message(subject: string, authResults: string[], from = 'Pat <pat@corp.example>') {
+function message(subject: string, authResults: string[], from = 'Pat <pat@corp.example>', body = `Please create lead ${subject}.`) {
   const messageId = `<${randomBytes(8).toString('hex')}@corp.example>`;
   const raw = [
     ...authResults.map((a) => `Authentication-Results: ${a}`),
@@ -55,7 +55,7 @@ function message(subject: string, authResults: string[], from = 'Pat <pat@corp.e
     `Message-ID: ${messageId}`,
     `Date: ${new Date().toUTCString()}`,
     '',
-    `Please create lead ${subject}.`,
+    body,
     '',
   ].join('\r\n');
   return { messageId, raw };
@@ -154,10 +154,15 @@ describe('a mail forged as an SRE', () => {
     ]);
 
     // The genuine mail, through the same path: the model is asked and its tool runs.
-    const genuine = message('Genuine', [`${MX};\r\n\tspf=pass smtp.mailfrom=pat@corp.example;\r\n\tdkim=pass (2048-bit key) header.d=corp.example header.s=sel;\r\n\tdmarc=pass (p=reject) header.from=corp.example`]);
+    const genuineAuth = [`${MX};\r\n\tspf=pass smtp.mailfrom=pat@corp.example;\r\n\tdkim=pass (2048-bit key) header.d=corp.example header.s=sel;\r\n\tdmarc=pass (p=reject) header.from=corp.example`];
+    const genuine = message('Genuine', genuineAuth);
     expect((await deliver(genuine.raw)).code).toBe(250);
-    await eventually(async () => (await leadsNamed('Genuine')).length === 1, 15_000, 'the lead of the genuine mail');
+    // A lead changes data: the reply asks first (issue 39 point 8), and the person's own mail saying yes runs it.
     await eventually(async () => relay.delivered.find((m) => m.envelope.to.includes('pat@corp.example')), 15_000, 'the reply to the genuine mail');
+    expect(await leadsNamed('Genuine')).toHaveLength(0);
+    const yes = message('Re: Genuine', genuineAuth, undefined, 'yes');
+    expect((await deliver(yes.raw)).code).toBe(250);
+    await eventually(async () => (await leadsNamed('Genuine')).length === 1, 15_000, 'the lead of the genuine mail, on its yes');
 
     for (const [name] of forgeries) {
       expect(modelSaw(`create lead ${name}`)).toBe(false);

@@ -21,6 +21,7 @@ registerTools([
     name: 'test_order_status',
     description: 'Status of an order',
     executor: 'test',
+    changesData: false,
     // Any person's assistant may look up an order.
     access: { roles: ['user'], scope: 'tools' },
     input: z.object({ order: z.string() }),

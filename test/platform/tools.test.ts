@@ -6,6 +6,7 @@ const echo = defineTool({
   name: 'test_echo',
   description: 'echoes',
   executor: 'test',
+  changesData: false,
   input: z.object({ text: z.string().min(1), times: z.number().int().positive().default(1) }),
   handler: async ({ text, times }) => text.repeat(times),
 });

@@ -57,9 +57,9 @@ process.env.WORKFLOW_TOOLS_TTL = '2';
 afterAll(() => new Promise<void>((r) => n8n.close(() => r())));
 
 registerTools([
-  defineTool({ name: 'test_slow', description: 'sleeps', executor: 'test', input: z.object({ ms: z.number() }), handler: ({ ms }) => new Promise((r) => setTimeout(() => r({ slept: ms }), ms)) }),
-  defineTool({ name: 'test_big', description: 'a big result', executor: 'test', input: z.object({ bytes: z.number() }), handler: async ({ bytes }) => ({ text: 'x'.repeat(bytes) }) }),
-  defineTool({ name: 'test_secret_echo', description: 'echoes', executor: 'test', input: z.object({ secret: z.string() }), handler: async ({ secret }) => ({ length: secret.length }) }),
+  defineTool({ name: 'test_slow', description: 'sleeps', executor: 'test', changesData: false, input: z.object({ ms: z.number() }), handler: ({ ms }) => new Promise((r) => setTimeout(() => r({ slept: ms }), ms)) }),
+  defineTool({ name: 'test_big', description: 'a big result', executor: 'test', changesData: false, input: z.object({ bytes: z.number() }), handler: async ({ bytes }) => ({ text: 'x'.repeat(bytes) }) }),
+  defineTool({ name: 'test_secret_echo', description: 'echoes', executor: 'test', changesData: false, input: z.object({ secret: z.string() }), handler: async ({ secret }) => ({ length: secret.length }) }),
 ]);
 
 let api: Platform;

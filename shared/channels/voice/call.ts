@@ -148,6 +148,7 @@ export class VoiceCall {
         message: text,
         history,
         finalAttempt: true,
+        fromPerson: true,
         // Caller ID alone earns the portal's tool set; a PIN or A-level attestation proves the rest.
         ...(this.rightsProven ? {} : { rolesAtMost: ['user'] as const }),
         signal: controller.signal,

@@ -23,6 +23,9 @@ interface ChatMessage {
 
 type StreamState = 'connecting' | 'live' | 'reconnecting' | 'idle';
 
+/** How the assistant ends a question before a change (shared/agent/consent.ts): answered by the buttons below it. */
+const asksToConfirm = (m: ChatMessage | undefined) => m?.role === 'assistant' && /Reply yes to go ahead, or no to cancel\.$/.test(m.content);
+
 /**
  * Follows the session's stream while `sessionId` is set: MESSAGE events go to `onMessage`; the
  * end of the stream (the session closed, or a disconnect) to `onEnded`. After a disconnect the stream is reopened by hand
@@ -147,11 +150,10 @@ export default function ChatPage() {
   }, [shown.length]);
 
   const sending = useRef(0);
-  const submit = () => {
-    const message = text.trim();
+  const submit = (message = text.trim(), clear = true) => {
     if (!message || send.isPending) return;
     setLocal((l) => [...l, { id: `sending-${++sending.current}`, role: 'user', content: message, channel: 'chat', pending: true }]);
-    setText('');
+    if (clear) setText('');
     send.mutate({ body: { message } });
   };
 
@@ -180,6 +182,17 @@ export default function ChatPage() {
             {shown.map((m) => (
               <MessageBubble key={m.id} role={m.role} content={m.content} channel={m.channel} pending={m.pending} />
             ))}
+            {asksToConfirm(shown.at(-1)) && !send.isPending && (
+              // The person's own answer, sent as their next message (the only thing that can run the change).
+              <Group gap="xs" role="group" aria-label="Confirm the change">
+                <Button size="xs" color="green" onClick={() => submit('yes', false)}>
+                  Confirm
+                </Button>
+                <Button size="xs" variant="default" onClick={() => submit('no', false)}>
+                  Cancel
+                </Button>
+              </Group>
+            )}
             {(send.isPending || awaitingReply) && (
               <Text size="sm" c="dimmed" aria-live="polite">
                 The assistant is thinking…
