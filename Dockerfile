@@ -32,12 +32,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # What Node never loads at run time goes too: type declarations, source maps, TypeScript sources and
 # Markdown (about half of the bytes of node_modules), and each package's own tests, examples and
-# benchmarks (top-level folders of a package only: a folder of that name deeper may be code).
+# benchmarks (top-level folders of a package only: a folder of that name deeper may be code), and the
+# OpenTelemetry packages' second and third builds for bundlers (their `module` and `esnext` export
+# conditions, which Node never takes: it loads build/src).
 RUN --mount=type=cache,target=/root/.npm \
   npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
   && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -iname '*.md' \) -delete \
   && find node_modules -regextype posix-extended -type d \
-       -regex 'node_modules/(@[^/]+/)?[^/]+/(test|tests|__tests__|example|examples|benchmark|bench|\.github)' -prune -exec rm -rf {} +
+       -regex 'node_modules/(@[^/]+/)?[^/]+/(test|tests|__tests__|example|examples|benchmark|bench|\.github)' -prune -exec rm -rf {} + \
+  && rm -rf node_modules/@opentelemetry/*/build/esm node_modules/@opentelemetry/*/build/esnext
 
 FROM ${NODE_IMAGE} AS runtime
 # An init process as PID 1 (tini, from Debian): it reaps the children document extraction forks and
