@@ -180,7 +180,7 @@ describe('SIZE', () => {
     }
   }
 
-  it('is enforced while reading: 96 MB of DATA to the email role is told 552 and its memory stays flat', async () => {
+  it('is enforced while reading: 192 MB of DATA to the email role is told 552 and its memory grows by a fraction of it', async () => {
     const role = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'api/email-server/main.ts')], {
       cwd: root,
       env: { ...process.env, EMAIL_LISTEN_PORT: '0', EMAIL_MAX_BYTES: String(1024 * 1024), LOG_LEVEL: 'info', LIMIT_EMAIL_CONNECTIONS_PER_MINUTE: '0' },
@@ -196,11 +196,13 @@ describe('SIZE', () => {
       expect(await sendLarge(port, 32, () => undefined)).toMatch(/^552 /);
       const before = rssMb(role.pid!);
       let peak = before;
-      const answer = await sendLarge(port, 96, () => (peak = Math.max(peak, rssMb(role.pid!))));
+      const answer = await sendLarge(port, 192, () => (peak = Math.max(peak, rssMb(role.pid!))));
       peak = Math.max(peak, rssMb(role.pid!));
       expect(answer).toMatch(/^552 .*1048576/);
-      // The old listener kept every byte until the end: 96 MB and more.
-      expect(peak - before, `RSS ${before.toFixed(0)} → ${peak.toFixed(0)} MiB`).toBeLessThan(30);
+      // The old listener kept every byte until the end: 192 MB and more. Discarded chunks wait for the
+      // garbage collector, later on a busy machine (48 MiB seen beside the whole suite for 96 MB), so
+      // the bound is a third of the message: what stays bounded is not the message.
+      expect(peak - before, `RSS ${before.toFixed(0)} → ${peak.toFixed(0)} MiB`).toBeLessThan(64);
     } finally {
       await stopChildren([role]);
     }
