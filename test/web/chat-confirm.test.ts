@@ -44,11 +44,12 @@ describe('portal chat: a change waits for Confirm', () => {
     await box.fill('Printer still on fire');
     await box.press('Enter');
     await shows(page, /title "Printer still on fire"/);
-    expect(await confirmGroup.count()).toBe(1);
+    // The buttons come with the finished reply, a moment after its streamed text.
+    await expect.poll(() => confirmGroup.count(), { timeout: 15_000 }).toBe(1);
     await screenshot(page, 'portal-chat-confirm');
     await page.getByRole('button', { name: 'Confirm' }).click();
     await shows(page, /^Done: portal_open_case /);
     expect(await cases('Printer still on fire')).toHaveLength(1);
-    expect(await confirmGroup.count()).toBe(0);
+    await expect.poll(() => confirmGroup.count(), { timeout: 15_000 }).toBe(0);
   });
 });
