@@ -20,6 +20,7 @@ import { toolRoutes } from './platform/tools.routes.js';
 import { keyRoutes } from './platform/keys.routes.js';
 import { crmRouters } from './crm/index.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
+import { streamRoutes } from './stream/stream.routes.js';
 import { userRoutes } from './sessions/users.routes.js';
 import { chatappRoutes } from './channels/chatapp.routes.js';
 import { channelRoutes } from './channels/index.js';
@@ -37,6 +38,7 @@ export function domainRouters(): ApiRouter[] {
     keyRoutes(),
     ...crmRouters(),
     sessionRoutes(),
+    streamRoutes(),
     userRoutes(),
     chatappRoutes(),
     channelRoutes(),

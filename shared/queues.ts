@@ -5,7 +5,7 @@
  */
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import { deliverSchema, eventIdOf } from './stream/schemas.js';
+import { deliverSchema, eventIdOf } from './stream/stream.schemas.js';
 import { config } from './config.js';
 import { normalizedAlerts } from './sre/alerts/payloads.js';
 import { blockingConnection, bullConnection } from './redis.js';

@@ -8,7 +8,7 @@ import { NotFoundError } from '../../shared/errors.js';
 import { getSession, listSessions } from '../../shared/sessions/sessions.store.js';
 import { config } from '../../shared/config.js';
 import { lastMessages, toHistory } from '../../shared/sessions/messages.store.js';
-import { eventTypes, historyMessageSchema } from '../../shared/sessions/schemas.js';
+import { eventTypes, historyMessageSchema } from '../../shared/sessions/sessions.schemas.js';
 import { webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/channels/webchat.js';
 import { WEB_CHANNEL } from '../../shared/agent/session-turn.js';
 import { serveSessionStream } from '../stream/session-stream.js';

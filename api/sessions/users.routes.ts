@@ -2,7 +2,7 @@
 import { ApiRouter } from '../routing.js';
 import { z } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
-import { channelSchema, e164Schema } from '../../shared/sessions/schemas.js';
+import { channelSchema, e164Schema } from '../../shared/sessions/sessions.schemas.js';
 import { createUser, findUserByPhone, getUser, updateUser, type User } from '../../shared/users/users.store.js';
 import { eraseUser } from '../../shared/users/erase.js';
 import { getConsent, listConsents, setConsent } from '../../shared/sessions/consents.store.js';

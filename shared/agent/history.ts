@@ -1,6 +1,6 @@
 /** The model's view of a session's conversation_history, seen from one channel. */
 import type OpenAI from 'openai';
-import type { HistoryMessage } from '../sessions/schemas.js';
+import type { HistoryMessage } from '../sessions/sessions.schemas.js';
 
 /** An entry of conversation_history (the session memory's HistoryMessage). */
 export type HistoryEntry = HistoryMessage;

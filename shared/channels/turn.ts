@@ -20,7 +20,7 @@ import { userHasPendingConfirmation } from '../agent/confirmations.store.js';
 import { getContext } from '../sessions/context.js';
 import { startInteraction } from '../sessions/interactions.js';
 import { listInteractions } from '../sessions/sessions.store.js';
-import type { Channel } from '../sessions/schemas.js';
+import type { Channel } from '../sessions/sessions.schemas.js';
 import { acceptMessage } from '../stream/index.js';
 import { resolveSession } from '../sessions/resolve.js';
 import type { MessageBook, RecordedMessage, TurnAdapter, TurnLink } from './contract.js';

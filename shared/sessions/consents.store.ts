@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
 import { ValidationError } from '../errors.js';
-import type { Channel, Consent } from './schemas.js';
+import type { Channel, Consent } from './sessions.schemas.js';
 import { assertUserExists } from '../users/users.store.js';
 
 const TABLE = 'channel_consents';

@@ -2,7 +2,7 @@
 import { config } from '../config.js';
 import { getSession } from './sessions.store.js';
 import { lastMessages, toHistory } from './messages.store.js';
-import type { SessionContext } from './schemas.js';
+import type { SessionContext } from './sessions.schemas.js';
 
 /** The context of a session: the last SERVICE_SESSION_MAX_HISTORY messages in order, last channel, preferences, custom data. */
 export async function getContext(sessionId: string): Promise<SessionContext> {

@@ -2,13 +2,11 @@
  * Query module of `session_events`: the audit log (lowercase event types such as interaction_ended)
  * and, for rows with a sequence, the session's replayable event stream (payload = the envelope).
  * A stream event takes its sequence from `sessions.last_seq` in the same statement that writes it
- * (append-stream-event.sql.ts, run by appendStreamEvent here); a message's audit row is written by
- * the message append (append-messages.sql.ts), and expiry's by expire-sessions.sql.ts: one statement each.
+ * (shared/stream/append-stream-event.sql.ts); a message's audit row is written by the message append
+ * (shared/stream/append-messages.sql.ts), and expiry's by expire-sessions.sql.ts: one statement each.
  */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import { appendContextUpdate, appendEvent } from './append-stream-event.sql.js';
-import type { BusEvent } from '../bus.js';
 
 export const SESSION_EVENTS = 'session_events';
 
@@ -58,42 +56,6 @@ export async function listAudit(sessionId: string, limit = 1000): Promise<AuditR
     .where({ session_id: sessionId })
     .orderBy([{ column: 'timestamp' }, { column: 'sequence' }])
     .limit(limit);
-}
-
-/** Stream events of a session after a sequence, in order (replay of a reconnecting SSE client). */
-export async function streamEventsAfter(sessionId: string, afterSequence: number, limit: number): Promise<BusEvent[]> {
-  const rows = await db()(SESSION_EVENTS)
-    .select('event_id', 'sequence', 'payload')
-    .where({ session_id: sessionId })
-    .where('sequence', '>', afterSequence)
-    .orderBy('sequence')
-    .limit(limit);
-  return rows.map((r: { event_id: string; sequence: number; payload: Omit<BusEvent, 'sequence' | 'id'> }) => ({
-    ...r.payload,
-    id: r.payload.event_type === 'MESSAGE' ? String(r.payload.data.message_id) : r.event_id,
-    sequence: Number(r.sequence),
-  }));
-}
-
-export interface StreamEventRecord {
-  event_id: string;
-  session_id: string;
-  interaction_id: string | null;
-  /** The broadcast kind (CONTEXT_UPDATE, TYPING, …); stored as its audit type. */
-  event_type: string;
-  /** The envelope without id and sequence. */
-  envelope: Record<string, unknown>;
-}
-
-/**
- * Appends a stream event at its session's next sequence (a CONTEXT_UPDATE also merges its data into
- * the context). Returns the sequence, or undefined when nothing was written: the event was written
- * before (see eventSequence) or the session is gone.
- */
-export async function appendStreamEvent(e: StreamEventRecord, k: Knex = db()): Promise<number | undefined> {
-  const append = e.event_type === 'CONTEXT_UPDATE' ? appendContextUpdate : appendEvent;
-  const rows = await append([e.session_id, e.event_id, e.interaction_id, auditTypeOf(e.event_type), JSON.stringify(e.envelope)], k);
-  return rows[0]?.sequence as number | undefined;
 }
 
 /** The sequence of a stream event already written, if any. */

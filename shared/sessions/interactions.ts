@@ -14,7 +14,7 @@ import {
 } from './sessions.store.js';
 import { interactionMessages } from './messages.store.js';
 import { acceptEvent, appendHistory, forgetPublishable } from '../stream/index.js';
-import type { Channel, ClosedInteraction, HistoryMessage, Interaction } from './schemas.js';
+import type { Channel, ClosedInteraction, HistoryMessage, Interaction } from './sessions.schemas.js';
 
 /** Audit rows of interactions that ended with their session. */
 export function endedAudit(ended: EndedInteraction[], reason: string) {

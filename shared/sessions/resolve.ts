@@ -17,7 +17,7 @@ import { closeExpiredSessions } from './expire-sessions.sql.js';
 import { announceLeft, endedAudit } from './interactions.js';
 import { lockUser } from '../users/users.store.js';
 import { forgetPublishable, publishSessionClosed } from '../stream/index.js';
-import { channelSchema, type Channel } from './schemas.js';
+import { channelSchema, type Channel } from './sessions.schemas.js';
 import { queueSummaries } from './summary.js';
 
 export interface Resolution {

@@ -1,14 +1,15 @@
 /**
  * The session aggregate's store: `sessions` and their channel interactions (`session_interactions`).
- * The stream position columns (last_seq, message_count, last_activity,
- * context.last_channel) advance in the statements that append to the stream (append-messages.sql.ts,
- * append-stream-event.sql.ts); expiry closes sessions and their interactions with its audit rows in
+ * The stream position columns (last_seq, message_count, last_activity, context.last_channel)
+ * advance in the statements that append to the stream, and are read for it, in shared/stream/
+ * (stream.store.ts); expiry closes sessions and their interactions with its audit rows in
  * expire-sessions.sql.ts.
  */
 import type { Knex } from 'knex';
-import { db, preparedStatement } from '../db/index.js';
+import { db } from '../db/index.js';
+import { compactInterval } from './interval.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { liveStatuses, type Channel, type Interaction, type sessionSchema, type SessionStatus } from './schemas.js';
+import { liveStatuses, type Channel, type Interaction, type sessionSchema, type SessionStatus } from './sessions.schemas.js';
 import type { z } from '../zod.js';
 
 export const SESSIONS = 'sessions';
@@ -33,23 +34,6 @@ export const sessionSelect = (k: Knex) => [
   ...COLUMNS.filter((c) => c !== 'resume_window').map((c) => `sessions.${c}`),
   k.raw(`sessions.resume_window::text as resume_window`),
 ];
-
-const unitNames: Record<string, string> = { year: 'year', years: 'year', mon: 'month', mons: 'month', day: 'day', days: 'day' };
-
-/** Renders Postgres' interval text ("1 day 02:30:00", "24:00:00") in the unit syntax clients send ("1 day 2 hours 30 minutes", "24 hours"). */
-export function compactInterval(text: string): string {
-  const parts: string[] = [];
-  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
-  for (const [, n, unit] of text.matchAll(/(-?\d+) (years?|mons?|days?)/g)) parts.push(plural(Number(n), unitNames[unit!]!));
-  const clock = /(\d+):(\d+):(\d+(?:\.\d+)?)/.exec(text);
-  if (clock) {
-    const [h, m, s] = [Number(clock[1]), Number(clock[2]), Number(clock[3])];
-    if (h) parts.push(plural(h, 'hour'));
-    if (m) parts.push(plural(m, 'minute'));
-    if (s) parts.push(plural(s, 'second'));
-  }
-  return parts.join(' ') || '0 seconds';
-}
 
 function toDomain(row: SessionRow): Session {
   return {
@@ -181,37 +165,6 @@ export interface EndedInteraction {
   session_id: string;
   interaction_id: string;
   channel: string;
-}
-
-const publishableRow = preparedStatement<{ status: string; interaction_ids: string[] }>(
-  'sessions.publishable',
-  `select s.status, coalesce(array_agg(i.interaction_id) filter (where i.interaction_id is not null), '{}') as interaction_ids
-     from sessions s left join session_interactions i on i.session_id = s.session_id
-    where s.session_id = $1
-    group by s.session_id`,
-);
-
-/**
- * A session's status and the ids of its interactions (which never move to another session), in one
- * round trip, for the publish check and its cache; undefined for an unknown session.
- */
-export async function publishableState(sessionId: string): Promise<{ status: string; interaction_ids: string[] } | undefined> {
-  const [row] = await publishableRow([sessionId]);
-  return row;
-}
-
-/** Where each session of a user stands (last stream position, last channel), its rows locked (user erasure reads them before they go). */
-export async function sessionHeadsOfUser(trx: Knex.Transaction, userId: string): Promise<Array<{ session_id: string; last_seq: number; last_channel: string | null }>> {
-  const rows = (await trx(SESSIONS)
-    .select('session_id', 'last_seq', trx.raw(`context->>'last_channel' as last_channel`))
-    .where({ user_id: userId })
-    .forUpdate()) as Array<{ session_id: string; last_seq: string | number | null; last_channel: string | null }>;
-  return rows.map((r) => ({ session_id: r.session_id, last_seq: Number(r.last_seq ?? 0), last_channel: r.last_channel }));
-}
-
-export async function streamHead(sessionId: string): Promise<number> {
-  const row = await db()(SESSIONS).select('last_seq').where({ session_id: sessionId }).first();
-  return Number(row?.last_seq ?? 0);
 }
 
 /** A user's part of an erasure: their sessions, with the interactions, messages and events that go with them (counted first). */

@@ -5,14 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { subscribeSession, type BusEvent } from '../bus.js';
-import { persistedSequence } from '../sessions/messages.store.js';
-import type { Channel, ClientEvent, EventType, HistoryMessage, MessageInput, eventAcceptedSchema, publishResponse } from '../sessions/schemas.js';
+import type { Channel, ClientEvent, EventType, HistoryMessage, MessageInput, eventAcceptedSchema, publishResponse } from '../sessions/sessions.schemas.js';
 import type { z } from '../zod.js';
 import type { LimitTake } from '../limits.js';
 import { enqueueOnLane, type Settle } from './enqueue.js';
 import { firstForKey, releaseKey } from './idempotency.js';
 import { assertPublishable, forgetPublishable, watchRefusal } from './publishable.js';
-import { eventIdOf, type StreamEvent } from './schemas.js';
+import { eventIdOf, finalEventData, type StreamEvent } from './stream.schemas.js';
+import { persistedSequence } from './stream.store.js';
 
 /** What accepting a message reports: the PublishResult fields, and whether an Idempotency-Key repeated an earlier request (the first message is reported). */
 export type Publication = Omit<z.output<typeof publishResponse>, 'success'> & { replayed: boolean };
@@ -236,5 +236,21 @@ export const isFinalEvent = (event: { event_type: string; data: Record<string, u
  */
 export async function publishSessionClosed(sessionId: string, channel: Channel, reason: string): Promise<void> {
   await forgetPublishable([sessionId]);
-  await acceptEvent(sessionId, { event_type: 'CONTEXT_UPDATE', channel, data: { session_status: 'closed', reason } } as ClientEvent, { allowClosed: true });
+  await acceptEvent(sessionId, { event_type: 'CONTEXT_UPDATE', channel, data: finalEventData(reason) } as ClientEvent, { allowClosed: true });
+}
+
+/**
+ * Ends the streams of sessions an erasure removed: each session's final event goes through its lane,
+ * so it follows every event accepted before it (those the erasure came before are refused there, as
+ * their session is gone), at the sequence after the last one the erasure saw while it held the
+ * session's row. Resolves once they are on their lanes.
+ */
+export async function endErasedStreams(sessions: ReadonlyArray<{ session_id: string; last_seq: number; last_channel: string | null }>, reason: string): Promise<void> {
+  await forgetPublishable(sessions.map((s) => s.session_id));
+  const settles = await Promise.all(
+    sessions.map((s) =>
+      enqueueOnLane([{ kind: 'erased', session_id: s.session_id, event_id: randomUUID(), channel: s.last_channel ?? 'chat', sequence: s.last_seq + 1, reason }]),
+    ),
+  );
+  for (const settle of settles) settle();
 }

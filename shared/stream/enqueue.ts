@@ -14,7 +14,7 @@
 import { ZodError } from 'zod';
 import { takeLimitsTogether, type LimitTake } from '../limits.js';
 import { enqueue, queueOfJob } from '../queues.js';
-import { maxEventsPerJob, type StreamEvent } from './schemas.js';
+import { maxEventsPerJob, type StreamEvent } from './stream.schemas.js';
 
 /** Message text one job carries at most (besides a request bigger than that, which goes alone). */
 const maxContentPerJob = 1 << 20;

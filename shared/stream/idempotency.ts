@@ -11,7 +11,8 @@ import type { Knex } from 'knex';
 import { config } from '../config.js';
 import { isUniqueViolation } from '../db/index.js';
 import { commandRedis } from '../redis.js';
-import { appendMessages, messageByIdempotencyKey, type AppendMessage, type AppendOutcome } from '../sessions/messages.store.js';
+import { messageByIdempotencyKey } from '../sessions/messages.store.js';
+import { appendMessages, type AppendMessage, type AppendOutcome } from './stream.store.js';
 
 const redis = () => commandRedis('sessions');
 

@@ -54,6 +54,6 @@
  *
  * Changing STREAM_LANES moves sessions to other lanes: drain the lanes first (README, Operations).
  */
-export { acceptEvent, acceptMessage, appendHistory, enqueueAndAwait, isFinalEvent, publishSessionClosed, waitForPublished } from './accept.js';
+export { acceptEvent, acceptMessage, appendHistory, endErasedStreams, enqueueAndAwait, isFinalEvent, publishSessionClosed, waitForPublished } from './accept.js';
 export type { AcceptOptions, EventAcceptance, Publication } from './accept.js';
 export { forgetPublishable, primePublishable } from './publishable.js';

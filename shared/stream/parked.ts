@@ -12,7 +12,7 @@ import { logger } from '../logger.js';
 import { metricsRegistry, metricPrefix } from '../metrics.js';
 import { enqueue } from '../queues.js';
 import { commandRedis } from '../redis.js';
-import { eventIdOf, type StreamEvent } from './schemas.js';
+import { eventIdOf, type StreamEvent } from './stream.schemas.js';
 
 const parkedSessions = new client.Counter({
   name: `${metricPrefix}stream_sessions_parked_total`,

@@ -15,17 +15,17 @@ import { closeAtShutdown } from '../lifecycle.js';
 import { logger } from '../logger.js';
 import { metricsRegistry, metricPrefix } from '../metrics.js';
 import { unavailableDependency } from '../outages.js';
-import { appendStreamEvent, eventSequence } from '../sessions/events.store.js';
-import { appendMessages, type AppendMessage } from '../sessions/messages.store.js';
+import { eventSequence } from '../sessions/events.store.js';
+import { appendMessages, appendStreamEvent, publishableState, type AppendMessage } from './stream.store.js';
 import { appendMessageOnce, type KeyedAppendOutcome } from './idempotency.js';
 import { anyParked, drainRest, holdIfParked, park, parkedHead, removeParkedHead } from './parked.js';
-import { deliverSchema, maxEventsPerJob, streamEventSchema, type StreamEvent } from './schemas.js';
+import { deliverSchema, finalEventData, maxEventsPerJob, streamEventSchema, type StreamEvent } from './stream.schemas.js';
 import { queue } from '../queues.js';
 import { refuseEvents } from './publishable.js';
-import { publishableState } from '../sessions/sessions.store.js';
 
 type MessageEvent = Extract<StreamEvent, { kind: 'message' }>;
 type OtherEvent = Extract<StreamEvent, { kind: 'event' }>;
+type ErasedEvent = Extract<StreamEvent, { kind: 'erased' }>;
 
 const dropped = new client.Counter({
   name: `${metricPrefix}stream_events_dropped_total`,
@@ -118,6 +118,16 @@ async function persistEvent(e: OtherEvent, k: Knex): Promise<BusEvent | undefine
   return { ...envelope, id: e.event_id, sequence: Number(sequence) };
 }
 
+/** An erased session's final event: nothing is left to write it to; its sequence was taken by the erasure. */
+const erasedEnvelope = (e: ErasedEvent): BusEvent => ({
+  id: e.event_id,
+  sequence: e.sequence,
+  event_type: 'CONTEXT_UPDATE',
+  session_id: e.session_id,
+  channel: e.channel,
+  data: finalEventData(e.reason),
+});
+
 /** A session's events cut into what one statement writes: runs of consecutive messages, other events alone. */
 export function runsOf(events: readonly StreamEvent[]): StreamEvent[][] {
   const runs: StreamEvent[][] = [];
@@ -143,7 +153,11 @@ async function writeRuns(runs: StreamEvent[][]): Promise<number[]> {
   ]);
   let m = 0;
   let e = 0;
-  const envelopes = runs.map((r) => (r[0]!.kind === 'message' ? messageEnvelopes.slice(m, (m += r.length)) : [eventEnvelopes[e++]]));
+  const envelopes = runs.map((r) => {
+    const head = r[0]!;
+    if (head.kind === 'message') return messageEnvelopes.slice(m, (m += r.length));
+    return [head.kind === 'erased' ? erasedEnvelope(head) : eventEnvelopes[e++]];
+  });
   // One connection, commands sent in call order: subscribers get each session's events in stream order.
   await Promise.all(envelopes.flat().map((env) => env && publishEvent(env)));
   return envelopes.map((list) => list.filter(Boolean).length);

@@ -16,7 +16,8 @@ import { onBusReconnect, publishMessage, subscribeChannel } from '../bus.js';
 import { config } from '../config.js';
 import { NotFoundError } from '../errors.js';
 import { logger } from '../logger.js';
-import { closedSessionConflict, publishableState } from '../sessions/sessions.store.js';
+import { closedSessionConflict } from '../sessions/sessions.store.js';
+import { publishableState } from './stream.store.js';
 
 /** The bus channel on which processes hear of sessions that no longer take publishes (JSON array of ids). */
 const unpublishableChannel = 'sessions:unpublishable';

@@ -3,23 +3,22 @@
  * the eraser it provides (listed below), then the user row; an audit row without personal data
  * stays. Then what lives outside Postgres goes too: the sessions' idempotency claims in Redis, and
  * the sessions' open event streams, which end with a final CONTEXT_UPDATE (session_status closed,
- * reason user_erased) published on the bus.
+ * reason user_erased) that goes through each session's lane, in its place in the session's order.
  */
-import { randomUUID } from 'node:crypto';
 import { db } from '../db/index.js';
 import { NotFoundError } from '../errors.js';
-import { publishEvent } from '../bus.js';
 import { logger } from '../logger.js';
 import type { Knex } from 'knex';
 import { insertErasure, type Erasure } from './erasures.store.js';
 import { deleteUser, lockUserForErasure, type ErasedUser } from './users.store.js';
-import { eraseUserSessions, sessionHeadsOfUser } from '../sessions/sessions.store.js';
+import { eraseUserSessions } from '../sessions/sessions.store.js';
+import { sessionHeadsOfUser } from '../stream/stream.store.js';
 import { eraseUserConsents } from '../sessions/consents.store.js';
 import { eraseUserChatappMessages } from '../chatapp/messages.store.js';
 import { eraseUserWindows } from '../chatapp/window.store.js';
 import { eraseUserChannelMessages } from '../channels/messages.store.js';
 import { forgetIdempotencyKeys } from '../stream/idempotency.js';
-import { forgetPublishable } from '../stream/publishable.js';
+import { endErasedStreams } from '../stream/index.js';
 
 /**
  * A domain's part of an erasure: deletes the person's rows of its own tables in the erasure's
@@ -62,20 +61,10 @@ export async function eraseUser(userId: string, requestedBy: string): Promise<Er
     return { erasure: await insertErasure(trx, userId, requestedBy, erased), sessions };
   });
   try {
-    await forgetPublishable(sessions.map((s) => s.session_id));
+    // Open streams write each session's final event and end (see isFinalEvent); the session is gone
+    // from Postgres, so nothing can be replayed after it.
+    await endErasedStreams(sessions, ERASED_REASON);
     await forgetIdempotencyKeys(sessions.map((s) => s.session_id));
-    // The next position of each stream: open streams write it and end (see isFinalEvent); the
-    // session is gone from Postgres, so nothing can be replayed after it.
-    for (const s of sessions) {
-      await publishEvent({
-        id: randomUUID(),
-        sequence: s.last_seq + 1,
-        event_type: 'CONTEXT_UPDATE',
-        session_id: s.session_id,
-        channel: s.last_channel ?? 'chat',
-        data: { session_status: 'closed', reason: ERASED_REASON },
-      });
-    }
   } catch (err) {
     // The erasure stands (Postgres is the record); the claims expire within 24 hours by themselves,
     // and a stream left open serves nothing more (its session is gone).

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { enqueueOnLane } from '../../shared/stream/enqueue.js';
 import { deliverLaneJob, deliverLaneRun } from '../../shared/stream/persist.js';
-import type { StreamEvent } from '../../shared/stream/schemas.js';
+import type { StreamEvent } from '../../shared/stream/stream.schemas.js';
 import { queue } from '../../shared/queues.js';
 import { db } from '../../shared/db/index.js';
 import { parkedHead } from '../../shared/stream/parked.js';
@@ -26,7 +26,7 @@ const message = (sessionId: string, content: string, extra: Partial<StreamEvent>
 /** The lane's waiting jobs, oldest first, as the contents of their events. */
 async function waitingJobs(): Promise<string[][]> {
   const jobs = await queue('stream-lane-0').getJobs(['wait'], 0, -1, true);
-  return jobs.map((j) => (j.data.events as StreamEvent[]).map((e) => (e.kind === 'message' ? e.content : e.event_type)));
+  return jobs.map((j) => (j.data.events as StreamEvent[]).map((e) => (e.kind === 'message' ? e.content : e.kind === 'event' ? e.event_type : e.kind)));
 }
 
 async function newLiveSession(): Promise<string> {

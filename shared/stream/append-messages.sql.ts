@@ -3,12 +3,12 @@
  * history (session_messages) and its audit log (session_events): appending messages is one
  * statement, so a message, its sequence and its audit row commit together, and rows beyond
  * SERVICE_SESSION_MAX_HISTORY are trimmed in it; messages of one session take its next sequences in
- * batch order. Run by appendMessages (messages.store.ts).
+ * batch order. Run by appendMessages (stream.store.ts).
  */
 import { preparedStatement } from '../db/index.js';
 
 export const appendMessagesStatement = preparedStatement<{ message_id: string; sequence: number }>(
-  'sessions.append-messages',
+  'stream.append-messages',
   `with input as (
      select * from json_to_recordset($1::json)
        as t(idx int, message_id uuid, session_id uuid, interaction_id uuid, channel text, role text, content text, metadata jsonb, idempotency_key text, envelope jsonb)

@@ -1,7 +1,7 @@
 /**
  * Operation across a session (sessions.last_seq, and the context for a CONTEXT_UPDATE) and its audit
  * log (session_events): a stream event takes the session's next sequence in the statement that
- * writes it. Run by appendStreamEvent (events.store.ts).
+ * writes it. Run by appendStreamEvent (stream.store.ts).
  */
 import { preparedStatement } from '../db/index.js';
 
@@ -14,9 +14,9 @@ const appendEventSql = (contextChange: string) => `with s as (
    insert into session_events (event_id, session_id, interaction_id, event_type, payload, sequence)
    select $2, $1, $3, $4, $5::jsonb, s.last_seq from s
    returning sequence`;
-export const appendEvent = preparedStatement<{ sequence: number }>('sessions.append-event', appendEventSql(''));
+export const appendEvent = preparedStatement<{ sequence: number }>('stream.append-event', appendEventSql(''));
 export const appendContextUpdate = preparedStatement<{ sequence: number }>(
-  'sessions.append-context-update',
+  'stream.append-context-update',
   appendEventSql(`, context = jsonb_set(jsonb_set(context,
        '{preferences}', coalesce(context->'preferences', '{}'::jsonb) || coalesce($5::jsonb->'data'->'preferences', '{}'::jsonb)),
        '{custom_data}', coalesce(context->'custom_data', '{}'::jsonb) || coalesce($5::jsonb->'data'->'custom_data', '{}'::jsonb))`),
