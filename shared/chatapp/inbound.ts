@@ -8,7 +8,7 @@ import { ValidationError, fieldErrors } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { z } from '../zod.js';
 import { findUserByPhone } from '../users/users.store.js';
-import { setConsent } from '../sessions/consents.store.js';
+import { setConsent } from '../users/consents.store.js';
 import { runInboundTurn, type InboundOutcome } from '../channels/turn.js';
 import type { MessageBook, TurnAdapter } from '../channels/contract.js';
 import { SMS_OPT_IN_REPLY, SMS_OPT_OUT_REPLY, SMS_UNKNOWN_SENDER_REPLY, smsKeyword } from '../channels/sms/sms.adapter.js';

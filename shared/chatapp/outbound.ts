@@ -11,7 +11,7 @@ import { chatappClient, describeProviderError, isTransientProviderError, type Pr
 import { logger } from '../logger.js';
 import { PermanentSendError } from '../channels/contract.js';
 import { getUser } from '../users/users.store.js';
-import { getConsent } from '../sessions/consents.store.js';
+import { getConsent } from '../users/consents.store.js';
 import { renderTemplate } from './templates.js';
 import { statusCallbackUrl } from '../channels/twilio-signature.js';
 import { windowOpen } from './window.store.js';

@@ -15,8 +15,8 @@ import { chatappClient, describeProviderError, isTransientProviderError, sendSms
 import { providerAddress } from '../chatapp/outbound.js';
 import { windowOpen } from '../chatapp/window.store.js';
 import { findUserByPhone, getProfile, setPhoneNumber } from '../users/users.store.js';
-import type { Profile } from '../users/profile.js';
-import { codeHash, deleteVerification, lockVerification, replaceVerification } from '../sessions/phone-verifications.store.js';
+import type { Profile } from '../users/users.schemas.js';
+import { codeHash, deleteVerification, lockVerification, replaceVerification } from '../users/phone-verifications.store.js';
 
 /** The approved messaging-app template (CHATAPP_TEMPLATE_SIDS `phone_verification=HX…`) a code goes out in; its one variable is the code. */
 export const PHONE_CODE_TEMPLATE = 'phone_verification';

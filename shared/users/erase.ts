@@ -14,7 +14,7 @@ import type { Knex } from 'knex';
 import { insertErasure, type Erasure } from './erasures.store.js';
 import { deleteUser, lockUserForErasure, type ErasedUser } from './users.store.js';
 import { eraseUserSessions, sessionHeadsOfUser } from '../sessions/sessions.store.js';
-import { eraseUserConsents } from '../sessions/consents.store.js';
+import { eraseUserConsents } from './consents.store.js';
 import { eraseUserChatappMessages } from '../chatapp/messages.store.js';
 import { eraseUserWindows } from '../chatapp/window.store.js';
 import { eraseUserChannelMessages } from '../channels/messages.store.js';

@@ -5,7 +5,7 @@ import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { eventually } from '../helpers/eventually.js';
 import { createUser } from '../../shared/users/users.store.js';
-import { setConsent } from '../../shared/sessions/consents.store.js';
+import { setConsent } from '../../shared/users/consents.store.js';
 import { OPT_IN_REPLY, OPT_OUT_REPLY, optKeyword } from '../../shared/chatapp/inbound.js';
 
 const twilio = await startLocalTwilio();

@@ -4,7 +4,7 @@ import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { eventually } from '../helpers/eventually.js';
 import { configureChatapp, freshPhone, testAccountSid, testFromNumber } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/users/users.store.js';
-import { setConsent } from '../../shared/sessions/consents.store.js';
+import { setConsent } from '../../shared/users/consents.store.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';
 import { db } from '../../shared/db/index.js';
 import type { ChatappMessage } from '../../shared/chatapp/schemas.js';

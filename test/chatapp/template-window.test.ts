@@ -4,7 +4,7 @@ import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { configureChatapp, freshPhone } from '../helpers/chatapp.js';
 import { eventually } from '../helpers/eventually.js';
 import { createUser } from '../../shared/users/users.store.js';
-import { setConsent } from '../../shared/sessions/consents.store.js';
+import { setConsent } from '../../shared/users/consents.store.js';
 import { extendWindow } from '../../shared/chatapp/window.store.js';
 import { insertOutbound } from '../../shared/chatapp/messages.store.js';
 import { deliver } from '../../shared/chatapp/outbound.js';
