@@ -4,13 +4,13 @@ import { ApiRouter } from '../routing.js';
 import { sessionSystemOff, sessionSystemRouter } from '../sessions/gate.js';
 import { z } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
-import { templateNames, templates } from '../../shared/chatapp/templates.js';
-import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema } from '../../shared/chatapp/schemas.js';
+import { templateNames, templates } from '../../shared/channels/chatapp/templates.js';
+import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema } from '../../shared/channels/chatapp/chatapp.schemas.js';
 import { inboundParams, messageList, messageParams, messageQuery, statusParams, templateSendSchema } from './chatapp.schemas.js';
-import { acceptSessionMessage, acceptTemplateSend } from '../../shared/chatapp/outbound.js';
-import { acceptInbound, acceptStatusCallback, parseInbound } from '../../shared/chatapp/inbound.js';
+import { acceptSessionMessage, acceptTemplateSend } from '../../shared/channels/chatapp/outbound.js';
+import { acceptInbound, acceptStatusCallback, parseInbound } from '../../shared/channels/chatapp/inbound.js';
 import { signedStatusUrl, signedUrl, verifySignature } from '../../shared/channels/twilio-signature.js';
-import { getMessage, listMessages, type StoredMessage } from '../../shared/chatapp/messages.store.js';
+import { getMessage, listMessages, type StoredMessage } from '../../shared/channels/chatapp/messages.store.js';
 import { WEB_CHAT_WAIT_MS, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/channels/webchat.js';
 
 const emptyTwiml = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';

@@ -1,6 +1,6 @@
-/** Request and response schemas of the messaging-app routes (the shapes domain code also needs stay in shared/chatapp/schemas.ts). */
+/** Request and response schemas of the messaging-app routes (the shapes domain code also needs stay in shared/channels/chatapp/chatapp.schemas.ts). */
 import { z, uuid } from '../../shared/zod.js';
-import { chatappMessageSchema } from '../../shared/chatapp/schemas.js';
+import { chatappMessageSchema } from '../../shared/channels/chatapp/chatapp.schemas.js';
 
 /** Twilio's form-encoded webhook parameters; required ones are checked after the signature. */
 export const inboundParams = z.record(z.string(), z.string()).openapi({ description: 'Twilio WhatsApp webhook parameters; MessageSid and From are required (checked after the signature).' });

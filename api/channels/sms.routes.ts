@@ -3,7 +3,7 @@ import { ApiRouter } from '../routing.js';
 import { sessionSystemOff } from '../sessions/gate.js';
 import { z, uuid } from '../../shared/zod.js';
 import { ValidationError, fieldErrors } from '../../shared/errors.js';
-import { templateNames, templates } from '../../shared/chatapp/templates.js';
+import { templateNames, templates } from '../../shared/channels/chatapp/templates.js';
 import { acceptInbound, assertLive } from '../../shared/channels/pipeline.js';
 import { SMS, smsAdapter, smsParamsSchema, smsText } from '../../shared/channels/sms/sms.adapter.js';
 import { acceptSmsTemplate } from '../../shared/channels/sms/proactive.js';

@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import { forgetWindowsOnPhoneChange } from '../chatapp/window.store.js';
+import { forgetWindowsOnPhoneChange } from '../channels/chatapp/window.store.js';
 import { notificationPreferencesSchema, type NotificationPreferences, type Profile } from './users.schemas.js';
 
 const TABLE = 'users';

@@ -6,8 +6,8 @@ import {
   isTransientProviderError,
   twilioSignature,
   validTwilioSignature,
-} from '../../shared/clients/twilio.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
+} from '../../../shared/clients/twilio.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
 
 const twilio = await startLocalTwilio();
 const accountSid = 'AC' + '0'.repeat(31) + '1';

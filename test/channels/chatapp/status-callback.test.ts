@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { eventually } from '../helpers/eventually.js';
-import { configureChatapp, freshPhone, postWebhook, testAuthToken, whatsappParams } from '../helpers/chatapp.js';
-import { twilioSignature } from '../../shared/clients/twilio.js';
-import { createUser } from '../../shared/users/users.store.js';
-import { extendWindow } from '../../shared/chatapp/window.store.js';
-import type { ChatappMessage } from '../../shared/chatapp/schemas.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
+import { eventually } from '../../helpers/eventually.js';
+import { configureChatapp, freshPhone, postWebhook, testAuthToken, whatsappParams } from '../../helpers/chatapp.js';
+import { twilioSignature } from '../../../shared/clients/twilio.js';
+import { createUser } from '../../../shared/users/users.store.js';
+import { extendWindow } from '../../../shared/channels/chatapp/window.store.js';
+import type { ChatappMessage } from '../../../shared/channels/chatapp/chatapp.schemas.js';
 
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);

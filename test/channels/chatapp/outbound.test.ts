@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { eventually } from '../helpers/eventually.js';
-import { configureChatapp, freshPhone, testAccountSid, testFromNumber } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/users/users.store.js';
-import { setConsent } from '../../shared/users/consents.store.js';
-import { extendWindow } from '../../shared/chatapp/window.store.js';
-import { db } from '../../shared/db/index.js';
-import type { ChatappMessage } from '../../shared/chatapp/schemas.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
+import { eventually } from '../../helpers/eventually.js';
+import { configureChatapp, freshPhone, testAccountSid, testFromNumber } from '../../helpers/chatapp.js';
+import { createUser } from '../../../shared/users/users.store.js';
+import { setConsent } from '../../../shared/users/consents.store.js';
+import { extendWindow } from '../../../shared/channels/chatapp/window.store.js';
+import { db } from '../../../shared/db/index.js';
+import type { ChatappMessage } from '../../../shared/channels/chatapp/chatapp.schemas.js';
 
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
