@@ -1,12 +1,12 @@
 /** The messaging-app channel (inbound webhook, proactive templates, session messages, records) and the web chat. */
-import type { Context } from 'koa';
 import { ApiRouter } from '../routing.js';
 import { sessionSystemOff, sessionSystemRouter } from '../sessions/gate.js';
-import { z } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { templateNames, templates } from '../../shared/channels/chatapp/templates.js';
 import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema } from '../../shared/channels/chatapp/chatapp.schemas.js';
 import { inboundParams, messageList, messageParams, messageQuery, statusParams, templateSendSchema } from './chatapp.schemas.js';
+import { twimlSchema } from './channels.schemas.js';
+import { formParams } from './form.js';
 import { acceptSessionMessage, acceptTemplateSend } from '../../shared/channels/chatapp/outbound.js';
 import { acceptInbound, acceptStatusCallback, parseInbound } from '../../shared/channels/chatapp/inbound.js';
 import { signedStatusUrl, signedUrl, verifySignature } from '../../shared/channels/twilio-signature.js';
@@ -15,18 +15,9 @@ import { WEB_CHAT_WAIT_MS, webChat, webChatRequestSchema, webChatResponseSchema 
 
 const emptyTwiml = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 
-/** The form parameters exactly as sent (the signature covers every one of them, known or not). */
-function formParams(ctx: Context): Record<string, string> {
-  const raw = (ctx.request as { rawBody?: string }).rawBody;
-  if (typeof raw === 'string') return Object.fromEntries(new URLSearchParams(raw));
-  const body = (ctx.request as { body?: unknown }).body;
-  return body && typeof body === 'object' ? Object.fromEntries(Object.entries(body).map(([k, v]) => [k, String(v)])) : {};
-}
-
 const publicMessage = ({ payload: _payload, ...message }: StoredMessage) => message;
 
 const templateTable = templateNames.map((n) => `| ${n} | ${templates[n].variables.join(', ')} |`).join('\n');
-
 
 /** The messaging-app channel and the web chat belong to the session system: its feature flag gates them too. */
 export function chatappRoutes(): ApiRouter {
@@ -49,7 +40,7 @@ export function chatappRoutes(): ApiRouter {
         body: inboundParams,
         bodyType: 'application/x-www-form-urlencoded',
       },
-      responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: z.string(), contentType: 'text/xml' } },
+      responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: twimlSchema, contentType: 'text/xml' } },
       errors: { 400: 'X-Twilio-Signature missing, or MessageSid / From missing or malformed', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
       handler: async (_input, ctx) => {
         const params = formParams(ctx);
