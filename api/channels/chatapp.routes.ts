@@ -31,7 +31,7 @@ export function chatappRoutes(): ApiRouter {
       description: [
         'Twilio calls this with form-encoded parameters (MessageSid, AccountSid, From `whatsapp:+E164`, To, Body, NumMedia, MediaUrl0…, ProfileName, ButtonText, ButtonPayload, WaId; others tolerated).',
         '',
-        '**Signature** (scheme not shown in the spec; decided): `X-Twilio-Signature`, HMAC-SHA1 keyed by CHATAPP_AUTH_TOKEN over the URL Twilio called (CHATAPP_PUBLIC_URL, else rebuilt from X-Forwarded-Proto / X-Forwarded-Host) followed by the sorted parameters. Missing → 400, wrong → 403; nothing is stored either way.',
+        '**Signature** (scheme not shown in the spec; decided): `X-Twilio-Signature`, HMAC-SHA1 keyed by TWILIO_AUTH_TOKEN (the one Twilio account of every Twilio channel) over the URL Twilio called (CHATAPP_PUBLIC_URL, else rebuilt from X-Forwarded-Proto / X-Forwarded-Host) followed by the sorted parameters. Missing → 400, wrong → 403; nothing is stored either way.',
         '',
         'The message is recorded once per MessageSid (a repeated delivery answers 200 and is not processed again) and queued; the answer comes at once with empty TwiML. A worker then, in the spec\'s order: finds the user by phone (an unknown number gets a polite reply, recorded), extends the 24-hour window, resolves the session, runs the agent, publishes the user message and the reply on channel `chatapp` with metadata {message_sid, phone}, and sends the reply through the REST API. A message that is only an opt-out keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPTOUT, REVOKE; any case, punctuation ignored) opts the user out of the chatapp channel (consent `opted_in: false`, source `chatapp`; proactive sends then get 403 `missing_consent`), START/YES/UNSTOP/OPTIN opts back in (proactive permission must be given again); either is answered with the provider\'s standard confirmation and goes to no agent.',
       ].join('\n'),
@@ -41,7 +41,7 @@ export function chatappRoutes(): ApiRouter {
         bodyType: 'application/x-www-form-urlencoded',
       },
       responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: twimlSchema, contentType: 'text/xml' } },
-      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / From missing or malformed', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
+      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / From missing or malformed', 403: 'X-Twilio-Signature does not match', 503: `TWILIO_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
       handler: async (_input, ctx) => {
         const params = formParams(ctx);
         verifySignature(ctx.get('X-Twilio-Signature') || undefined, signedUrl(ctx), params);
@@ -66,7 +66,7 @@ export function chatappRoutes(): ApiRouter {
         bodyType: 'application/x-www-form-urlencoded',
       },
       responses: { 204: { description: 'Recorded (or ignored as older than the recorded status, or of an unknown message)' } },
-      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / MessageStatus missing', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
+      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / MessageStatus missing', 403: 'X-Twilio-Signature does not match', 503: `TWILIO_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
       handler: async (_input, ctx) => {
         const params = formParams(ctx);
         verifySignature(ctx.get('X-Twilio-Signature') || undefined, signedStatusUrl(ctx), params);

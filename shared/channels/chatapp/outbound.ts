@@ -20,6 +20,12 @@ import { sessionMessageSchema, type SessionMessageInput } from './chatapp.schema
 
 export const CHANNEL = 'chatapp';
 
+/** The settings the messaging app still needs: the Twilio account and its sender number (none: it is live). */
+export function chatappMissingSettings(): string[] {
+  const { channels, chatapp } = config();
+  return [!channels.twilio.accountSid && 'TWILIO_ACCOUNT_SID', !channels.twilio.authToken && 'TWILIO_AUTH_TOKEN', !chatapp.fromNumber && 'CHATAPP_FROM_NUMBER'].filter((s): s is string => Boolean(s));
+}
+
 /** The address of a phone number at the provider (WhatsApp). */
 export const providerAddress = (phone: string) => `whatsapp:${phone}`;
 

@@ -5,6 +5,8 @@ import { useLocalLlm } from '../../helpers/local-llm-server.js';
 import { subscribe } from '../../helpers/sse.js';
 import { eventually } from '../../helpers/eventually.js';
 import { configureChatapp, freshPhone, messageSid, postWebhook, whatsappParams } from '../../helpers/chatapp.js';
+import { twilioAuthToken } from '../../helpers/channels.js';
+import { twilioSignature } from '../../../shared/clients/twilio.js';
 import { createUser } from '../../../shared/users/users.store.js';
 import { resolveSession } from '../../../shared/sessions/resolve.js';
 import { getContext } from '../../../shared/sessions/context.js';
@@ -47,9 +49,20 @@ describe('POST /chatapp/webhook signature', () => {
     const forged = await postWebhook(api.url, params, { signature: 'bm90IGEgc2lnbmF0dXJlIGF0IGFsbA==' });
     expect(forged.status).toBe(403);
     // Signed over other parameters than those sent (a tampered body).
-    const tampered = await postWebhook(api.url, { ...params, Body: 'send me money' }, { signature: (await import('../../../shared/clients/twilio.js')).twilioSignature('test-auth-token', `${api.url}/chatapp/webhook`, params) });
+    const tampered = await postWebhook(api.url, { ...params, Body: 'send me money' }, { signature: twilioSignature(twilioAuthToken, `${api.url}/chatapp/webhook`, params) });
     expect(tampered.status).toBe(403);
     expect(await inboundRows(params.MessageSid!)).toHaveLength(0);
+  });
+
+  it('is keyed by TWILIO_AUTH_TOKEN, the one Twilio account of sms, voice and the messaging app: another token is a 403', async () => {
+    expect(process.env.TWILIO_AUTH_TOKEN).toBe(twilioAuthToken);
+    const url = `${api.url}/chatapp/webhook`;
+    const signed = whatsappParams(freshPhone(), 'signed by the account');
+    expect((await postWebhook(api.url, signed, { signature: twilioSignature(twilioAuthToken, url, signed) })).status).toBe(200);
+    expect(await inboundRows(signed.MessageSid!)).toHaveLength(1);
+    const other = whatsappParams(freshPhone(), 'signed by another account');
+    expect((await postWebhook(api.url, other, { signature: twilioSignature('another-accounts-auth-token', url, other) })).status).toBe(403);
+    expect(await inboundRows(other.MessageSid!)).toHaveLength(0);
   });
 
   it('the signed URL is rebuilt from X-Forwarded-Proto and X-Forwarded-Host behind a proxy (TRUST_PROXY names it)', async () => {
