@@ -21,7 +21,7 @@ import { keyRoutes } from './platform/keys.routes.js';
 import { crmRouters } from './crm/index.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { streamRoutes } from './stream/stream.routes.js';
-import { userRoutes } from './sessions/users.routes.js';
+import { userRoutes } from './users/users.routes.js';
 import { chatappRoutes } from './channels/chatapp.routes.js';
 import { channelRoutes } from './channels/index.js';
 import { routersMiddleware, type ApiRouter } from './routing.js';

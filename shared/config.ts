@@ -116,10 +116,8 @@ export const variables = {
   STREAM_SESSION_CACHE_MS: [int(60000, 0), 'longest an API process trusts its cached answer that a session is live (closes and erasures reach every process over the bus at once; this bounds a missed one); 0 = ask Postgres for every publish'],
   STREAM_LOCK_TIMEOUT_MS: [int(500, 1), 'longest a lane waits for a session row held by someone else before it parks that session (its events then wait, in order, on their own) and moves on'],
 
-  CHATAPP_ACCOUNT_SID: [z.string().default(''), 'messaging-app provider account SID (Twilio)'],
-  CHATAPP_AUTH_TOKEN: [z.string().default(''), 'messaging-app provider auth token; keys the X-Twilio-Signature check'],
-  CHATAPP_FROM_NUMBER: [z.string().default(''), 'sender number, e.g. whatsapp:+14155238886'],
-  CHATAPP_API_BASE_URL: [optionalUrl, 'provider REST API base URL (default: the provider\'s own); tests point it at a local server'],
+  // The messaging app (WhatsApp through Twilio); its account is the one Twilio account below (TWILIO_*).
+  CHATAPP_FROM_NUMBER: [z.string().default(''), 'messaging-app sender number, e.g. whatsapp:+14155238886'],
   CHATAPP_PUBLIC_URL: [optionalUrl, 'public URL of POST /chatapp/webhook as the provider calls it (else rebuilt from the request, with X-Forwarded-* only behind a TRUST_PROXY proxy)'],
   CHATAPP_TIMEOUT_MS: [int(15000, 100), 'longest wait for one provider call; a send whose answer did not come in time is looked up at the provider before it is sent again'],
   CHATAPP_TEMPLATE_SIDS: [z.string().regex(/^(\s*\w+=HX\w+\s*)(,\s*\w+=HX\w+\s*)*$/, 'must look like task_reminder=HX123,weekly_review=HX456').optional(), 'approved template Content SIDs by template name (name=HX…, comma-separated); a template without one is sent as its rendered text'],
@@ -127,9 +125,9 @@ export const variables = {
   // Channels behind the channel contract (shared/channels): each is live when its settings are set.
   CHANNELS_PUBLIC_URL: [optionalUrl, 'public base URL the channel providers call (https://hooks.example.com): Twilio signs /sms/webhook and /voice/incoming there and the call relay is its wss:// /voice/relay; else rebuilt from the request (X-Forwarded-Proto / X-Forwarded-Host only from a TRUST_PROXY proxy)'],
   CHANNELS_IDLE_SECONDS: [int(1800, 60), 'seconds without a message after which an sms, slack or email interaction ends (checked by the expiry tick); the next message opens a new one'],
-  TWILIO_ACCOUNT_SID: [z.string().default(''), 'Twilio account SID of the sms and voice channels (default CHATAPP_ACCOUNT_SID)'],
-  TWILIO_AUTH_TOKEN: [z.string().default(''), 'Twilio auth token of the sms and voice channels; keys their X-Twilio-Signature check (default CHATAPP_AUTH_TOKEN)'],
-  TWILIO_API_BASE_URL: [optionalUrl, 'Twilio REST API base URL of the sms channel (default CHATAPP_API_BASE_URL, else Twilio\'s own); tests point it at a local server'],
+  TWILIO_ACCOUNT_SID: [z.string().default(''), 'Twilio account SID of the sms, voice and messaging-app channels'],
+  TWILIO_AUTH_TOKEN: [z.string().default(''), 'Twilio auth token of the sms, voice and messaging-app channels; keys their X-Twilio-Signature check and the call relay tokens'],
+  TWILIO_API_BASE_URL: [optionalUrl, 'Twilio REST API base URL (default: Twilio\'s own); tests point it at a local server'],
   SMS_FROM_NUMBER: [z.string().regex(/^(\+[1-9]\d{1,14}|MG\w{32})$/, 'must be an E.164 number or a Messaging Service SID (MG…)').optional(), 'sms channel: number (E.164) or Messaging Service SID proactive messages go out from; replies go out from the number written to'],
   VOICE_WELCOME_GREETING: [z.string().min(1).default('Hello, this is switchboard. How can I help?'), 'voice channel: what a known caller hears first (ConversationRelay welcomeGreeting)'],
   VOICE_UNKNOWN_CALLER_MESSAGE: [z.string().min(1).default("Sorry, we couldn't find an account linked to this number. Goodbye."), 'voice channel: what a caller whose number belongs to no user hears before the call ends'],
@@ -259,6 +257,16 @@ export const variables = {
   DEV_ALERTMANAGER_PORT: [int(9093, 1), 'npm run dev: port of the local Alertmanager'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
+/**
+ * Variables no longer read, each with the one that replaced it. A start that still sets one is refused
+ * naming both, rather than running with what it configured silently ignored (CHANGELOG says how to move).
+ */
+export const retiredVariables = {
+  CHATAPP_ACCOUNT_SID: 'TWILIO_ACCOUNT_SID',
+  CHATAPP_AUTH_TOKEN: 'TWILIO_AUTH_TOKEN',
+  CHATAPP_API_BASE_URL: 'TWILIO_API_BASE_URL',
+} as const;
+
 type Variables = typeof variables;
 export type Env = { [K in keyof Variables]: z.output<Variables[K][0]> };
 
@@ -276,7 +284,11 @@ export class ConfigError extends Error {}
  */
 export function parseEnv(source: NodeJS.ProcessEnv, options: { credentials?: boolean; migrateOnly?: boolean } = {}): Env {
   // Empty strings mean "unset", as in most .env tooling.
-  const cleaned = withFileValues(Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>);
+  const set = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>;
+  const retired = Object.entries(retiredVariables)
+    .flatMap(([old, now]) => [old, `${old}_FILE`].filter((name) => set[name] !== undefined).map((name) => `${name}: no longer read; set ${now} instead (one Twilio account serves sms, voice and the messaging app)`));
+  if (retired.length) throw new ConfigError(`Invalid configuration:\n${retired.map((p) => `  ${p}`).join('\n')}`);
+  const cleaned = withFileValues(set);
   const result = envSchema.safeParse(cleaned);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
@@ -478,10 +490,7 @@ function nested(env: Env) {
     },
     stream: { lanes: env.STREAM_LANES, lockTimeoutMs: env.STREAM_LOCK_TIMEOUT_MS, sessionCacheMs: env.STREAM_SESSION_CACHE_MS },
     chatapp: {
-      accountSid: env.CHATAPP_ACCOUNT_SID,
-      authToken: env.CHATAPP_AUTH_TOKEN,
       fromNumber: env.CHATAPP_FROM_NUMBER,
-      apiBaseUrl: env.CHATAPP_API_BASE_URL,
       publicUrl: env.CHATAPP_PUBLIC_URL,
       timeoutMs: env.CHATAPP_TIMEOUT_MS,
       templateSids: Object.fromEntries(
@@ -492,9 +501,9 @@ function nested(env: Env) {
       publicUrl: env.CHANNELS_PUBLIC_URL?.replace(/\/+$/, ''),
       idleSeconds: env.CHANNELS_IDLE_SECONDS,
       twilio: {
-        accountSid: env.TWILIO_ACCOUNT_SID || env.CHATAPP_ACCOUNT_SID,
-        authToken: env.TWILIO_AUTH_TOKEN || env.CHATAPP_AUTH_TOKEN,
-        apiBaseUrl: env.TWILIO_API_BASE_URL ?? env.CHATAPP_API_BASE_URL,
+        accountSid: env.TWILIO_ACCOUNT_SID,
+        authToken: env.TWILIO_AUTH_TOKEN,
+        apiBaseUrl: env.TWILIO_API_BASE_URL,
         timeoutMs: env.CHATAPP_TIMEOUT_MS,
       },
       sms: { from: env.SMS_FROM_NUMBER },

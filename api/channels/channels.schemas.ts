@@ -1,4 +1,4 @@
-/** Response schemas of the channel routes. */
+/** Request and response schemas of the channel routes (index.ts), and what the channels' webhooks share. */
 import { z, uuid } from '../../shared/zod.js';
 import type { ChannelMessage } from '../../shared/channels/messages.store.js';
 
@@ -36,3 +36,24 @@ export const channelStatusSchema = z
     channels: z.array(z.object({ channel: z.string(), live: z.boolean(), missing_settings: z.array(z.string()).describe('variables still to set for the channel to run') })),
   })
   .openapi('ChannelStatuses');
+
+export const channelMessageParams = z.object({ message_id: uuid() });
+export const channelMessageQuery = z.object({
+  channel: z.string().max(50).optional(),
+  user_id: uuid().optional(),
+  remote_address: z.string().max(320).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+});
+export const channelMessageList = z.object({ messages: z.array(channelMessageSchema) });
+
+/** A Twilio webhook's form parameters as documented; its required ones are checked after the signature, which covers them all. */
+export const twilioForm = (description: string) => z.record(z.string(), z.string()).openapi({ description });
+/** What a Twilio webhook is answered: TwiML. */
+export const twimlSchema = z.string();
+
+/** A proactive template send (sms, messaging app): every variable of the template, none other. */
+export const templateSendBody = z.object({
+  user_id: uuid(),
+  template_name: z.string().min(1).max(100),
+  variables: z.record(z.string(), z.string().max(1024)).default({}),
+});

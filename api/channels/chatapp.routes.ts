@@ -1,32 +1,23 @@
 /** The messaging-app channel (inbound webhook, proactive templates, session messages, records) and the web chat. */
-import type { Context } from 'koa';
 import { ApiRouter } from '../routing.js';
 import { sessionSystemOff, sessionSystemRouter } from '../sessions/gate.js';
-import { z } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
-import { templateNames, templates } from '../../shared/chatapp/templates.js';
-import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema } from '../../shared/chatapp/schemas.js';
+import { templateNames, templates } from '../../shared/channels/chatapp/templates.js';
+import { MAX_BUTTONS, MAX_LIST_ITEMS, chatappMessageSchema, sessionMessageSchema } from '../../shared/channels/chatapp/chatapp.schemas.js';
 import { inboundParams, messageList, messageParams, messageQuery, statusParams, templateSendSchema } from './chatapp.schemas.js';
-import { acceptSessionMessage, acceptTemplateSend } from '../../shared/chatapp/outbound.js';
-import { acceptInbound, acceptStatusCallback, parseInbound } from '../../shared/chatapp/inbound.js';
+import { twimlSchema } from './channels.schemas.js';
+import { formParams } from './form.js';
+import { acceptSessionMessage, acceptTemplateSend } from '../../shared/channels/chatapp/outbound.js';
+import { acceptInbound, acceptStatusCallback, parseInbound } from '../../shared/channels/chatapp/inbound.js';
 import { signedStatusUrl, signedUrl, verifySignature } from '../../shared/channels/twilio-signature.js';
-import { getMessage, listMessages, type StoredMessage } from '../../shared/chatapp/messages.store.js';
+import { getMessage, listMessages, type StoredMessage } from '../../shared/channels/chatapp/messages.store.js';
 import { WEB_CHAT_WAIT_MS, webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/channels/webchat.js';
 
 const emptyTwiml = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 
-/** The form parameters exactly as sent (the signature covers every one of them, known or not). */
-function formParams(ctx: Context): Record<string, string> {
-  const raw = (ctx.request as { rawBody?: string }).rawBody;
-  if (typeof raw === 'string') return Object.fromEntries(new URLSearchParams(raw));
-  const body = (ctx.request as { body?: unknown }).body;
-  return body && typeof body === 'object' ? Object.fromEntries(Object.entries(body).map(([k, v]) => [k, String(v)])) : {};
-}
-
 const publicMessage = ({ payload: _payload, ...message }: StoredMessage) => message;
 
 const templateTable = templateNames.map((n) => `| ${n} | ${templates[n].variables.join(', ')} |`).join('\n');
-
 
 /** The messaging-app channel and the web chat belong to the session system: its feature flag gates them too. */
 export function chatappRoutes(): ApiRouter {
@@ -40,7 +31,7 @@ export function chatappRoutes(): ApiRouter {
       description: [
         'Twilio calls this with form-encoded parameters (MessageSid, AccountSid, From `whatsapp:+E164`, To, Body, NumMedia, MediaUrl0…, ProfileName, ButtonText, ButtonPayload, WaId; others tolerated).',
         '',
-        '**Signature** (scheme not shown in the spec; decided): `X-Twilio-Signature`, HMAC-SHA1 keyed by CHATAPP_AUTH_TOKEN over the URL Twilio called (CHATAPP_PUBLIC_URL, else rebuilt from X-Forwarded-Proto / X-Forwarded-Host) followed by the sorted parameters. Missing → 400, wrong → 403; nothing is stored either way.',
+        '**Signature** (scheme not shown in the spec; decided): `X-Twilio-Signature`, HMAC-SHA1 keyed by TWILIO_AUTH_TOKEN (the one Twilio account of every Twilio channel) over the URL Twilio called (CHATAPP_PUBLIC_URL, else rebuilt from X-Forwarded-Proto / X-Forwarded-Host) followed by the sorted parameters. Missing → 400, wrong → 403; nothing is stored either way.',
         '',
         'The message is recorded once per MessageSid (a repeated delivery answers 200 and is not processed again) and queued; the answer comes at once with empty TwiML. A worker then, in the spec\'s order: finds the user by phone (an unknown number gets a polite reply, recorded), extends the 24-hour window, resolves the session, runs the agent, publishes the user message and the reply on channel `chatapp` with metadata {message_sid, phone}, and sends the reply through the REST API. A message that is only an opt-out keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPTOUT, REVOKE; any case, punctuation ignored) opts the user out of the chatapp channel (consent `opted_in: false`, source `chatapp`; proactive sends then get 403 `missing_consent`), START/YES/UNSTOP/OPTIN opts back in (proactive permission must be given again); either is answered with the provider\'s standard confirmation and goes to no agent.',
       ].join('\n'),
@@ -49,8 +40,8 @@ export function chatappRoutes(): ApiRouter {
         body: inboundParams,
         bodyType: 'application/x-www-form-urlencoded',
       },
-      responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: z.string(), contentType: 'text/xml' } },
-      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / From missing or malformed', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
+      responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: twimlSchema, contentType: 'text/xml' } },
+      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / From missing or malformed', 403: 'X-Twilio-Signature does not match', 503: `TWILIO_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
       handler: async (_input, ctx) => {
         const params = formParams(ctx);
         verifySignature(ctx.get('X-Twilio-Signature') || undefined, signedUrl(ctx), params);
@@ -75,7 +66,7 @@ export function chatappRoutes(): ApiRouter {
         bodyType: 'application/x-www-form-urlencoded',
       },
       responses: { 204: { description: 'Recorded (or ignored as older than the recorded status, or of an unknown message)' } },
-      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / MessageStatus missing', 403: 'X-Twilio-Signature does not match', 503: `CHATAPP_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
+      errors: { 400: 'X-Twilio-Signature missing, or MessageSid / MessageStatus missing', 403: 'X-Twilio-Signature does not match', 503: `TWILIO_AUTH_TOKEN not configured, or ${sessionSystemOff}` },
       handler: async (_input, ctx) => {
         const params = formParams(ctx);
         verifySignature(ctx.get('X-Twilio-Signature') || undefined, signedStatusUrl(ctx), params);

@@ -1,18 +1,12 @@
-/** Request and response schemas of the messaging-app routes (the shapes domain code also needs stay in shared/chatapp/schemas.ts). */
+/** Request and response schemas of the messaging-app routes (the shapes domain code also needs stay in shared/channels/chatapp/chatapp.schemas.ts). */
 import { z, uuid } from '../../shared/zod.js';
-import { chatappMessageSchema } from '../../shared/chatapp/schemas.js';
+import { chatappMessageSchema } from '../../shared/channels/chatapp/chatapp.schemas.js';
+import { templateSendBody, twilioForm } from './channels.schemas.js';
 
-/** Twilio's form-encoded webhook parameters; required ones are checked after the signature. */
-export const inboundParams = z.record(z.string(), z.string()).openapi({ description: 'Twilio WhatsApp webhook parameters; MessageSid and From are required (checked after the signature).' });
-export const statusParams = z.record(z.string(), z.string()).openapi({ description: 'Twilio status callback parameters; MessageSid and MessageStatus are required (checked after the signature).' });
+export const inboundParams = twilioForm('Twilio WhatsApp webhook parameters; MessageSid and From are required (checked after the signature).');
+export const statusParams = twilioForm('Twilio status callback parameters; MessageSid and MessageStatus are required (checked after the signature).');
 
-export const templateSendSchema = z
-  .object({
-    user_id: uuid(),
-    template_name: z.string().min(1).max(100),
-    variables: z.record(z.string(), z.string().max(1024)).default({}),
-  })
-  .openapi('ChatappTemplateSend');
+export const templateSendSchema = templateSendBody.openapi('ChatappTemplateSend');
 
 export const messageParams = z.object({ message_id: uuid() });
 export const messageQuery = z

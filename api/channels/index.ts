@@ -6,10 +6,9 @@
 import { ApiRouter } from '../routing.js';
 import { sessionSystemRouter } from '../sessions/gate.js';
 import { NotFoundError } from '../../shared/errors.js';
-import { z, uuid } from '../../shared/zod.js';
 import { getMessage, listMessages } from '../../shared/channels/messages.store.js';
 import { channelStatuses } from '../../shared/channels/status.js';
-import { channelMessageSchema, channelStatusSchema, publicChannelMessage } from './channels.schemas.js';
+import { channelMessageList, channelMessageParams, channelMessageQuery, channelMessageSchema, channelStatusSchema, publicChannelMessage } from './channels.schemas.js';
 import { smsRoutes } from './sms.routes.js';
 import { slackRoutes } from './slack.routes.js';
 import { voiceRoutes } from './voice.routes.js';
@@ -32,7 +31,7 @@ function recordRoutes(router: ApiRouter): ApiRouter {
       tags: ['channels'],
       summary: 'One sms, slack or email message with its delivery state',
       auth: 'key-or-sre',
-      request: { params: z.object({ message_id: uuid() }) },
+      request: { params: channelMessageParams },
       responses: { 200: { description: 'The message', schema: channelMessageSchema } },
       handler: async ({ params }) => {
         const message = await getMessage(params.message_id);
@@ -46,15 +45,8 @@ function recordRoutes(router: ApiRouter): ApiRouter {
       tags: ['channels'],
       summary: 'Messages of the contract channels, newest first',
       auth: 'key-or-sre',
-      request: {
-        query: z.object({
-          channel: z.string().max(50).optional(),
-          user_id: uuid().optional(),
-          remote_address: z.string().max(320).optional(),
-          limit: z.coerce.number().int().min(1).max(500).default(50),
-        }),
-      },
-      responses: { 200: { description: 'Messages', schema: z.object({ messages: z.array(channelMessageSchema) }) } },
+      request: { query: channelMessageQuery },
+      responses: { 200: { description: 'Messages', schema: channelMessageList } },
       handler: async ({ query }) => ({ messages: (await listMessages(query)).map(publicChannelMessage) }),
     });
 }

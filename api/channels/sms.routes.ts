@@ -1,14 +1,14 @@
 /** The sms channel: Twilio's inbound webhook and proactive template SMS. */
 import { ApiRouter } from '../routing.js';
 import { sessionSystemOff } from '../sessions/gate.js';
-import { z, uuid } from '../../shared/zod.js';
 import { ValidationError, fieldErrors } from '../../shared/errors.js';
-import { templateNames, templates } from '../../shared/chatapp/templates.js';
+import { templateNames, templates } from '../../shared/channels/chatapp/templates.js';
 import { acceptInbound, assertLive } from '../../shared/channels/pipeline.js';
 import { SMS, smsAdapter, smsParamsSchema, smsText } from '../../shared/channels/sms/sms.adapter.js';
 import { acceptSmsTemplate } from '../../shared/channels/sms/proactive.js';
 import { channelUrl, verifyTwilioSignature } from '../../shared/channels/twilio-signature.js';
-import { channelMessageSchema, publicChannelMessage } from './channels.schemas.js';
+import { channelMessageSchema, publicChannelMessage, twimlSchema } from './channels.schemas.js';
+import { smsTemplateSend, smsWebhookParams } from './sms.schemas.js';
 import { formParams } from './form.js';
 
 const emptyTwiml = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
@@ -32,10 +32,10 @@ export function smsRoutes(router: ApiRouter): ApiRouter {
       ].join('\n'),
       auth: 'public',
       request: {
-        body: z.record(z.string(), z.string()).openapi({ description: 'Twilio Messaging webhook parameters; MessageSid, From and To are required (checked after the signature).' }),
+        body: smsWebhookParams,
         bodyType: 'application/x-www-form-urlencoded',
       },
-      responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: z.string(), contentType: 'text/xml' } },
+      responses: { 200: { description: 'Accepted (or a repeated delivery); empty TwiML', schema: twimlSchema, contentType: 'text/xml' } },
       errors: { 400: 'X-Twilio-Signature missing, or MessageSid / From / To missing or malformed', 403: 'X-Twilio-Signature does not match', 503: `The sms channel is not configured (missing_settings names TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, SMS_FROM_NUMBER), or ${sessionSystemOff}` },
       handler: async (_input, ctx) => {
         assertLive(smsAdapter);
@@ -72,11 +72,7 @@ export function smsRoutes(router: ApiRouter): ApiRouter {
         "Sent only when the user's `sms` consent has `opted_in` and `proactive_allowed` (403 naming the missing ones in `missing_consent`). 202 with the message record (status `queued`); a worker sends it from SMS_FROM_NUMBER with retries; read the outcome from GET /api/channels/messages/{message_id}.",
       ].join('\n'),
       auth: 'key-or-sre',
-      request: {
-        body: z
-          .object({ user_id: uuid(), template_name: z.string().min(1).max(100), variables: z.record(z.string(), z.string().max(1024)).default({}) })
-          .openapi('SmsTemplateSend'),
-      },
+      request: { body: smsTemplateSend },
       responses: { 202: { description: 'Queued for sending', schema: channelMessageSchema } },
       errors: { 403: 'Consent missing: opted_in and/or proactive_allowed', 409: 'The user has no phone number', 503: 'The sms channel is not configured (missing_settings names what to set)' },
       handler: async ({ body }, ctx) => {

@@ -7,23 +7,22 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { ApiRouter } from '../routing.js';
 import { sessionSystemOff } from '../sessions/gate.js';
-import { z } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
 import { logger } from '../../shared/logger.js';
 import { ServiceUnavailableError, ValidationError, fieldErrors } from '../../shared/errors.js';
-import { twilioLib, validTwilioRequest } from '../../shared/clients/twilio.js';
+import { twilioLib } from '../../shared/clients/twilio.js';
 import { findUserByPhone } from '../../shared/users/users.store.js';
-import { channelUrl, verifyTwilioSignature } from '../../shared/channels/twilio-signature.js';
+import { channelUrl, validTwilioRequest, verifyTwilioSignature } from '../../shared/channels/twilio-signature.js';
 import { channelStatuses } from '../../shared/channels/status.js';
 import { VoiceCall } from '../../shared/channels/voice/call.js';
 import type { RelayOutbound } from '../../shared/channels/voice/relay-messages.js';
 import { CallGuard } from '../../shared/channels/voice/call-guard.js';
 import { claimRelayToken, issueRelayToken, relayTokenNonce } from '../../shared/channels/voice/relay-token.js';
 import { formParams } from './form.js';
+import { twimlSchema } from './channels.schemas.js';
+import { callParamsSchema, voiceWebhookParams } from './voice.schemas.js';
 
 export const RELAY_PATH = '/voice/relay';
-
-const callParamsSchema = z.object({ CallSid: z.string().min(1).max(64), From: z.string().min(1).max(64), To: z.string().max(64).optional() }).catchall(z.string());
 
 /** 503 naming what the voice channel still needs. */
 function assertVoiceLive(): void {
@@ -58,10 +57,10 @@ export function voiceRoutes(router: ApiRouter): ApiRouter {
     ].join('\n'),
     auth: 'public',
     request: {
-      body: z.record(z.string(), z.string()).openapi({ description: 'Twilio Voice webhook parameters; CallSid and From are required (checked after the signature).' }),
+      body: voiceWebhookParams,
       bodyType: 'application/x-www-form-urlencoded',
     },
-    responses: { 200: { description: 'TwiML: connect to the relay, or a refusal and hang-up', schema: z.string(), contentType: 'text/xml' } },
+    responses: { 200: { description: 'TwiML: connect to the relay, or a refusal and hang-up', schema: twimlSchema, contentType: 'text/xml' } },
     errors: { 400: 'X-Twilio-Signature missing, or CallSid / From missing', 403: 'X-Twilio-Signature does not match', 503: `The voice channel is not configured (missing_settings names TWILIO_AUTH_TOKEN), or ${sessionSystemOff}` },
     handler: async (_input, ctx) => {
       assertVoiceLive();

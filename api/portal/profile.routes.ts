@@ -1,7 +1,7 @@
 /** The portal profile (spec 002 § Self-service portal): a person's timezone, proven phone and notification preferences. */
 import { ApiRouter } from '../routing.js';
 import { getProfile, updateProfile } from '../../shared/users/users.store.js';
-import { profileSchema } from '../../shared/users/profile.js';
+import { profileSchema } from '../../shared/users/users.schemas.js';
 import { PHONE_CODE_TEMPLATE, requestPhoneCode, verifyPhoneCode } from '../../shared/portal/phone-proof.js';
 import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
 import { phoneCodeRequest, phoneCodeSent, phoneCodeVerify, profileUpdate, voicePinSet, voicePinState } from './profile.schemas.js';

@@ -1,14 +1,13 @@
 /** Request and response schemas of the session memory routes (also the OpenAPI reference). */
 import { z, uuid } from '../../shared/zod.js';
 import {
-  channelSchema, closedInteractionSchema, consentSchema, contextSchema, e164Schema, historyMessageSchema, interactionSchema, intervalSchema, jsonObject, sessionSchema, sessionStatuses, timestamp,
+  channelSchema, closedInteractionSchema, contextSchema, historyMessageSchema, interactionSchema, intervalSchema, jsonObject, sessionSchema, sessionStatuses, timestamp,
 } from '../../shared/sessions/sessions.schemas.js';
 
-export { closedInteractionSchema, consentSchema, contextSchema, interactionSchema, sessionSchema };
+export { closedInteractionSchema, contextSchema, interactionSchema, sessionSchema };
 
 export const sessionIdParams = z.object({ session_id: uuid() });
 export const interactionIdParams = z.object({ interaction_id: uuid() });
-export const userIdParams = z.object({ user_id: uuid() });
 
 export const resolveBody = z.object({ user_id: uuid(), resume_window: intervalSchema.optional() });
 export const resolveResponse = z
@@ -42,31 +41,6 @@ export const startInteractionBody = z.object({
 
 export const closeInteractionBody = z.object({ final_history: z.array(historyMessageSchema).max(500).optional() });
 
-export const userSchema = z
-  .object({ user_id: uuid(), display_name: z.string().nullable(), phone_number: z.string().nullable().openapi({ description: "null for a person who signed in to the portal without giving one" }), email: z.string().nullable() })
-  .openapi('User');
-export const newUserBody = z.object({
-  phone_number: e164Schema,
-  display_name: z.string().min(1).max(255).optional(),
-  email: z.email({ error: 'must be an email address' }).max(320).optional(),
-});
-
-export const userPatch = z
-  .object({
-    phone_number: e164Schema.optional(),
-    display_name: z.string().min(1).max(255).nullable().optional(),
-    email: z.email({ error: 'must be an email address' }).max(320).nullable().optional(),
-  })
-  .refine((b) => b.phone_number !== undefined || b.display_name !== undefined || b.email !== undefined, 'must change phone_number, display_name or email');
-export const erasureSchema = z
-  .object({
-    erasure_id: uuid(),
-    subject_hash: z.string().openapi({ description: 'SHA-256 (hex) of the erased user id; no other trace of the person' }),
-    requested_by: z.string(),
-    erased: z.record(z.string(), z.number().int()).openapi({ description: 'rows erased per table' }),
-    erased_at: timestamp,
-  })
-  .openapi('UserErasure');
 export const auditRowSchema = z
   .object({ event_id: uuid(), session_id: uuid(), interaction_id: uuid().nullable(), event_type: z.string(), payload: z.record(z.string(), z.unknown()), sequence: z.number().int().nullable(), timestamp })
   .openapi('SessionAuditEvent');
@@ -75,11 +49,3 @@ export const auditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   offset: z.coerce.number().int().min(0).default(0),
 });
-
-export const consentBody = z
-  .object({
-    opted_in: z.boolean().optional(),
-    proactive_allowed: z.boolean().optional(),
-    consent_source: z.enum(['web_form', 'voice_prompt', 'sms_reply', 'chatapp', 'api']).nullable().optional(),
-  })
-  .refine((b) => b.opted_in !== undefined || b.proactive_allowed !== undefined || b.consent_source !== undefined, 'must change opted_in, proactive_allowed or consent_source');

@@ -8,8 +8,8 @@
 import { ServiceUnavailableError } from '../errors.js';
 import { enqueue } from '../queues.js';
 import { logger } from '../logger.js';
-import { chatappAdapter, chatappBook } from '../chatapp/inbound.js';
-import { deliver as deliverChatapp } from '../chatapp/outbound.js';
+import { chatappAdapter, chatappBook } from './chatapp/inbound.js';
+import { deliver as deliverChatapp } from './chatapp/outbound.js';
 import { adapterOf } from './adapters.js';
 import { PermanentSendError, type ChannelAdapter, type MessageBook } from './contract.js';
 import { assertSessionSystemOn, runInboundTurn, type InboundOutcome } from './turn.js';

@@ -1,6 +1,7 @@
 /** Which channels are live (their settings set) and which settings each still needs: GET /api/channels, npm run dev's banner. */
 import { config } from '../config.js';
 import { channelAdapters } from './adapters.js';
+import { chatappMissingSettings } from './chatapp/outbound.js';
 
 export interface ChannelStatus {
   channel: string;
@@ -11,7 +12,7 @@ export interface ChannelStatus {
 /** Settings of the channels outside the contract's text pipeline (voice, chatapp) that are live by their own settings. */
 function otherChannels(): ChannelStatus[] {
   const cfg = config();
-  const chatapp = [!cfg.chatapp.accountSid && 'CHATAPP_ACCOUNT_SID', !cfg.chatapp.authToken && 'CHATAPP_AUTH_TOKEN', !cfg.chatapp.fromNumber && 'CHATAPP_FROM_NUMBER'].filter((s): s is string => Boolean(s));
+  const chatapp = chatappMissingSettings();
   const voice = [!cfg.channels.twilio.authToken && 'TWILIO_AUTH_TOKEN'].filter((s): s is string => Boolean(s));
   return [
     { channel: 'chat', live: true, missing_settings: [] },

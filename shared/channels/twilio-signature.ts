@@ -1,6 +1,6 @@
 /**
  * The X-Twilio-Signature check of every Twilio webhook (the sms, voice and messaging-app channels)
- * and of the call relay socket, and which URL Twilio signed.
+ * and of the call relay socket, keyed by the one account's TWILIO_AUTH_TOKEN, and which URL Twilio signed.
  */
 import { config } from '../config.js';
 import { ForbiddenError, ServiceUnavailableError, ValidationError } from '../errors.js';
@@ -15,13 +15,18 @@ export function channelUrl(request: RequestUrl, scheme: 'http' | 'ws' = 'http'):
   return scheme === 'ws' ? url.replace(/^http/, 'ws') : url;
 }
 
-/** Verifies X-Twilio-Signature: missing → 400, wrong → 403 (callers check the channel is configured first). */
-export function verifyTwilioSignature(signature: string | undefined, url: string, params: Record<string, string>, authToken = config().channels.twilio.authToken): void {
-  if (!signature) throw new ValidationError('The X-Twilio-Signature header is missing.', [{ path: 'headers.x-twilio-signature', message: 'required' }]);
-  if (!validTwilioSignature(authToken, signature, url, params)) throw new ForbiddenError('The X-Twilio-Signature does not match this request.');
+/** Whether X-Twilio-Signature is Twilio's for this URL and these parameters. */
+export function validTwilioRequest(signature: string, url: string, params: Record<string, string>): boolean {
+  return validTwilioSignature(config().channels.twilio.authToken, signature, url, params);
 }
 
-// --- the messaging app (CHATAPP_AUTH_TOKEN, CHATAPP_PUBLIC_URL) -----------------------
+/** Verifies X-Twilio-Signature: missing → 400, wrong → 403 (callers check the channel is configured first). */
+export function verifyTwilioSignature(signature: string | undefined, url: string, params: Record<string, string>): void {
+  if (!signature) throw new ValidationError('The X-Twilio-Signature header is missing.', [{ path: 'headers.x-twilio-signature', message: 'required' }]);
+  if (!validTwilioRequest(signature, url, params)) throw new ForbiddenError('The X-Twilio-Signature does not match this request.');
+}
+
+// --- the messaging app's URLs (CHATAPP_PUBLIC_URL) --------------------------------------
 
 /** The URL the provider called, as it signed it: CHATAPP_PUBLIC_URL, else rebuilt from the (forwarded) protocol and host. */
 export function signedUrl(request: RequestUrl): string {
@@ -46,7 +51,6 @@ export function signedStatusUrl(request: RequestUrl): string {
 
 /** Verifies a messaging-app request's X-Twilio-Signature: missing → 400, wrong → 403; 503 when no auth token is configured to check it. */
 export function verifySignature(signature: string | undefined, url: string, params: Record<string, string>): void {
-  const { authToken } = config().chatapp;
-  if (!authToken) throw new ServiceUnavailableError('The messaging-app webhook cannot verify requests: CHATAPP_AUTH_TOKEN is not set.');
-  verifyTwilioSignature(signature, url, params, authToken);
+  if (!config().channels.twilio.authToken) throw new ServiceUnavailableError('The messaging-app webhook cannot verify requests: TWILIO_AUTH_TOKEN is not set.');
+  verifyTwilioSignature(signature, url, params);
 }

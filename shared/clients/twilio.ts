@@ -1,10 +1,9 @@
 /**
  * Twilio, the provider of the messaging app (WhatsApp), the sms channel and the voice channel,
  * through the official `twilio` package: messages by the REST API (Messages, and Content for rich
- * messages), TwiML for calls, and the X-Twilio-Signature check of every Twilio webhook and of the
- * call relay socket. The messaging app uses the CHATAPP_* account; sms and voice the TWILIO_* one
- * (which defaults to it). CHATAPP_API_BASE_URL / TWILIO_API_BASE_URL point the REST API at another
- * base URL (tests run local servers that speak the same API).
+ * messages), TwiML for calls, and the X-Twilio-Signature algorithm (shared/channels/twilio-signature.ts
+ * applies it). One account serves all three (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN), through one REST
+ * client; TWILIO_API_BASE_URL points it at another base URL (tests run local servers that speak the same API).
  */
 import { createHash } from 'node:crypto';
 import type twilioPackage from 'twilio';
@@ -94,52 +93,52 @@ export class ChatappClient {
   }
 }
 
-let instance: ChatappClient | undefined;
+let rest: twilioPackage.Twilio | undefined;
 
-/** The configured client; 503 when the provider account is not configured. */
-export function chatappClient(): ChatappClient {
-  if (!instance) {
-    const { accountSid, authToken, fromNumber, apiBaseUrl, timeoutMs } = config().chatapp;
-    if (!accountSid || !authToken || !fromNumber) {
-      throw new ServiceUnavailableError('The messaging-app provider is not configured: set CHATAPP_ACCOUNT_SID, CHATAPP_AUTH_TOKEN and CHATAPP_FROM_NUMBER.');
-    }
+/** The one REST client of the account (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN). */
+function restClient(): twilioPackage.Twilio {
+  if (!rest) {
+    const { accountSid, authToken, apiBaseUrl, timeoutMs } = config().channels.twilio;
     const client = twilio()(accountSid, authToken, { timeout: timeoutMs });
     if (apiBaseUrl) {
       // Each twilio-node domain joins its baseUrl with the resource path at request time.
       client.api.baseUrl = apiBaseUrl;
       client.content.baseUrl = apiBaseUrl;
     }
-    instance = new ChatappClient(client, fromNumber);
+    rest = client;
+  }
+  return rest;
+}
+
+let instance: ChatappClient | undefined;
+
+/** The messaging app's sender on the account; 503 when the account or the sender number is not configured. */
+export function chatappClient(): ChatappClient {
+  if (!instance) {
+    const { accountSid, authToken } = config().channels.twilio;
+    const { fromNumber } = config().chatapp;
+    if (!accountSid || !authToken || !fromNumber) {
+      throw new ServiceUnavailableError('The messaging-app provider is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and CHATAPP_FROM_NUMBER.');
+    }
+    instance = new ChatappClient(restClient(), fromNumber);
   }
   return instance;
 }
 
-/** Forgets the cached client (tests change the configuration between files). */
-export function resetChatappClient(): void {
+/** Forgets the cached clients (tests change the configuration between files). */
+export function resetTwilioClients(): void {
+  rest = undefined;
   instance = undefined;
 }
 
 /** The twilio package (TwiML builders). */
 export const twilioLib = () => twilio();
 
-// --- the sms and voice channels (TWILIO_* settings) ------------------------------
+// --- the sms channel ----------------------------------------------------------------
 
 export interface SmsReceipt {
   sid: string;
   status: string;
-}
-
-let rest: twilioPackage.Twilio | undefined;
-
-function restClient(): twilioPackage.Twilio {
-  if (!rest) {
-    const { accountSid, authToken, apiBaseUrl, timeoutMs } = config().channels.twilio;
-    const client = twilio()(accountSid, authToken, { timeout: timeoutMs });
-    // Each twilio-node domain joins its baseUrl with the resource path at request time.
-    if (apiBaseUrl) client.api.baseUrl = apiBaseUrl;
-    rest = client;
-  }
-  return rest;
 }
 
 /** Sends one SMS (POST /2010-04-01/Accounts/{sid}/Messages.json); `from` is a number or a Messaging Service SID (MG…). */
@@ -156,16 +155,6 @@ export async function sendSms(message: { from: string; to: string; body: string 
 export async function findSentSms(to: string, since: Date, body: string): Promise<SmsReceipt[]> {
   const recent = await restClient().messages.list({ to, pageSize: 50, limit: 50 });
   return recent.filter((m) => m.dateCreated && m.dateCreated.getTime() >= since.getTime() && m.body === body).map((m) => ({ sid: m.sid, status: m.status }));
-}
-
-/** Checks X-Twilio-Signature keyed by the sms and voice channels' auth token (TWILIO_AUTH_TOKEN). */
-export function validTwilioRequest(signature: string, url: string, params: Record<string, string>): boolean {
-  return validTwilioSignature(config().channels.twilio.authToken, signature, url, params);
-}
-
-/** Forgets the cached client (tests change the configuration between files). */
-export function resetTwilioChannels(): void {
-  rest = undefined;
 }
 
 // --- every use ---------------------------------------------------------------------

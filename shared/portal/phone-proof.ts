@@ -12,11 +12,11 @@ import { enqueue } from '../queues.js';
 import { takeLimit } from '../limits.js';
 import { db, isUniqueViolation } from '../db/index.js';
 import { chatappClient, describeProviderError, isTransientProviderError, sendSms, type ProviderReceipt } from '../clients/twilio.js';
-import { providerAddress } from '../chatapp/outbound.js';
-import { windowOpen } from '../chatapp/window.store.js';
+import { chatappMissingSettings, providerAddress } from '../channels/chatapp/outbound.js';
+import { windowOpen } from '../channels/chatapp/window.store.js';
 import { findUserByPhone, getProfile, setPhoneNumber } from '../users/users.store.js';
-import type { Profile } from '../users/profile.js';
-import { codeHash, deleteVerification, lockVerification, replaceVerification } from '../sessions/phone-verifications.store.js';
+import type { Profile } from '../users/users.schemas.js';
+import { codeHash, deleteVerification, lockVerification, replaceVerification } from '../users/phone-verifications.store.js';
 
 /** The approved messaging-app template (CHATAPP_TEMPLATE_SIDS `phone_verification=HX…`) a code goes out in; its one variable is the code. */
 export const PHONE_CODE_TEMPLATE = 'phone_verification';
@@ -93,9 +93,8 @@ const codeText = (code: string) =>
 export async function deliverPhoneCode(job: { phone_number: string; code: string | null }): Promise<{ channel: 'chatapp' | 'sms' | 'none'; sid?: string }> {
   const { phone_number: phone, code } = job;
   if (code === null) return { channel: 'none' };
-  const { accountSid, authToken, fromNumber, templateSids } = config().chatapp;
-  const chatapp = Boolean(accountSid && authToken && fromNumber);
-  const templateSid = templateSids[PHONE_CODE_TEMPLATE];
+  const chatapp = chatappMissingSettings().length === 0;
+  const templateSid = config().chatapp.templateSids[PHONE_CODE_TEMPLATE];
   let receipt: ProviderReceipt;
   try {
     if (chatapp && templateSid) {

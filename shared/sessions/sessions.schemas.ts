@@ -79,24 +79,6 @@ export const contextSchema = z
   .openapi('SessionContext');
 export type SessionContext = z.output<typeof contextSchema>;
 
-/** A user's consent on one channel type (consent_id null: never recorded, the defaults). */
-export const consentSchema = z
-  .object({
-    consent_id: uuid().nullable(),
-    user_id: uuid(),
-    channel_type: channelSchema,
-    opted_in: z.boolean(),
-    opted_in_at: timestamp.nullable(),
-    opted_out_at: timestamp.nullable(),
-    consent_source: z.string().nullable(),
-    proactive_allowed: z.boolean(),
-    proactive_allowed_at: timestamp.nullable(),
-    created_at: timestamp.nullable(),
-    updated_at: timestamp.nullable(),
-  })
-  .openapi('ChannelConsent');
-export type Consent = z.output<typeof consentSchema>;
-
 /** What publishing a message reports. */
 export const publishResponse = z
   .object({

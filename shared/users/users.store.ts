@@ -5,8 +5,8 @@
 import type { Knex } from 'knex';
 import { db, isUniqueViolation } from '../db/index.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import { forgetWindowsOnPhoneChange } from '../chatapp/window.store.js';
-import { notificationPreferencesSchema, type NotificationPreferences, type Profile } from './profile.js';
+import { forgetWindowsOnPhoneChange } from '../channels/chatapp/window.store.js';
+import { notificationPreferencesSchema, type NotificationPreferences, type Profile } from './users.schemas.js';
 
 const TABLE = 'users';
 const COLUMNS: string[] = ['user_id', 'display_name', 'phone_number', 'email', 'created_at', 'updated_at'];

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
 
-for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'CHATAPP_ACCOUNT_SID', 'CHATAPP_AUTH_TOKEN', 'SMS_FROM_NUMBER', 'SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_TEAM_IDS', 'EMAIL_ADDRESS', 'EMAIL_SMTP_URL']) delete process.env[name];
+for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'CHATAPP_FROM_NUMBER', 'SMS_FROM_NUMBER', 'SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_TEAM_IDS', 'EMAIL_ADDRESS', 'EMAIL_SMTP_URL']) delete process.env[name];
 
 let api: Platform;
 beforeAll(async () => {
@@ -35,7 +35,7 @@ describe('a channel that is not configured', () => {
     expect(res.status).toBe(200);
     expect((await res.json()).channels).toEqual([
       { channel: 'chat', live: true, missing_settings: [] },
-      { channel: 'chatapp', live: false, missing_settings: ['CHATAPP_ACCOUNT_SID', 'CHATAPP_AUTH_TOKEN', 'CHATAPP_FROM_NUMBER'] },
+      { channel: 'chatapp', live: false, missing_settings: ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'CHATAPP_FROM_NUMBER'] },
       { channel: 'email', live: false, missing_settings: ['EMAIL_ADDRESS', 'EMAIL_SMTP_URL'] },
       { channel: 'slack', live: false, missing_settings: ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_TEAM_IDS'] },
       { channel: 'sms', live: false, missing_settings: ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'SMS_FROM_NUMBER'] },

@@ -13,7 +13,7 @@ import { eventually } from '../helpers/eventually.js';
 import { freshPhone } from '../helpers/chatapp.js';
 import { configureTwilioChannels, postTwilio, smsNumber, smsParams, twilioSid } from '../helpers/channels.js';
 import { createUser } from '../../shared/users/users.store.js';
-import { getConsent, setConsent } from '../../shared/sessions/consents.store.js';
+import { getConsent, setConsent } from '../../shared/users/consents.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
 import { listInteractions } from '../../shared/sessions/sessions.store.js';

@@ -1,17 +1,16 @@
 /** Helpers of the messaging-app tests: provider configuration, signed webhook calls. */
 import { randomBytes, randomInt } from 'node:crypto';
 import { twilioSignature } from '../../shared/clients/twilio.js';
+import { twilioAccountSid, twilioAuthToken } from './channels.js';
 
-export const testAccountSid = 'AC' + 'a'.repeat(32);
-export const testAuthToken = 'test-auth-token';
 export const testFromNumber = 'whatsapp:+14155238886';
 
-/** Points the messaging-app configuration at a local provider (call before the platform starts). */
+/** Points the messaging app at a local Twilio: the tests' one Twilio account and its WhatsApp sender (call before the platform starts). */
 export function configureChatapp(apiBaseUrl: string): void {
-  process.env.CHATAPP_ACCOUNT_SID = testAccountSid;
-  process.env.CHATAPP_AUTH_TOKEN = testAuthToken;
+  process.env.TWILIO_ACCOUNT_SID = twilioAccountSid;
+  process.env.TWILIO_AUTH_TOKEN = twilioAuthToken;
+  process.env.TWILIO_API_BASE_URL = apiBaseUrl;
   process.env.CHATAPP_FROM_NUMBER = testFromNumber;
-  process.env.CHATAPP_API_BASE_URL = apiBaseUrl;
 }
 
 export const messageSid = () => 'SM' + randomBytes(16).toString('hex');
@@ -33,7 +32,7 @@ export function whatsappParams(phone: string, body: string, extra: Record<string
     NumSegments: '1',
     ReferralNumMedia: '0',
     MessageSid: messageSid(),
-    AccountSid: testAccountSid,
+    AccountSid: twilioAccountSid,
     From: `whatsapp:${phone}`,
     ApiVersion: '2010-04-01',
     ...extra,
@@ -47,7 +46,7 @@ export function postWebhook(
   options: { signature?: string | null; signedUrl?: string; headers?: Record<string, string> } = {},
 ): Promise<Response> {
   const url = `${baseUrl}/chatapp/webhook`;
-  const signature = options.signature === undefined ? twilioSignature(testAuthToken, options.signedUrl ?? url, params) : options.signature;
+  const signature = options.signature === undefined ? twilioSignature(twilioAuthToken, options.signedUrl ?? url, params) : options.signature;
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded', ...options.headers };
   if (signature !== null) headers['X-Twilio-Signature'] = signature;
   return fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { loadConfig, parseEnv, variables } from '../../shared/config.js';
+import { loadConfig, parseEnv, retiredVariables, variables } from '../../shared/config.js';
 
 describe('configuration', () => {
   it('applies the spec defaults when nothing else is set (npm run dev)', () => {
@@ -86,6 +86,17 @@ describe('configuration', () => {
     expect(cfg.publicUrl).toBe('http://localhost:4100');
     expect(cfg.auth.oidc).toMatchObject({ issuerUrl: undefined, rolesClaim: 'roles', roleMap: {} });
     expect(cfg.auth.session).toEqual({ idle: '8 hours', max: '7 days', rolesRefresh: '5 minutes' });
+  });
+
+  it('one Twilio account serves sms, voice and the messaging app; the retired CHATAPP_* account settings are refused naming their TWILIO_* replacement', () => {
+    const twilio = { TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 'token-1', TWILIO_API_BASE_URL: 'http://127.0.0.1:1' };
+    expect(loadConfig({ SWITCHBOARD_DEV: '1', ...twilio }).channels.twilio).toMatchObject({ accountSid: 'AC1', authToken: 'token-1', apiBaseUrl: 'http://127.0.0.1:1' });
+    for (const [old, now] of Object.entries(retiredVariables)) {
+      expect(() => parseEnv({ SWITCHBOARD_DEV: '1', ...twilio, [old]: 'x' })).toThrow(new RegExp(`${old}: no longer read; set ${now} instead`));
+      expect(() => parseEnv({ SWITCHBOARD_DEV: '1', [`${old}_FILE`]: '/run/secrets/x' })).toThrow(new RegExp(`${old}_FILE: no longer read; set ${now} instead`));
+    }
+    // Empty means unset, as for every variable (compose passes unset variables through empty).
+    expect(() => parseEnv({ SWITCHBOARD_DEV: '1', CHATAPP_AUTH_TOKEN: '' })).not.toThrow();
   });
 
   it('.env.example documents every variable', () => {

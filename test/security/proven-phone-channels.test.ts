@@ -8,7 +8,7 @@ import { startPlatform, type Platform } from '../helpers/platform.js';
 import { startLocalTwilio } from '../helpers/local-twilio-server.js';
 import { eventually } from '../helpers/eventually.js';
 import { configureChatapp, freshPhone } from '../helpers/chatapp.js';
-import { extendWindow } from '../../shared/chatapp/window.store.js';
+import { extendWindow } from '../../shared/channels/chatapp/window.store.js';
 import { createUser } from '../../shared/users/users.store.js';
 import { db } from '../../shared/db/index.js';
 import { portalUserWithoutPhone } from '../helpers/people.js';

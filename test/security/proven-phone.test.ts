@@ -11,7 +11,7 @@ import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { eventually } from '../helpers/eventually.js';
 import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../helpers/chatapp.js';
 import { createUser } from '../../shared/users/users.store.js';
-import { extendWindow, getWindow, windowOpen } from '../../shared/chatapp/window.store.js';
+import { extendWindow, getWindow, windowOpen } from '../../shared/channels/chatapp/window.store.js';
 import { db } from '../../shared/db/index.js';
 import { portalUserWithoutPhone } from '../helpers/people.js';
 import { queue } from '../../shared/queues.js';

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
-import { extendWindow } from '../../shared/chatapp/window.store.js';
+import { extendWindow } from '../../shared/channels/chatapp/window.store.js';
 import { endTimedOutInteractions } from '../../shared/sessions/interactions.js';
 import { eventually } from '../helpers/eventually.js';
 import { json, newInteraction, newSession } from './helpers.js';

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { db } from '../../shared/db/index.js';
 import { eventually } from '../helpers/eventually.js';
-import { extendWindow } from '../../shared/chatapp/window.store.js';
+import { extendWindow } from '../../shared/channels/chatapp/window.store.js';
 import { subjectHash } from '../../shared/users/erasures.store.js';
 import { expectFieldError, json, newInteraction, newSession, publish, randomPhone } from './helpers.js';
 import { openRawStream, parseFrames } from '../helpers/sse.js';

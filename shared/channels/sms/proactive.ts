@@ -6,8 +6,8 @@ import { ConflictError, ForbiddenError } from '../../errors.js';
 import { enqueue } from '../../queues.js';
 import { config } from '../../config.js';
 import { getUser } from '../../users/users.store.js';
-import { getConsent } from '../../sessions/consents.store.js';
-import { renderTemplate } from '../../chatapp/templates.js';
+import { getConsent } from '../../users/consents.store.js';
+import { renderTemplate } from '../chatapp/templates.js';
 import { insertOutbound, type ChannelMessage } from '../messages.store.js';
 import { SMS } from './sms.adapter.js';
 

@@ -5,7 +5,7 @@
 import { config } from '../../config.js';
 import { z } from '../../zod.js';
 import { findUserByPhone } from '../../users/users.store.js';
-import { getConsent, setConsent } from '../../sessions/consents.store.js';
+import { getConsent, setConsent } from '../../users/consents.store.js';
 import { describeProviderError, findSentSms, isTransientProviderError, sendSms } from '../../clients/twilio.js';
 import { PermanentSendError, type ChannelAdapter } from '../contract.js';
 

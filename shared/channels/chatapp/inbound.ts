@@ -4,14 +4,14 @@
  * the one turn (shared/channels/turn.ts) with `chatappAdapter`: user by phone, window, keywords,
  * session, agent, reply, publish (channel chatapp, metadata {message_sid, phone}).
  */
-import { ValidationError, fieldErrors } from '../errors.js';
-import { enqueue } from '../queues.js';
-import { z } from '../zod.js';
-import { findUserByPhone } from '../users/users.store.js';
-import { setConsent } from '../sessions/consents.store.js';
-import { runInboundTurn, type InboundOutcome } from '../channels/turn.js';
-import type { MessageBook, TurnAdapter } from '../channels/contract.js';
-import { SMS_OPT_IN_REPLY, SMS_OPT_OUT_REPLY, SMS_UNKNOWN_SENDER_REPLY, smsKeyword } from '../channels/sms/sms.adapter.js';
+import { ValidationError, fieldErrors } from '../../errors.js';
+import { enqueue } from '../../queues.js';
+import { z } from '../../zod.js';
+import { findUserByPhone } from '../../users/users.store.js';
+import { setConsent } from '../../users/consents.store.js';
+import { runInboundTurn, type InboundOutcome } from '../turn.js';
+import type { MessageBook, TurnAdapter } from '../contract.js';
+import { SMS_OPT_IN_REPLY, SMS_OPT_OUT_REPLY, SMS_UNKNOWN_SENDER_REPLY, smsKeyword } from '../sms/sms.adapter.js';
 import { getMessage, getReplyTo, insertInboundOnce, markProcessed, recordProviderStatus, type StoredMessage } from './messages.store.js';
 import { extendWindow, windowOpen } from './window.store.js';
 import { CHANNEL, queueSend, recordReply } from './outbound.js';

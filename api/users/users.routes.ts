@@ -1,17 +1,14 @@
 /** Users (lookup records) and their channel consents. */
 import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
-import { channelSchema, e164Schema } from '../../shared/sessions/sessions.schemas.js';
 import { createUser, findUserByPhone, getUser, updateUser, type User } from '../../shared/users/users.store.js';
 import { eraseUser } from '../../shared/users/erase.js';
-import { getConsent, listConsents, setConsent } from '../../shared/sessions/consents.store.js';
-import { sessionSystemRouter } from './gate.js';
-import { consentBody, consentSchema, erasureSchema, newUserBody, userIdParams, userPatch, userSchema } from './sessions.schemas.js';
+import { getConsent, listConsents, setConsent } from '../../shared/users/consents.store.js';
+import { sessionSystemRouter } from '../sessions/gate.js';
+import { consentBody, consentList, consentParams, consentSchema, erasureQuery, erasureSchema, newUserBody, phoneParams, userIdParams, userPatch, userSchema } from './users.schemas.js';
 
 const tags = ['users'];
 const view = ({ user_id, display_name, phone_number, email }: User) => ({ user_id, display_name, phone_number, email });
-const consentParams = userIdParams.extend({ channel_type: channelSchema });
 
 export function userRoutes(): ApiRouter {
   const router = sessionSystemRouter();
@@ -35,7 +32,7 @@ export function userRoutes(): ApiRouter {
       summary: 'Find a user by E.164 phone number',
       description: 'The `+` may be sent literally or as `%2B`. Not E.164 → 400; unknown → 404.',
       auth: 'key-or-sre',
-      request: { params: z.object({ phone: e164Schema }) },
+      request: { params: phoneParams },
       responses: { 200: { description: 'The user', schema: userSchema } },
       handler: async ({ params }) => {
         const user = await findUserByPhone(params.phone);
@@ -77,7 +74,7 @@ export function userRoutes(): ApiRouter {
         'Open streams of the erased sessions are not notified (the rows are gone).',
       ].join(' '),
       auth: 'key-or-sre',
-      request: { params: userIdParams, query: z.object({ by: z.string().min(1).max(200).default('api').openapi({ description: 'who asks for the erasure' }) }) },
+      request: { params: userIdParams, query: erasureQuery },
       responses: { 200: { description: 'The erasure record', schema: erasureSchema } },
       handler: ({ params, query }) => eraseUser(params.user_id, query.by),
     })
@@ -89,7 +86,7 @@ export function userRoutes(): ApiRouter {
       description: 'Not in the spec. Channel types without a record are absent (their defaults: not opted in, no proactive messages).',
       auth: 'key-or-sre',
       request: { params: userIdParams },
-      responses: { 200: { description: 'Consents', schema: z.object({ consents: z.array(consentSchema) }) } },
+      responses: { 200: { description: 'Consents', schema: consentList } },
       handler: async ({ params }) => ({ consents: await listConsents(params.user_id) }),
     })
     .route({

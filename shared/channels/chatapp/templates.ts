@@ -2,7 +2,7 @@
  * The approved proactive templates of the messaging-app channel (spec: POST /api/chatapp/send),
  * each with its exact variables, in the order the provider's numbered placeholders use them.
  */
-import { ValidationError, type FieldError } from '../errors.js';
+import { ValidationError, type FieldError } from '../../errors.js';
 
 export interface Template {
   variables: readonly string[];

@@ -1,5 +1,5 @@
 /** Shapes of the messaging-app channel shared by the API, the jobs and the domain code (route-only schemas: api/channels/chatapp.schemas.ts). */
-import { z, uuid } from '../zod.js';
+import { z, uuid } from '../../zod.js';
 
 /** WhatsApp limits the spec names: buttons per rich message and entries per list. */
 export const MAX_BUTTONS = 3;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { statusCallbackUrl } from '../../shared/channels/twilio-signature.js';
+import { statusCallbackUrl } from '../../../shared/channels/twilio-signature.js';
 
 describe('the status-callback URL sent to the provider', () => {
   it.each([

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { eventually } from '../helpers/eventually.js';
-import { configureChatapp, freshPhone, testAccountSid, testFromNumber } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/users/users.store.js';
-import { setConsent } from '../../shared/sessions/consents.store.js';
-import { extendWindow } from '../../shared/chatapp/window.store.js';
-import { db } from '../../shared/db/index.js';
-import type { ChatappMessage } from '../../shared/chatapp/schemas.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
+import { eventually } from '../../helpers/eventually.js';
+import { configureChatapp, freshPhone, testFromNumber } from '../../helpers/chatapp.js';
+import { twilioAccountSid } from '../../helpers/channels.js';
+import { createUser } from '../../../shared/users/users.store.js';
+import { setConsent } from '../../../shared/users/consents.store.js';
+import { extendWindow } from '../../../shared/channels/chatapp/window.store.js';
+import { db } from '../../../shared/db/index.js';
+import type { ChatappMessage } from '../../../shared/channels/chatapp/chatapp.schemas.js';
 
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
@@ -66,7 +67,7 @@ describe('proactive templates (POST /api/chatapp/send)', () => {
     const done = await settled(queued.message_id);
     const [delivered] = sentTo(u.phone_number);
     expect(done).toMatchObject({ status: 'sent', provider_message_id: delivered!.sid, provider_status: 'queued', error: null, attempts: 1 });
-    expect(delivered!.accountSid).toBe(testAccountSid);
+    expect(delivered!.accountSid).toBe(twilioAccountSid);
     expect(delivered!.params).toEqual({ From: testFromNumber, To: `whatsapp:${u.phone_number}`, Body: text });
   });
 

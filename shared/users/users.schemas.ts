@@ -1,5 +1,9 @@
-/** A person's portal profile: the provider's copies and what they edit themselves (timezone, phone, notification preferences). */
-import { z } from '../zod.js';
+/**
+ * The users' records: a person's portal profile (the provider's copies and what they edit
+ * themselves: timezone, phone, notification preferences) and their consent per channel type.
+ */
+import { z, uuid } from '../zod.js';
+import { channelSchema, timestamp } from '../sessions/sessions.schemas.js';
 
 const hhmm = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'must be HH:MM (24-hour)');
 export const notificationChannels = ['email', 'sms', 'chatapp', 'push'] as const;
@@ -33,3 +37,21 @@ export const profileSchema = z
   })
   .openapi('Profile');
 export type Profile = z.infer<typeof profileSchema>;
+
+/** A user's consent on one channel type (consent_id null: never recorded, the defaults). */
+export const consentSchema = z
+  .object({
+    consent_id: uuid().nullable(),
+    user_id: uuid(),
+    channel_type: channelSchema,
+    opted_in: z.boolean(),
+    opted_in_at: timestamp.nullable(),
+    opted_out_at: timestamp.nullable(),
+    consent_source: z.string().nullable(),
+    proactive_allowed: z.boolean(),
+    proactive_allowed_at: timestamp.nullable(),
+    created_at: timestamp.nullable(),
+    updated_at: timestamp.nullable(),
+  })
+  .openapi('ChannelConsent');
+export type Consent = z.output<typeof consentSchema>;

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { configureChatapp, freshPhone } from '../helpers/chatapp.js';
-import { eventually } from '../helpers/eventually.js';
-import { createUser } from '../../shared/users/users.store.js';
-import { setConsent } from '../../shared/sessions/consents.store.js';
-import { extendWindow } from '../../shared/chatapp/window.store.js';
-import { insertOutbound } from '../../shared/chatapp/messages.store.js';
-import { deliver } from '../../shared/chatapp/outbound.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
+import { configureChatapp, freshPhone } from '../../helpers/chatapp.js';
+import { eventually } from '../../helpers/eventually.js';
+import { createUser } from '../../../shared/users/users.store.js';
+import { setConsent } from '../../../shared/users/consents.store.js';
+import { extendWindow } from '../../../shared/channels/chatapp/window.store.js';
+import { insertOutbound } from '../../../shared/channels/chatapp/messages.store.js';
+import { deliver } from '../../../shared/channels/chatapp/outbound.js';
 
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);

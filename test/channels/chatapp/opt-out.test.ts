@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { useLocalLlm } from '../helpers/local-llm-server.js';
-import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../helpers/chatapp.js';
-import { eventually } from '../helpers/eventually.js';
-import { createUser } from '../../shared/users/users.store.js';
-import { setConsent } from '../../shared/sessions/consents.store.js';
-import { OPT_IN_REPLY, OPT_OUT_REPLY, optKeyword } from '../../shared/chatapp/inbound.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
+import { useLocalLlm } from '../../helpers/local-llm-server.js';
+import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../../helpers/chatapp.js';
+import { eventually } from '../../helpers/eventually.js';
+import { createUser } from '../../../shared/users/users.store.js';
+import { setConsent } from '../../../shared/users/consents.store.js';
+import { OPT_IN_REPLY, OPT_OUT_REPLY, optKeyword } from '../../../shared/channels/chatapp/inbound.js';
 
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);

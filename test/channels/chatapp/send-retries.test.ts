@@ -5,14 +5,14 @@
  * records its id instead of sending again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { eventually } from '../helpers/eventually.js';
-import { configureChatapp, freshPhone, testFromNumber } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/users/users.store.js';
-import { extendWindow } from '../../shared/chatapp/window.store.js';
-import { db } from '../../shared/db/index.js';
-import type { ChatappMessage } from '../../shared/chatapp/schemas.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
+import { eventually } from '../../helpers/eventually.js';
+import { configureChatapp, freshPhone, testFromNumber } from '../../helpers/chatapp.js';
+import { createUser } from '../../../shared/users/users.store.js';
+import { extendWindow } from '../../../shared/channels/chatapp/window.store.js';
+import { db } from '../../../shared/db/index.js';
+import type { ChatappMessage } from '../../../shared/channels/chatapp/chatapp.schemas.js';
 
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
@@ -64,7 +64,7 @@ describe('a send whose answer was lost', () => {
     const [second] = await db()('chatapp_messages')
       .insert({ direction: 'outbound', user_id: u.user_id, phone_number: u.phone_number, kind: 'text', body: 'Same words.', status: 'sending', send_started_at: new Date(Date.now() - 1000) })
       .returning('message_id');
-    const { deliver } = await import('../../shared/chatapp/outbound.js');
+    const { deliver } = await import('../../../shared/channels/chatapp/outbound.js');
     const done = await deliver(second.message_id, false);
     const atProvider = sentTo(u.phone_number);
     expect(atProvider).toHaveLength(2);

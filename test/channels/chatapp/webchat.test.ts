@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from '../../shared/zod.js';
-import { defineTool, registerTools } from '../../shared/tools.js';
-import { startPlatform, type Platform } from '../helpers/platform.js';
-import { useLocalLlm } from '../helpers/local-llm-server.js';
-import { subscribe } from '../helpers/sse.js';
-import { freshPhone } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/users/users.store.js';
-import { resolveSession } from '../../shared/sessions/resolve.js';
-import { getContext } from '../../shared/sessions/context.js';
+import { z } from '../../../shared/zod.js';
+import { defineTool, registerTools } from '../../../shared/tools.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
+import { useLocalLlm } from '../../helpers/local-llm-server.js';
+import { subscribe } from '../../helpers/sse.js';
+import { freshPhone } from '../../helpers/chatapp.js';
+import { createUser } from '../../../shared/users/users.store.js';
+import { resolveSession } from '../../../shared/sessions/resolve.js';
+import { getContext } from '../../../shared/sessions/context.js';
 
 // A model that looks up the order the user names, then answers from the tool result.
 const llm = await useLocalLlm((req) => {

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { eventually } from '../helpers/eventually.js';
-import { configureChatapp, freshPhone, postWebhook, testAuthToken, whatsappParams } from '../helpers/chatapp.js';
-import { twilioSignature } from '../../shared/clients/twilio.js';
-import { createUser } from '../../shared/users/users.store.js';
-import { extendWindow } from '../../shared/chatapp/window.store.js';
-import type { ChatappMessage } from '../../shared/chatapp/schemas.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
+import { eventually } from '../../helpers/eventually.js';
+import { configureChatapp, freshPhone, postWebhook, whatsappParams } from '../../helpers/chatapp.js';
+import { twilioAuthToken } from '../../helpers/channels.js';
+import { twilioSignature } from '../../../shared/clients/twilio.js';
+import { createUser } from '../../../shared/users/users.store.js';
+import { extendWindow } from '../../../shared/channels/chatapp/window.store.js';
+import type { ChatappMessage } from '../../../shared/channels/chatapp/chatapp.schemas.js';
 
 const twilio = await startLocalTwilio();
 configureChatapp(twilio.baseUrl);
@@ -20,7 +21,7 @@ beforeAll(async () => {
   api = await startPlatform();
 });
 
-function postStatus(params: Record<string, string>, signature: string | null = twilioSignature(testAuthToken, statusUrl, params)) {
+function postStatus(params: Record<string, string>, signature: string | null = twilioSignature(twilioAuthToken, statusUrl, params)) {
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
   if (signature !== null) headers['X-Twilio-Signature'] = signature;
   return fetch(`${api.url}/chatapp/status`, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
@@ -57,7 +58,7 @@ describe('CHATAPP_PUBLIC_URL and delivery status callbacks', () => {
   it('a status callback without a valid signature is refused and changes nothing', async () => {
     const params = { MessageSid: 'SM' + 'f'.repeat(32), MessageStatus: 'read' };
     expect((await postStatus(params, null)).status).toBe(400);
-    expect((await postStatus(params, twilioSignature(testAuthToken, `${api.url}/chatapp/status`, params))).status).toBe(403);
+    expect((await postStatus(params, twilioSignature(twilioAuthToken, `${api.url}/chatapp/status`, params))).status).toBe(403);
     expect((await postStatus({ MessageSid: 'SM1' })).status).toBe(400);
   });
 });

@@ -4,17 +4,18 @@ import {
   chatappClient,
   describeProviderError,
   isTransientProviderError,
+  sendSms,
   twilioSignature,
   validTwilioSignature,
-} from '../../shared/clients/twilio.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
+} from '../../../shared/clients/twilio.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
 
 const twilio = await startLocalTwilio();
 const accountSid = 'AC' + '0'.repeat(31) + '1';
-process.env.CHATAPP_ACCOUNT_SID = accountSid;
-process.env.CHATAPP_AUTH_TOKEN = 'auth-token-1';
+process.env.TWILIO_ACCOUNT_SID = accountSid;
+process.env.TWILIO_AUTH_TOKEN = 'auth-token-1';
+process.env.TWILIO_API_BASE_URL = twilio.baseUrl;
 process.env.CHATAPP_FROM_NUMBER = 'whatsapp:+14155238886';
-process.env.CHATAPP_API_BASE_URL = twilio.baseUrl;
 afterAll(() => twilio.close());
 
 describe('X-Twilio-Signature', () => {
@@ -57,6 +58,15 @@ describe('provider REST API through the twilio package', () => {
     expect(sent.accountSid).toBe(accountSid);
     expect(sent.auth).toEqual({ user: accountSid, password: 'auth-token-1' });
     expect(sent.params).toEqual({ From: 'whatsapp:+14155238886', To: 'whatsapp:+14155550100', Body: 'hello' });
+  });
+
+  it('one account sends for the messaging app and for sms (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN)', async () => {
+    await chatappClient().send({ to: 'whatsapp:+14155550100', body: 'by whatsapp' });
+    await sendSms({ from: '+14155550199', to: '+14155550100', body: 'by sms' });
+    const [whatsapp, sms] = twilio.messages.slice(-2);
+    expect(whatsapp!.auth).toEqual({ user: accountSid, password: 'auth-token-1' });
+    expect(sms!.auth).toEqual({ user: accountSid, password: 'auth-token-1' });
+    expect(sms!.params).toMatchObject({ From: '+14155550199', To: '+14155550100', Body: 'by sms' });
   });
 
   it('sends a template as ContentSid with numbered ContentVariables', async () => {

@@ -4,21 +4,27 @@
  * messages, rich-message limits in the schema), the message is recorded as queued, and a
  * `channels.send` job delivers it through the provider with the queue's retries.
  */
-import { config } from '../config.js';
-import { ConflictError, ForbiddenError, ValidationError, fieldErrors } from '../errors.js';
-import { enqueue } from '../queues.js';
-import { chatappClient, describeProviderError, isTransientProviderError, type ProviderMessage, type ProviderReceipt, type RichContent } from '../clients/twilio.js';
-import { logger } from '../logger.js';
-import { PermanentSendError } from '../channels/contract.js';
-import { getUser } from '../users/users.store.js';
-import { getConsent } from '../sessions/consents.store.js';
+import { config } from '../../config.js';
+import { ConflictError, ForbiddenError, ValidationError, fieldErrors } from '../../errors.js';
+import { enqueue } from '../../queues.js';
+import { chatappClient, describeProviderError, isTransientProviderError, type ProviderMessage, type ProviderReceipt, type RichContent } from '../../clients/twilio.js';
+import { logger } from '../../logger.js';
+import { PermanentSendError } from '../contract.js';
+import { getUser } from '../../users/users.store.js';
+import { getConsent } from '../../users/consents.store.js';
 import { renderTemplate } from './templates.js';
-import { statusCallbackUrl } from '../channels/twilio-signature.js';
+import { statusCallbackUrl } from '../twilio-signature.js';
 import { windowOpen } from './window.store.js';
 import { getMessage, insertOutbound, insertReplyOnce, markAttemptFailed, markSending, markSent, recordedProviderIds, type StoredMessage } from './messages.store.js';
-import { sessionMessageSchema, type SessionMessageInput } from './schemas.js';
+import { sessionMessageSchema, type SessionMessageInput } from './chatapp.schemas.js';
 
 export const CHANNEL = 'chatapp';
+
+/** The settings the messaging app still needs: the Twilio account and its sender number (none: it is live). */
+export function chatappMissingSettings(): string[] {
+  const { channels, chatapp } = config();
+  return [!channels.twilio.accountSid && 'TWILIO_ACCOUNT_SID', !channels.twilio.authToken && 'TWILIO_AUTH_TOKEN', !chatapp.fromNumber && 'CHATAPP_FROM_NUMBER'].filter((s): s is string => Boolean(s));
+}
 
 /** The address of a phone number at the provider (WhatsApp). */
 export const providerAddress = (phone: string) => `whatsapp:${phone}`;

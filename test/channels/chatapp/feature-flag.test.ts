@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type Platform } from '../helpers/platform.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
 
 process.env.SERVICE_SESSION_SYSTEM = 'false';
 

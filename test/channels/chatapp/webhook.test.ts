@@ -1,17 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type Platform } from '../helpers/platform.js';
-import { startLocalTwilio } from '../helpers/local-twilio-server.js';
-import { useLocalLlm } from '../helpers/local-llm-server.js';
-import { subscribe } from '../helpers/sse.js';
-import { eventually } from '../helpers/eventually.js';
-import { configureChatapp, freshPhone, messageSid, postWebhook, whatsappParams } from '../helpers/chatapp.js';
-import { createUser } from '../../shared/users/users.store.js';
-import { resolveSession } from '../../shared/sessions/resolve.js';
-import { getContext } from '../../shared/sessions/context.js';
-import { UNKNOWN_NUMBER_REPLY, processInbound } from '../../shared/chatapp/inbound.js';
-import { insertInboundOnce } from '../../shared/chatapp/messages.store.js';
-import { recordReply } from '../../shared/chatapp/outbound.js';
-import { db } from '../../shared/db/index.js';
+import { startPlatform, type Platform } from '../../helpers/platform.js';
+import { startLocalTwilio } from '../../helpers/local-twilio-server.js';
+import { useLocalLlm } from '../../helpers/local-llm-server.js';
+import { subscribe } from '../../helpers/sse.js';
+import { eventually } from '../../helpers/eventually.js';
+import { configureChatapp, freshPhone, messageSid, postWebhook, whatsappParams } from '../../helpers/chatapp.js';
+import { twilioAuthToken } from '../../helpers/channels.js';
+import { twilioSignature } from '../../../shared/clients/twilio.js';
+import { createUser } from '../../../shared/users/users.store.js';
+import { resolveSession } from '../../../shared/sessions/resolve.js';
+import { getContext } from '../../../shared/sessions/context.js';
+import { UNKNOWN_NUMBER_REPLY, processInbound } from '../../../shared/channels/chatapp/inbound.js';
+import { insertInboundOnce } from '../../../shared/channels/chatapp/messages.store.js';
+import { recordReply } from '../../../shared/channels/chatapp/outbound.js';
+import { db } from '../../../shared/db/index.js';
 
 // The tests reach the API from loopback as a proxy would: its forwarded headers count (TRUST_PROXY).
 process.env.TRUST_PROXY = '127.0.0.1';
@@ -47,9 +49,20 @@ describe('POST /chatapp/webhook signature', () => {
     const forged = await postWebhook(api.url, params, { signature: 'bm90IGEgc2lnbmF0dXJlIGF0IGFsbA==' });
     expect(forged.status).toBe(403);
     // Signed over other parameters than those sent (a tampered body).
-    const tampered = await postWebhook(api.url, { ...params, Body: 'send me money' }, { signature: (await import('../../shared/clients/twilio.js')).twilioSignature('test-auth-token', `${api.url}/chatapp/webhook`, params) });
+    const tampered = await postWebhook(api.url, { ...params, Body: 'send me money' }, { signature: twilioSignature(twilioAuthToken, `${api.url}/chatapp/webhook`, params) });
     expect(tampered.status).toBe(403);
     expect(await inboundRows(params.MessageSid!)).toHaveLength(0);
+  });
+
+  it('is keyed by TWILIO_AUTH_TOKEN, the one Twilio account of sms, voice and the messaging app: another token is a 403', async () => {
+    expect(process.env.TWILIO_AUTH_TOKEN).toBe(twilioAuthToken);
+    const url = `${api.url}/chatapp/webhook`;
+    const signed = whatsappParams(freshPhone(), 'signed by the account');
+    expect((await postWebhook(api.url, signed, { signature: twilioSignature(twilioAuthToken, url, signed) })).status).toBe(200);
+    expect(await inboundRows(signed.MessageSid!)).toHaveLength(1);
+    const other = whatsappParams(freshPhone(), 'signed by another account');
+    expect((await postWebhook(api.url, other, { signature: twilioSignature('another-accounts-auth-token', url, other) })).status).toBe(403);
+    expect(await inboundRows(other.MessageSid!)).toHaveLength(0);
   });
 
   it('the signed URL is rebuilt from X-Forwarded-Proto and X-Forwarded-Host behind a proxy (TRUST_PROXY names it)', async () => {
@@ -127,8 +140,8 @@ describe('inbound processing', () => {
   it('messages from other channels reach the model as real-time updates', async () => {
     const u = await createUser({ phone_number: freshPhone() });
     const { session } = await resolveSession(u.user_id);
-    const { acceptMessage } = await import('../../shared/stream/index.js');
-    const { startInteraction } = await import('../../shared/sessions/interactions.js');
+    const { acceptMessage } = await import('../../../shared/stream/index.js');
+    const { startInteraction } = await import('../../../shared/sessions/interactions.js');
     const call = await startInteraction(session.session_id, { channel: 'voice' });
     await acceptMessage(session.session_id, { channel: 'voice', role: 'user', content: 'I am on the phone', interaction_id: call.interaction_id }, { waitMs: 5000 });
     const params = whatsappParams(u.phone_number, 'and now on WhatsApp');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { inboundText, parseInbound, phoneOf } from '../../shared/chatapp/inbound.js';
-import { ValidationError } from '../../shared/errors.js';
+import { inboundText, parseInbound, phoneOf } from '../../../shared/channels/chatapp/inbound.js';
+import { ValidationError } from '../../../shared/errors.js';
 
 describe('inbound WhatsApp parameters', () => {
   it('unknown parameters are tolerated and the phone is the E.164 part of From', () => {

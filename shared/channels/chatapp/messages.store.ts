@@ -1,7 +1,7 @@
 /** Query module of chatapp_messages: every messaging-app message in and out, with its delivery state. */
 import type { Knex } from 'knex';
-import { db } from '../db/index.js';
-import type { ChatappMessage } from './schemas.js';
+import { db } from '../../db/index.js';
+import type { ChatappMessage } from './chatapp.schemas.js';
 
 export const TABLE = 'chatapp_messages';
 

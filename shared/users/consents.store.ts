@@ -2,8 +2,9 @@
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
 import { ValidationError } from '../errors.js';
-import type { Channel, Consent } from './sessions.schemas.js';
-import { assertUserExists } from '../users/users.store.js';
+import type { Channel } from '../sessions/sessions.schemas.js';
+import type { Consent } from './users.schemas.js';
+import { assertUserExists } from './users.store.js';
 
 const TABLE = 'channel_consents';
 const COLUMNS: string[] = [

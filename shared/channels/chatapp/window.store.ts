@@ -3,7 +3,7 @@
  * opens with each inbound message (free-form messages only inside it; templates any time).
  */
 import type { Knex } from 'knex';
-import { db } from '../db/index.js';
+import { db } from '../../db/index.js';
 
 export const TABLE = 'chatapp_sessions';
 /** Messaging-app customer window: 24 hours from the latest inbound message. */
