@@ -4,7 +4,7 @@ import { z, uuid } from '../../shared/zod.js';
 import { createAccount, deleteAccount, getAccountDetail, updateAccount } from '../../shared/crm/accounts.js';
 import { listAccounts } from '../../shared/crm/account.store.js';
 import { keysetPageQuery } from '../../shared/crm/pagination.js';
-import { account, accountInput, accountUpdate, segments } from '../../shared/crm/model.js';
+import { account, accountInput, accountUpdate, segments } from '../../shared/crm/crm.schemas.js';
 import { accountDetail } from './accounts.schemas.js';
 import { listDescription, pageOf, toPage } from './common.schemas.js';
 

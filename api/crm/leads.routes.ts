@@ -5,7 +5,7 @@ import { convertLead, createLead, deleteLead, getLead, leadTransitions, updateLe
 import { listLeads } from '../../shared/crm/lead.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
 import { keysetPageQuery } from '../../shared/crm/pagination.js';
-import { conversion, conversionInput, historyEntry, lead, leadInput, leadStatus, leadUpdate } from '../../shared/crm/model.js';
+import { conversion, conversionInput, historyEntry, lead, leadInput, leadStatus, leadUpdate } from '../../shared/crm/crm.schemas.js';
 import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ lead_id: uuid() });

@@ -5,7 +5,7 @@ import { createOpportunity, deleteOpportunity, getOpportunity, updateOpportunity
 import { listOpportunities } from '../../shared/crm/opportunity.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
 import { keysetPageQuery } from '../../shared/crm/pagination.js';
-import { historyEntry, opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/model.js';
+import { historyEntry, opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/crm.schemas.js';
 import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
 
 const params = z.object({ opportunity_id: uuid() });

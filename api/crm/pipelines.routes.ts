@@ -3,7 +3,7 @@ import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { addStage, createPipeline, deleteStage, getPipeline, getPipelineSummary, updatePipeline, updateStage } from '../../shared/crm/pipelines.js';
 import { listPipelines } from '../../shared/crm/pipeline.store.js';
-import { pipeline, pipelineInput, pipelineSummary, pipelineUpdate, stageInput, stageUpdate } from '../../shared/crm/model.js';
+import { pipeline, pipelineInput, pipelineSummary, pipelineUpdate, stageInput, stageUpdate } from '../../shared/crm/crm.schemas.js';
 import { actorHeaders, actorOf } from './common.schemas.js';
 
 const params = z.object({ pipeline_id: uuid() });

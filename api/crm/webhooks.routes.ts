@@ -6,7 +6,7 @@ import { config } from '../../shared/config.js';
 import { assertBatchSize, claimSignedDelivery, deliveryIdOf, receiveLead, verifyLeadWebhook } from '../../shared/crm/webhooks.js';
 import { problemKindOf } from '../../shared/errors.js';
 import { submitLeadBatch } from '../../shared/crm/lead-batches.js';
-import { batchResult, leadInput, webhookLeadResult } from '../../shared/crm/model.js';
+import { batchResult, leadInput, webhookLeadResult } from '../../shared/crm/crm.schemas.js';
 
 const headers = z.object({
   'x-source': z.string().trim().min(1).max(100).optional().openapi({ description: 'Overrides the `source` of every lead in the request' }),

@@ -5,7 +5,7 @@ import { NotFoundError } from '../../shared/errors.js';
 import { listCases, listStaff } from '../../shared/portal/cases.store.js';
 import { assignCaseTo, caseWithComments, commentOnCase, createCase, editCase, transitionCase } from '../../shared/portal/cases.js';
 import { transitionsMarkdown } from '../../shared/portal/case-transitions.js';
-import { caseSchema } from '../../shared/portal/model.js';
+import { caseSchema } from '../../shared/portal/portal.schemas.js';
 import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
 import { caseAssignment, caseCommentInput, caseDetail, caseInput, caseMove, caseQuery, caseUpdate, staffMember } from './cases.schemas.js';
 

@@ -1,6 +1,6 @@
-/** Request and response schemas of the case routes beyond the case itself (shared/portal/model.ts). */
+/** Request and response schemas of the case routes beyond the case itself (shared/portal/portal.schemas.ts). */
 import { z, uuid } from '../../shared/zod.js';
-import { caseSchema, casePriorities, caseStatuses, commentSchema } from '../../shared/portal/model.js';
+import { caseSchema, casePriorities, caseStatuses, commentSchema } from '../../shared/portal/portal.schemas.js';
 import { flag, list } from './common.schemas.js';
 
 export const caseQuery = z.object({

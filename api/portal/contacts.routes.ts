@@ -3,7 +3,7 @@ import { ApiRouter } from '../routing.js';
 import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { deleteContact, findContact, insertContact, listContacts, updateContact } from '../../shared/portal/contacts.store.js';
-import { contactSchema } from '../../shared/portal/model.js';
+import { contactSchema } from '../../shared/portal/portal.schemas.js';
 import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
 import { contactInput, contactQuery, contactUpdate } from './contacts.schemas.js';
 

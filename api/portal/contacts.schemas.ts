@@ -1,6 +1,6 @@
-/** Request schemas of the contact routes (the contact itself: shared/portal/model.ts). */
+/** Request schemas of the contact routes (the contact itself: shared/portal/portal.schemas.ts). */
 import { z } from '../../shared/zod.js';
-import { e164 } from '../../shared/portal/model.js';
+import { e164 } from '../../shared/portal/portal.schemas.js';
 import { flag, list } from './common.schemas.js';
 
 const tag = z.string().trim().min(1).max(50);

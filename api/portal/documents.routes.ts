@@ -7,7 +7,7 @@ import { NotFoundError } from '../../shared/errors.js';
 import { deleteDocument, findDocument, listDocuments, updateDocumentMeta } from '../../shared/portal/documents.store.js';
 import { documentStorage } from '../../shared/portal/document-storage.js';
 import { reindexDocument, searchDocuments, storeUpload } from '../../shared/portal/documents.js';
-import { documentSchema, searchHitSchema } from '../../shared/portal/model.js';
+import { documentSchema, searchHitSchema } from '../../shared/portal/portal.schemas.js';
 import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
 import { documentQuery, documentSearchQuery, documentUpdate, documentUpload } from './documents.schemas.js';
 

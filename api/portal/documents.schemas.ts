@@ -1,7 +1,7 @@
-/** Request schemas of the document routes (the document itself: shared/portal/model.ts). */
+/** Request schemas of the document routes (the document itself: shared/portal/portal.schemas.ts). */
 import { z } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
-import { ragStatuses } from '../../shared/portal/model.js';
+import { ragStatuses } from '../../shared/portal/portal.schemas.js';
 import { list } from './common.schemas.js';
 
 export const documentQuery = z.object({ category: z.string().max(100).optional(), tags: list(z.array(z.string().max(50)).max(20).optional()), rag_status: z.enum(ragStatuses).optional() });

@@ -4,7 +4,7 @@ import { z } from '../../../shared/zod.js';
 import { deleteManualEntity, insertManualEntity, listEntities, updateManualEntity } from '../../../shared/sre/cmdb/entities.store.js';
 import { deleteManualRelationship, getRelationship, insertManualRelationship, updateManualRelationship } from '../../../shared/sre/cmdb/relationships.store.js';
 import { entityDetail, entityNeighbourhood } from '../../../shared/sre/cmdb/views.js';
-import { entityTypes } from '../../../shared/sre/cmdb/model.js';
+import { entityTypes } from '../../../shared/sre/cmdb/cmdb.schemas.js';
 import * as s from './cmdb.schemas.js';
 import { idParams } from './common.schemas.js';
 

@@ -1,6 +1,6 @@
 /** Request and response schemas of the CMDB routes (entities, relationships). */
 import { z, uuid } from '../../../shared/zod.js';
-import { entityTypeSchema, healthSchema, relationshipTypeSchema } from '../../../shared/sre/cmdb/model.js';
+import { entityTypeSchema, healthSchema, relationshipTypeSchema } from '../../../shared/sre/cmdb/cmdb.schemas.js';
 import { timestamp, booleanQuery, page } from './common.schemas.js';
 import { recommendationSchema, monitorSchema } from '../monitors/monitors.schemas.js';
 

@@ -1,6 +1,6 @@
 /** Request and response schemas of the discovery routes (runs, sources, status). */
 import { z } from '../../../shared/zod.js';
-import { sourceKindSchema } from '../../../shared/sre/cmdb/model.js';
+import { sourceKindSchema } from '../../../shared/sre/cmdb/cmdb.schemas.js';
 import { timestamp } from '../cmdb/common.schemas.js';
 
 export const runSchema = z

@@ -1,7 +1,7 @@
 /** Request and response schemas of the monitor routes (recommendations, monitors, deployment). */
 import { z, uuid } from '../../../shared/zod.js';
 import { alertingRuleSchema } from '../../../shared/sre/monitors/rules.js';
-import { entityTypeSchema } from '../../../shared/sre/cmdb/model.js';
+import { entityTypeSchema } from '../../../shared/sre/cmdb/cmdb.schemas.js';
 import { timestamp, page } from '../cmdb/common.schemas.js';
 
 export const recommendationSchema = z
