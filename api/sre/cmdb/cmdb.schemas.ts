@@ -4,6 +4,8 @@ import { entityTypeSchema, healthSchema, relationshipTypeSchema } from '../../..
 import { timestamp, booleanQuery, page } from './common.schemas.js';
 import { recommendationSchema, monitorSchema } from '../monitors/monitors.schemas.js';
 
+/** GET …/entity-types: the names the CMDB knows. */
+export const entityTypeList = z.object({ items: z.array(z.string()) });
 export const entitySchema = z
   .object({
     id: z.string(),

@@ -39,6 +39,7 @@ export const sourceSchema = z
   })
   .openapi('DiscoverySource');
 
+export const sourceList = z.object({ items: z.array(sourceSchema) });
 export const sourceCreate = z.object({
   name: z.string().min(1).max(100).regex(/^[a-z0-9][a-z0-9_.-]*$/, 'lower-case letters, digits, . _ -'),
   kind: sourceKindSchema,

@@ -34,6 +34,8 @@ export const monitorSchema = z
   })
   .openapi('EntityMonitor');
 
+export const recommendationList = z.object({ items: z.array(recommendationSchema) });
+export const monitorList = z.object({ items: z.array(monitorSchema) });
 export const recommendationQuery = z.object({ entity_id: uuid().optional(), status: recommendationSchema.shape.status.optional(), ...page });
 export const monitorQuery = z.object({ entity_id: uuid().optional(), status: monitorSchema.shape.status.optional(), ...page });
 
@@ -66,3 +68,4 @@ export const templateInfo = z
     condition: z.string().optional().openapi({ description: 'when the template applies, if not always' }),
   })
   .openapi('MonitorTemplate');
+export const templateList = z.object({ items: z.array(templateInfo) });
