@@ -13,7 +13,7 @@ import { reportRedisError } from './outages.js';
 import { currentRequestId, jobRequestIdKey } from './request-context.js';
 import { queueTelemetry } from './telemetry.js';
 import { createHash } from 'node:crypto';
-import { leadBatchJob } from './crm/model.js';
+import { leadBatchJob } from './crm/crm.schemas.js';
 
 export interface QueueDefinition {
   /** Jobs of this queue one worker process runs at once. */

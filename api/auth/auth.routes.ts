@@ -1,6 +1,5 @@
 /** Sign-in with OpenID Connect, sign-out, and who is signed in. */
 import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
 import { ValidationError } from '../../shared/errors.js';
 import { completeAuthorization, endSessionUrl, startAuthorization } from '../../shared/auth/oidc.js';
 import { takeLimit } from '../../shared/limits.js';
@@ -9,32 +8,9 @@ import { browserSession, csrfHeader, loginCookie, personOf, sessionCookie, setCo
 import { checkCsrf } from '../middleware/auth.js';
 import { upsertSignedInUser } from '../../shared/users/sign-in.js';
 import { sendSignInErrorPage } from './error-page.js';
+import { callbackQuery, loginQuery, me, signOutResult } from './auth.schemas.js';
 
 const tags = ['Sign-in'];
-
-/** A path on this site: one leading slash, not `//host` or `/\host` (which browsers treat as another site). */
-export function isLocalPath(value: string): boolean {
-  return /^\/(?![/\\])/.test(value) && !/[\u0000-\u001f]/.test(value);
-}
-
-const returnTo = z
-  .string()
-  .max(2000)
-  .refine(isLocalPath, 'must be a path on this site starting with a single /')
-  .default('/')
-  .openapi({ description: 'where to go after sign-in: a path on this site (e.g. /admin/alerts?status=firing)' });
-
-const me = z
-  .object({
-    subject: z.string().openapi({ description: "the provider's subject identifier" }),
-    name: z.string(),
-    email: z.string().nullable(),
-    roles: z.array(z.enum(['sre', 'staff', 'sales', 'user'])).openapi({ description: 'sre opens the console, staff works support cases, sales works the CRM (console CRM screens), user: every signed-in person' }),
-    csrf_token: z.string().openapi({ description: `send it in ${csrfHeader} with POST, PUT, PATCH and DELETE` }),
-    signed_in_at: z.string(),
-    expires_at: z.string().openapi({ description: 'absolute end of the session (it also ends after AUTH_SESSION_IDLE without requests)' }),
-  })
-  .openapi('SignedInPerson');
 
 const signInNote =
   'Authorization code flow with PKCE (S256), `state` and `nonce`, against the provider discovered from OIDC_ISSUER_URL; the redirect URI is exactly PUBLIC_URL + /api/global/auth/oidc/callback. A sign-in must complete within 10 minutes.';
@@ -48,7 +24,7 @@ export function authRoutes(): ApiRouter {
       summary: 'Start signing in',
       description: `Redirects to the identity provider. ${signInNote}`,
       auth: 'public',
-      request: { query: z.object({ return_to: returnTo }) },
+      request: { query: loginQuery },
       responses: { 302: { description: 'to the identity provider' } },
       errors: { 429: 'Over LIMIT_SIGNIN_STARTS_PER_MINUTE sign-in starts from this address (Retry-After)', 502: 'The identity provider could not be discovered', 503: 'Sign-in is not configured' },
       handler: async ({ query }, ctx) => {
@@ -72,15 +48,7 @@ export function authRoutes(): ApiRouter {
       summary: 'Sign-in callback of the identity provider',
       description: `Checks \`state\` against the sign-in this browser started (used once), exchanges the code with the PKCE verifier, checks the ID token's nonce, reads name, email and roles (OIDC_ROLES_CLAIM of the ID token or userinfo, mapped by OIDC_ROLE_MAP), matches the person to a users row (by subject, else verified email, else a new row; email, name and roles copied), creates the server-side session (keeping the access token, and the refresh token when the provider issues one, to re-read the person every AUTH_ROLES_REFRESH) and sets its httpOnly cookie \`${sessionCookie}\`. Failures end on an HTML page (400 for a tampered state or a refused/replayed code).`,
       auth: 'public',
-      request: {
-        query: z.object({
-          code: z.string().optional(),
-          state: z.string().optional(),
-          error: z.string().optional(),
-          error_description: z.string().optional(),
-          iss: z.string().optional(),
-        }),
-      },
+      request: { query: callbackQuery },
       responses: { 302: { description: 'signed in: to the return_to path' } },
       errors: { 400: 'The sign-in failed (HTML page): state does not match, expired or used, or the code was refused', 502: 'The identity provider could not be reached' },
       handler: async ({ query }, ctx) => {
@@ -121,12 +89,7 @@ export function authRoutes(): ApiRouter {
       summary: 'Sign out',
       description: `Ends the server-side session and clears its cookie (also when there is none: signing out twice is fine). With a session, the request needs ${csrfHeader}. \`end_session_url\` is the provider's end-session address (RP-initiated logout) to send the browser to, or null when the provider has none.`,
       auth: 'public',
-      responses: {
-        200: {
-          description: 'signed out',
-          schema: z.object({ signed_out: z.boolean().openapi({ description: 'false when there was no live session' }), end_session_url: z.string().nullable() }),
-        },
-      },
+      responses: { 200: { description: 'signed out', schema: signOutResult } },
       errors: { 403: `A session cookie without a valid ${csrfHeader}, or a cross-site request` },
       handler: async (_input, ctx) => {
         const session = await browserSession(ctx);

@@ -1,14 +1,10 @@
 /** REST routes of accounts; the detail includes the account's opportunities. */
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { createAccount, deleteAccount, getAccountDetail, updateAccount } from '../../shared/crm/accounts.js';
 import { listAccounts } from '../../shared/crm/account.store.js';
-import { keysetPageQuery } from '../../shared/crm/pagination.js';
-import { account, accountInput, accountUpdate, segments } from '../../shared/crm/model.js';
-import { accountDetail } from './accounts.schemas.js';
+import { account, accountInput, accountUpdate } from '../../shared/crm/crm.schemas.js';
+import { accountDetail, accountParams, accountQuery } from './accounts.schemas.js';
 import { listDescription, pageOf, toPage } from './common.schemas.js';
-
-const params = z.object({ account_id: uuid() });
 
 export function accountRoutes(): ApiRouter {
   return new ApiRouter()
@@ -19,7 +15,7 @@ export function accountRoutes(): ApiRouter {
       summary: 'List accounts',
       description: `Filters: \`q\` (text search in name and domain), \`segment\`, \`industry\` (case-insensitive).\n\n${listDescription}`,
       auth: 'key-or-sales-or-sre',
-      request: { query: z.object({ q: z.string().max(200).optional(), segment: z.enum(segments).optional(), industry: z.string().max(100).optional(), ...keysetPageQuery(['created_at', 'updated_at', 'name'], 'name') }) },
+      request: { query: accountQuery },
       responses: { 200: { description: 'A page of accounts', schema: pageOf(account, 'AccountPage') } },
       handler: async ({ query }) => toPage(await listAccounts({ search: query.q, segment: query.segment, industry: query.industry }, query)),
     })
@@ -41,7 +37,7 @@ export function accountRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Get an account with its opportunities',
       auth: 'key-or-sales-or-sre',
-      request: { params },
+      request: { params: accountParams },
       responses: { 200: { description: 'The account and its opportunities (newest first)', schema: accountDetail } },
       handler: ({ params }) => getAccountDetail(params.account_id),
     })
@@ -51,7 +47,7 @@ export function accountRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Update an account',
       auth: 'key-or-sales-or-sre',
-      request: { params, body: accountUpdate },
+      request: { params: accountParams, body: accountUpdate },
       responses: { 200: { description: 'The account', schema: account } },
       errors: { 409: 'Another account has this name or domain' },
       handler: ({ params, body }) => updateAccount(params.account_id, body),
@@ -63,7 +59,7 @@ export function accountRoutes(): ApiRouter {
       summary: 'Delete an account',
       description: 'Its opportunities are kept, unlinked (`account_id` becomes null); so are leads converted into it.',
       auth: 'key-or-sales-or-sre',
-      request: { params },
+      request: { params: accountParams },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params }, ctx) => {
         await deleteAccount(params.account_id);

@@ -1,7 +1,8 @@
-/** Schemas shared by the CRM routes: the actor header and list pages. */
+/** Schemas shared by the CRM routes: the actor header, list pages and a record's history. */
 import type { Context } from 'koa';
 import { z } from '../../shared/zod.js';
 import { actorOf as personOrGiven } from '../auth/browser-session.js';
+import { historyEntry } from '../../shared/crm/crm.schemas.js';
 
 /** Who makes a change (recorded in the status/stage history): the signed-in person, else X-Actor, else "api". */
 export const actorHeaders = z.object({
@@ -20,3 +21,6 @@ export const pageOf = <T extends z.ZodType>(item: T, name: string) =>
   z.object({ data: z.array(item), next_cursor: z.string().nullable() }).openapi(name);
 
 export const toPage = <T>(p: { items: T[]; next_cursor: string | null }) => ({ data: p.items, next_cursor: p.next_cursor });
+
+/** GET …/{id}/history of a lead or an opportunity: its changes, oldest first. */
+export const historyList = z.object({ data: z.array(historyEntry) });

@@ -1,22 +1,12 @@
 /** GET /api/v1/crm/events: the live CRM events as server-sent events, for the console's CRM screens. */
 import client from 'prom-client';
 import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
 import { metricsRegistry, metricPrefix } from '../../shared/metrics.js';
 import { crmEventTypes, subscribeCrmEvents, type CrmEvent } from '../../shared/crm/events.js';
 import { streamBusEvents } from '../event-stream.js';
-import { csv } from '../sre/common.schemas.js';
+import { crmEvent, crmEventQuery } from './events.schemas.js';
 
 const openStreams = new client.Gauge({ name: `${metricPrefix}crm_sse_streams`, help: 'Open CRM event SSE streams in this process', registers: [metricsRegistry] });
-
-const crmEvent = z
-  .object({
-    id: z.string().openapi({ description: 'event id (also the SSE id)' }),
-    type: z.enum(crmEventTypes),
-    at: z.string().openapi({ format: 'date-time' }),
-    data: z.record(z.string(), z.unknown()).openapi({ description: 'ids and the new state, e.g. {id, status, by} of lead.changed' }),
-  })
-  .openapi('CrmEvent');
 
 export function crmEventRoutes(): ApiRouter {
   return new ApiRouter().route({
@@ -33,7 +23,7 @@ export function crmEventRoutes(): ApiRouter {
       'A client that does not keep up is disconnected.',
     ].join(' '),
     auth: 'key-or-sales-or-sre',
-    request: { query: z.object({ types: csv(crmEventTypes) }) },
+    request: { query: crmEventQuery },
     responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: crmEvent } },
     handler: async ({ query }, ctx) => {
       await streamBusEvents<CrmEvent>(ctx, subscribeCrmEvents, query.types, openStreams);

@@ -1,14 +1,12 @@
 /** REST routes of leads: CRUD, lifecycle moves, conversion and history. */
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { convertLead, createLead, deleteLead, getLead, leadTransitions, updateLead } from '../../shared/crm/leads.js';
 import { listLeads } from '../../shared/crm/lead.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
-import { keysetPageQuery } from '../../shared/crm/pagination.js';
-import { conversion, conversionInput, historyEntry, lead, leadInput, leadStatus, leadUpdate } from '../../shared/crm/model.js';
-import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
+import { conversion, conversionInput, lead, leadInput, leadUpdate } from '../../shared/crm/crm.schemas.js';
+import { actorHeaders, actorOf, historyList, listDescription, pageOf, toPage } from './common.schemas.js';
+import { leadParams, leadQuery } from './leads.schemas.js';
 
-const params = z.object({ lead_id: uuid() });
 const lifecycle = Object.entries(leadTransitions)
   .map(([from, to]) => `\`${from}\` → ${to.length ? to.map((s) => `\`${s}\``).join(', ') : 'none (final)'}`)
   .join('; ');
@@ -22,9 +20,7 @@ export function leadRoutes(): ApiRouter {
       summary: 'List leads',
       description: `Filters: \`status\`, \`source\` (case-insensitive), \`q\` (text search in first name, last name, full name, email and company).\n\n${listDescription}`,
       auth: 'key-or-sales-or-sre',
-      request: {
-        query: z.object({ status: leadStatus.optional(), source: z.string().max(100).optional(), q: z.string().max(200).optional(), ...keysetPageQuery(['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'status'], '-created_at') }),
-      },
+      request: { query: leadQuery },
       responses: { 200: { description: 'A page of leads', schema: pageOf(lead, 'LeadPage') } },
       handler: async ({ query }) => toPage(await listLeads({ status: query.status, source: query.source, search: query.q }, query)),
     })
@@ -46,7 +42,7 @@ export function leadRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Get a lead',
       auth: 'key-or-sales-or-sre',
-      request: { params },
+      request: { params: leadParams },
       responses: { 200: { description: 'The lead', schema: lead } },
       handler: ({ params }) => getLead(params.lead_id),
     })
@@ -57,7 +53,7 @@ export function leadRoutes(): ApiRouter {
       summary: 'Update a lead (fields and/or status)',
       description: `Partial update. Status moves: ${lifecycle}. \`converted\` is reached only by POST /api/v1/leads/{lead_id}/convert. Setting the current status again is a no-op. An invalid move is a 409 with \`current_status\` and \`allowed_next_states\`. Status changes are recorded in the history with \`X-Actor\`.`,
       auth: 'key-or-sales-or-sre',
-      request: { params, body: leadUpdate, headers: actorHeaders },
+      request: { params: leadParams, body: leadUpdate, headers: actorHeaders },
       responses: { 200: { description: 'The updated lead', schema: lead } },
       errors: { 409: 'Invalid status move (names `allowed_next_states`) or email used by another lead' },
       handler: ({ params, body, headers }, ctx) => updateLead(params.lead_id, body, actorOf(headers, ctx)),
@@ -69,7 +65,7 @@ export function leadRoutes(): ApiRouter {
       summary: 'Delete a lead',
       description: 'Deletes the lead; an opportunity or account created by its conversion stays.',
       auth: 'key-or-sales-or-sre',
-      request: { params },
+      request: { params: leadParams },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params }, ctx) => {
         await deleteLead(params.lead_id);
@@ -90,7 +86,7 @@ export function leadRoutes(): ApiRouter {
         'conversion, are a 409. `create_account` for a lead without company is a 400.',
       ].join('\n'),
       auth: 'key-or-sales-or-sre',
-      request: { params, body: conversionInput, headers: actorHeaders },
+      request: { params: leadParams, body: conversionInput, headers: actorHeaders },
       responses: { 201: { description: 'The conversion', schema: conversion } },
       errors: { 409: 'The lead is not qualified, or already converted' },
       handler: ({ params, body, headers }, ctx) => convertLead(params.lead_id, body, actorOf(headers, ctx)),
@@ -107,8 +103,8 @@ export function leadRoutes(): ApiRouter {
         'submitted value, and `differing` fields as `{current, submitted}`, which are kept as they were).',
       ].join(' '),
       auth: 'key-or-sales-or-sre',
-      request: { params },
-      responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },
+      request: { params: leadParams },
+      responses: { 200: { description: 'The changes', schema: historyList } },
       handler: async ({ params }) => {
         await getLead(params.lead_id);
         return { data: await historyOf('lead', params.lead_id) };

@@ -1,14 +1,12 @@
 /** REST routes of opportunities. */
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { createOpportunity, deleteOpportunity, getOpportunity, updateOpportunity } from '../../shared/crm/opportunities.js';
 import { listOpportunities } from '../../shared/crm/opportunity.store.js';
 import { historyOf } from '../../shared/crm/history.store.js';
-import { keysetPageQuery } from '../../shared/crm/pagination.js';
-import { historyEntry, opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/model.js';
-import { actorHeaders, actorOf, listDescription, pageOf, toPage } from './common.schemas.js';
+import { opportunity, opportunityInput, opportunityUpdate } from '../../shared/crm/crm.schemas.js';
+import { actorHeaders, actorOf, historyList, listDescription, pageOf, toPage } from './common.schemas.js';
+import { opportunityParams, opportunityQuery } from './opportunities.schemas.js';
 
-const params = z.object({ opportunity_id: uuid() });
 const stageRules = [
   '`stage` is a stage name of the opportunity\'s pipeline (case-insensitive; default pipeline unless `pipeline_id`); another name is a 400',
   'listing the valid stages (`valid_stages`). Any stage may follow any other (moves back and reopening are allowed); each change is',
@@ -25,15 +23,7 @@ export function opportunityRoutes(): ApiRouter {
       summary: 'List opportunities',
       description: `Filters: \`account_id\`, \`pipeline_id\`, \`stage\` (stage name, case-insensitive), \`q\` (text search in the name).\n\n${listDescription}`,
       auth: 'key-or-sales-or-sre',
-      request: {
-        query: z.object({
-          account_id: uuid().optional(),
-          pipeline_id: uuid().optional(),
-          stage: z.string().max(100).optional(),
-          q: z.string().max(200).optional(),
-          ...keysetPageQuery(['created_at', 'updated_at', 'name', 'amount', 'probability', 'close_date'], '-created_at'),
-        }),
-      },
+      request: { query: opportunityQuery },
       responses: { 200: { description: 'A page of opportunities', schema: pageOf(opportunity, 'OpportunityPage') } },
       handler: async ({ query }) => toPage(await listOpportunities({ account_id: query.account_id, pipeline_id: query.pipeline_id, stage: query.stage, search: query.q }, query)),
     })
@@ -54,7 +44,7 @@ export function opportunityRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Get an opportunity',
       auth: 'key-or-sales-or-sre',
-      request: { params },
+      request: { params: opportunityParams },
       responses: { 200: { description: 'The opportunity', schema: opportunity } },
       handler: ({ params }) => getOpportunity(params.opportunity_id),
     })
@@ -65,7 +55,7 @@ export function opportunityRoutes(): ApiRouter {
       summary: 'Update an opportunity',
       description: `${stageRules}\nChanging \`pipeline_id\` needs a \`stage\` of the new pipeline. \`account_id\` and \`close_date\` may be set to null.`,
       auth: 'key-or-sales-or-sre',
-      request: { params, body: opportunityUpdate, headers: actorHeaders },
+      request: { params: opportunityParams, body: opportunityUpdate, headers: actorHeaders },
       responses: { 200: { description: 'The opportunity', schema: opportunity } },
       handler: ({ params, body, headers }, ctx) => updateOpportunity(params.opportunity_id, body, actorOf(headers, ctx)),
     })
@@ -76,7 +66,7 @@ export function opportunityRoutes(): ApiRouter {
       summary: 'Delete an opportunity',
       description: 'A lead converted into it keeps its status; its `converted_opportunity_id` becomes null.',
       auth: 'key-or-sales-or-sre',
-      request: { params },
+      request: { params: opportunityParams },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params }, ctx) => {
         await deleteOpportunity(params.opportunity_id);
@@ -90,8 +80,8 @@ export function opportunityRoutes(): ApiRouter {
       summary: 'Stage and probability history of an opportunity',
       description: 'Oldest first. `field` `stage`: every stage change (from, to, actor, time), the first entry (from null) being its creation; `field` `probability`: the probability followed a change of its stage\'s default probability (only opportunities whose probability was never set by hand follow it).',
       auth: 'key-or-sales-or-sre',
-      request: { params },
-      responses: { 200: { description: 'The changes', schema: z.object({ data: z.array(historyEntry) }) } },
+      request: { params: opportunityParams },
+      responses: { 200: { description: 'The changes', schema: historyList } },
       handler: async ({ params }) => {
         await getOpportunity(params.opportunity_id);
         return { data: await historyOf('opportunity', params.opportunity_id) };

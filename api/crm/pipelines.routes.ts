@@ -1,13 +1,11 @@
 /** REST routes of pipelines (with their stages) and the pipeline forecast summary. */
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { addStage, createPipeline, deleteStage, getPipeline, getPipelineSummary, updatePipeline, updateStage } from '../../shared/crm/pipelines.js';
 import { listPipelines } from '../../shared/crm/pipeline.store.js';
-import { pipeline, pipelineInput, pipelineSummary, pipelineUpdate, stageInput, stageUpdate } from '../../shared/crm/model.js';
+import { pipeline, pipelineInput, pipelineSummary, pipelineUpdate, stageInput, stageUpdate } from '../../shared/crm/crm.schemas.js';
 import { actorHeaders, actorOf } from './common.schemas.js';
+import { pipelineList, pipelineParams, stageDeleteQuery, stageParams } from './pipelines.schemas.js';
 
-const params = z.object({ pipeline_id: uuid() });
-const stageParams = z.object({ pipeline_id: uuid(), stage_id: uuid() });
 const summaryDescription = [
   'The crm_get_pipeline_summary result: `stages` keyed by stage name (pipeline order) with `count`, `value` (Σ amount),',
   '`weighted_value` (Σ amount × the opportunity\'s probability / 100), the stage\'s `probability` and its `state`: a stage at',
@@ -25,7 +23,7 @@ export function pipelineRoutes(): ApiRouter {
       summary: 'List pipelines with their stages',
       description: 'The default pipeline first. Pipeline records carry `id`, `name`, `is_default`, ordered `stages` and timestamps.',
       auth: 'key-or-sales-or-sre',
-      responses: { 200: { description: 'The pipelines', schema: z.object({ data: z.array(pipeline) }) } },
+      responses: { 200: { description: 'The pipelines', schema: pipelineList } },
       handler: async () => ({ data: await listPipelines() }),
     })
     .route({
@@ -56,7 +54,7 @@ export function pipelineRoutes(): ApiRouter {
       tags: ['crm'],
       summary: 'Get a pipeline with its stages',
       auth: 'key-or-sales-or-sre',
-      request: { params },
+      request: { params: pipelineParams },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       handler: ({ params }) => getPipeline(params.pipeline_id),
     })
@@ -67,7 +65,7 @@ export function pipelineRoutes(): ApiRouter {
       summary: 'Forecast summary of a pipeline',
       description: summaryDescription,
       auth: 'key-or-sales-or-sre',
-      request: { params },
+      request: { params: pipelineParams },
       responses: { 200: { description: 'The summary', schema: pipelineSummary } },
       handler: ({ params }) => getPipelineSummary(params.pipeline_id),
     })
@@ -78,7 +76,7 @@ export function pipelineRoutes(): ApiRouter {
       summary: 'Rename a pipeline or make it the default',
       description: '`is_default` accepts only `true`: the previous default stops being the default in the same transaction, so there is always exactly one. Answers the pipeline.',
       auth: 'key-or-sales-or-sre',
-      request: { params, body: pipelineUpdate },
+      request: { params: pipelineParams, body: pipelineUpdate },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'Another pipeline has this name' },
       handler: ({ params, body }) => updatePipeline(params.pipeline_id, body),
@@ -90,7 +88,7 @@ export function pipelineRoutes(): ApiRouter {
       summary: 'Add a stage',
       description: 'Placed at `position` (1-based; the stages from there move one down), else after the last stage. Answers the pipeline with its stages.',
       auth: 'key-or-sales-or-sre',
-      request: { params, body: stageInput },
+      request: { params: pipelineParams, body: stageInput },
       responses: { 201: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'The pipeline has a stage with this name (case-sensitive)' },
       handler: ({ params, body }) => addStage(params.pipeline_id, body),
@@ -125,7 +123,7 @@ export function pipelineRoutes(): ApiRouter {
         'The remaining stages are renumbered 1..n. Answers the pipeline.',
       ].join(' '),
       auth: 'key-or-sales-or-sre',
-      request: { params: stageParams, query: z.object({ move_to: uuid().optional() }), headers: actorHeaders },
+      request: { params: stageParams, query: stageDeleteQuery, headers: actorHeaders },
       responses: { 200: { description: 'The pipeline', schema: pipeline } },
       errors: { 409: 'The stage holds opportunities and no `move_to` was given, or it is the only stage' },
       handler: ({ params, query, headers }, ctx) => deleteStage(params.pipeline_id, params.stage_id, query.move_to, actorOf(headers, ctx)),

@@ -1,21 +1,12 @@
 /** Public lead webhooks: one lead, or a batch written through the crm queue. */
 import type { Middleware } from 'koa';
 import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
 import { assertBatchSize, claimSignedDelivery, deliveryIdOf, receiveLead, verifyLeadWebhook } from '../../shared/crm/webhooks.js';
 import { problemKindOf } from '../../shared/errors.js';
 import { submitLeadBatch } from '../../shared/crm/lead-batches.js';
-import { batchResult, leadInput, webhookLeadResult } from '../../shared/crm/model.js';
-
-const headers = z.object({
-  'x-source': z.string().trim().min(1).max(100).optional().openapi({ description: 'Overrides the `source` of every lead in the request' }),
-  'x-webhook-signature': z.string().optional().openapi({ description: '`sha256=<hex HMAC-SHA256 of the raw body>` keyed by CRM_WEBHOOK_SECRET' }),
-  'webhook-id': z.string().max(200).optional().openapi({ description: 'Standard Webhooks message id; also the delivery id' }),
-  'webhook-timestamp': z.string().optional().openapi({ description: 'Standard Webhooks: Unix seconds, within 5 minutes of now' }),
-  'webhook-signature': z.string().optional().openapi({ description: 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`' }),
-  'idempotency-key': z.string().max(200).optional().openapi({ description: 'Delivery id when webhook-id is absent' }),
-});
+import { batchResult, leadInput, webhookLeadResult } from '../../shared/crm/crm.schemas.js';
+import { batchAccepted, leadBatchBody, webhookHeaders } from './webhooks.schemas.js';
 
 const security = [
   '**Signatures.** When CRM_WEBHOOK_SECRET is set, a request must carry either `X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the raw body>`',
@@ -69,7 +60,7 @@ export function webhookRoutes(): ApiRouter {
       summary: 'Create one lead (public webhook)',
       description: `${security}\n\n${resubmission}\n\nThe answer's \`message\` names the lead; \`outcome\` is \`created\` (201) or \`updated\` (200).`,
       auth: 'public',
-      request: { body: leadInput, headers },
+      request: { body: leadInput, headers: webhookHeaders },
       responses: {
         201: { description: 'Lead created', schema: webhookLeadResult },
         200: { description: 'Repeat submission applied to the existing lead (`outcome: updated`)', schema: webhookLeadResult },
@@ -105,15 +96,10 @@ export function webhookRoutes(): ApiRouter {
         '`webhook-id` or `Idempotency-Key` returns the outcome once written, without writing twice.',
       ].join('\n'),
       auth: 'public',
-      request: {
-        body: z.object({
-          leads: z.array(z.unknown()).min(1, 'needs at least one lead').openapi({ type: 'array', items: { $ref: '#/components/schemas/LeadInput' }, description: 'Lead objects, validated one by one' }),
-        }),
-        headers,
-      },
+      request: { body: leadBatchBody, headers: webhookHeaders },
       responses: {
         200: { description: 'The batch was processed', schema: batchResult },
-        202: { description: 'Accepted, still processing (past CRM_BATCH_WAIT_MS)', schema: batchResult.extend({ processing: z.literal(true), delivery_id: z.string() }) },
+        202: { description: 'Accepted, still processing (past CRM_BATCH_WAIT_MS)', schema: batchAccepted },
       },
       errors: { 401: 'Signature absent or wrong (when CRM_WEBHOOK_SECRET is set)', 409: 'A replayed X-Webhook-Signature body', 413: 'More than CRM_BATCH_MAX leads' },
       handler: async ({ body, headers }, ctx) => {

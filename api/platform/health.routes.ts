@@ -1,24 +1,11 @@
 /** Liveness, readiness, the authenticated health check and Prometheus metrics. */
 import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
 import { pendingMigrations } from '../../shared/db/index.js';
 import { isStopping } from '../../shared/lifecycle.js';
 import { postgresAnswers, redisState } from '../../shared/probes.js';
 import { metricsRegistry, metricsScrapeAllowed } from '../../shared/metrics.js';
 import { NotReadyError, UnauthorizedError } from '../../shared/errors.js';
-
-const checkState = z.enum(['up', 'down']);
-const readiness = z
-  .object({
-    status: z.enum(['ready', 'not_ready']),
-    checks: z.object({
-      postgres: checkState,
-      redis: checkState,
-      migrations: z.enum(['current', 'pending', 'unknown']),
-    }),
-    pending_migrations: z.array(z.string()).optional(),
-  })
-  .openapi('Readiness');
+import { health, liveness, metricsText, readiness } from './health.schemas.js';
 
 async function probe() {
   const withTimeout = <T>(p: Promise<T>, ms: number) =>
@@ -43,7 +30,7 @@ export function healthRoutes(): ApiRouter {
       summary: 'Liveness: the process is up',
       description: 'Checks the process only (no dependency), so an outage of PostgreSQL or Redis never gets every replica restarted at once.',
       auth: 'public',
-      responses: { 200: { description: 'Up', schema: z.object({ status: z.literal('ok') }) } },
+      responses: { 200: { description: 'Up', schema: liveness } },
       handler: () => ({ status: 'ok' as const }),
     })
     .route({
@@ -69,7 +56,7 @@ export function healthRoutes(): ApiRouter {
       tags: ['platform'],
       summary: 'Health check for API clients (the portal calls it with X-API-Key)',
       auth: 'key-or-sre',
-      responses: { 200: { description: 'Health', schema: readiness.extend({ uptime_seconds: z.number(), version: z.string() }) } },
+      responses: { 200: { description: 'Health', schema: health } },
       handler: async () => ({ ...(await probe()), uptime_seconds: Math.round((Date.now() - started) / 1000), version: process.env.npm_package_version ?? '0.1.0' }),
     })
     .route({
@@ -79,7 +66,7 @@ export function healthRoutes(): ApiRouter {
       summary: 'Prometheus metrics of this API process',
       description: 'Open when METRICS_TOKEN is unset; otherwise the scrape must send `Authorization: Bearer <METRICS_TOKEN>` (Prometheus `authorization: {credentials: …}`), else 401. Worker roles serve /metrics on WORKER_METRICS_PORT under the same rule.',
       auth: 'public',
-      responses: { 200: { description: 'Prometheus text format', schema: z.string(), contentType: 'text/plain; version=0.0.4' } },
+      responses: { 200: { description: 'Prometheus text format', schema: metricsText, contentType: 'text/plain; version=0.0.4' } },
       errors: { 401: 'METRICS_TOKEN is set and the bearer token is missing or wrong' },
       handler: async (_input, ctx) => {
         if (!metricsScrapeAllowed(ctx.get('Authorization'))) {

@@ -1,26 +1,14 @@
 /** Named, scoped API keys: create (the key is shown once), list, revoke; effective without a restart. */
 import type { Context } from 'koa';
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { ForbiddenError } from '../../shared/errors.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/auth/api-keys.store.js';
 import { forgetNamedKeys } from '../../shared/auth/api-keys.js';
-import { hasScope, scopeDescriptions, scopes, type Authority, type Scope } from '../../shared/auth/scopes.js';
+import { hasScope, scopeDescriptions, type Authority, type Scope } from '../../shared/auth/scopes.js';
 import { personOf } from '../auth/browser-session.js';
+import { apiKeyCreate, apiKeyList, apiKeyParams, apiKeyQuery, apiKeySchema, newApiKey } from './keys.schemas.js';
 
 const tags = ['keys'];
-const scopeEnum = z.enum(scopes as [Scope, ...Scope[]]);
-const apiKeySchema = z
-  .object({
-    id: uuid(),
-    name: z.string(),
-    scopes: z.array(scopeEnum),
-    created_by: z.string(),
-    revoked_at: z.date().nullable().openapi({ type: 'string', format: 'date-time' }),
-    created_at: z.date().openapi({ type: 'string', format: 'date-time' }),
-  })
-  .openapi('ApiKey');
-
 /** Who creates a key: the signed-in person, or the key that asked. */
 function creatorOf(ctx: Context): string {
   const person = personOf(ctx);
@@ -51,15 +39,8 @@ export function keyRoutes(): ApiRouter {
       summary: 'Create a named, scoped API key',
       description: `The answer carries the key once (\`key\`); only its SHA-256 is stored. Scopes: ${scopeList}. A key may grant only scopes it holds; a browser session needs the sre role. A name is never reused (409, even after a revoke), so audit rows (\`key:<name>\`) keep naming one key.`,
       auth: 'key-or-sre',
-      request: {
-        body: z
-          .object({
-            name: z.string().regex(/^(?![0-9a-f]{16}$)[a-z0-9][a-z0-9._-]{0,62}$/, 'lower-case letters, digits, . _ -; up to 63 characters, not 16 hex digits'),
-            scopes: z.array(scopeEnum).min(1),
-          })
-          .strict(),
-      },
-      responses: { 201: { description: 'Created; `key` is shown only now', schema: apiKeySchema.extend({ key: z.string() }).openapi('NewApiKey') } },
+      request: { body: apiKeyCreate },
+      responses: { 201: { description: 'Created; `key` is shown only now', schema: newApiKey } },
       errors: { 409: 'The name is taken (names are never reused)' },
       handler: async ({ body }, ctx) => {
         checkHeld(ctx, body.scopes, 'grant', 'body.scopes');
@@ -74,8 +55,8 @@ export function keyRoutes(): ApiRouter {
       summary: 'List API keys (never the keys themselves)',
       description: 'Named keys, newest first; revoked ones with `include_revoked=true`. The keys of API_KEYS (full access, from the environment) are not listed.',
       auth: 'key-or-sre',
-      request: { query: z.object({ include_revoked: z.enum(['true', 'false']).default('false') }) },
-      responses: { 200: { description: 'The keys', schema: z.object({ items: z.array(apiKeySchema) }) } },
+      request: { query: apiKeyQuery },
+      responses: { 200: { description: 'The keys', schema: apiKeyList } },
       handler: async ({ query }) => ({ items: await listApiKeys(query.include_revoked === 'true') }),
     })
     .route({
@@ -85,7 +66,7 @@ export function keyRoutes(): ApiRouter {
       summary: 'Revoke an API key',
       description: 'Idempotent. This process refuses the key at once; other API processes within API_KEY_CACHE_MS (default 5 s). No restart. A key may revoke only keys whose every scope it holds (403 naming the ones it lacks); a browser session needs the sre role.',
       auth: 'key-or-sre',
-      request: { params: z.object({ id: uuid() }) },
+      request: { params: apiKeyParams },
       responses: { 200: { description: 'Revoked', schema: apiKeySchema } },
       errors: { 403: 'The calling key lacks a scope of the key to revoke, or the signed-in person lacks the sre role' },
       handler: async ({ params }, ctx) => {

@@ -1,38 +1,14 @@
 /** The tool gateway (list and execute the registry's agent tools) and the MCP endpoint over Streamable HTTP. */
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { toolJsonSchema, type ToolCaller } from '../../shared/tools.js';
 import { callToolByName, toolsFor } from '../../shared/tool-gateway/gateway.js';
-import { listToolCalls, toolCallOutcomes } from '../../shared/tool-gateway/tool-calls.store.js';
-import { offsetPageQuery, offsetPageSchema } from '../../shared/sre/listing.js';
+import { listToolCalls } from '../../shared/tool-gateway/tool-calls.store.js';
 import type { Context } from 'koa';
 import type { Authority } from '../../shared/auth/scopes.js';
 import { UnauthorizedError } from '../../shared/errors.js';
 import { personOf } from '../auth/browser-session.js';
 import { portalCaller } from '../portal/caller.js';
-
-const toolListing = z
-  .object({
-    tools: z.array(z.object({ name: z.string(), description: z.string(), executor: z.string(), input_schema: z.record(z.string(), z.unknown()) })),
-  })
-  .openapi('ToolList');
-
-const toolCall = z
-  .object({
-    id: z.uuid(),
-    tool: z.string(),
-    executor: z.string(),
-    caller_kind: z.enum(['api_key', 'agent', 'stdio', 'person']),
-    caller_id: z.string().describe('API key id (`key:<name>` for a named key, `key:` + 16 hex digits of its SHA-256 for a key of API_KEYS), `user:<user_id>` for a signed-in person, the agent\'s session id, or `stdio`'),
-    user_id: z.string().nullable().describe('the person the call acted for: the signed-in person, or the user whose assistant called'),
-    outcome: z.enum(toolCallOutcomes),
-    error: z.string().nullable(),
-    duration_ms: z.number().int(),
-    input_sha256: z.string().describe('SHA-256 of the input JSON (keys sorted); the input itself is not stored'),
-    result_bytes: z.number().int().nullable(),
-    created_at: z.date().openapi({ type: 'string', format: 'date-time' }),
-  })
-  .openapi('ToolCall');
+import { mcpBody, toolCallPage, toolCallQuery, toolExecution, toolInput, toolListing, toolListQuery, toolParams } from './tools.schemas.js';
 
 /** The gateway's caller: the key the request presented (with its scopes), or the signed-in person (with their roles). */
 async function callerOf(ctx: Context): Promise<ToolCaller> {
@@ -55,7 +31,7 @@ export function toolRoutes(): ApiRouter {
         '`crm`, `sre`, `agent` (agent delegation) and `workflow` (active automation workflows tagged WORKFLOW_TOOL_TAG, refreshed every WORKFLOW_TOOLS_TTL seconds).',
       ].join(' '),
       auth: 'key-or-sre',
-      request: { query: z.object({ executor: z.string().optional() }) },
+      request: { query: toolListQuery },
       responses: { 200: { description: 'The tools', schema: toolListing } },
       handler: async ({ query }, ctx) => ({
         tools: (await toolsFor(await callerOf(ctx), query.executor)).map((t) => ({ name: t.name, description: t.description, executor: t.executor, input_schema: toolJsonSchema(t) })),
@@ -75,8 +51,8 @@ export function toolRoutes(): ApiRouter {
         'TOOL_RESULT_MAX_BYTES of JSON (over it: 502 `tool-result-too-large`), and is audited (see GET /api/v1/tools/calls).',
       ].join('\n'),
       auth: 'key-or-sre',
-      request: { params: z.object({ name: z.string().max(100) }), body: z.record(z.string(), z.unknown()).openapi({ description: 'The tool input' }) },
-      responses: { 200: { description: 'The tool ran', schema: z.object({ tool: z.string(), executor: z.string(), result: z.unknown() }) } },
+      request: { params: toolParams, body: toolInput },
+      responses: { 200: { description: 'The tool ran', schema: toolExecution } },
       errors: {
         403: 'The caller may not use this tool (its key lacks the scope, the person the role)',
         409: 'The tool refused an invalid state move (e.g. a lead transition); the body names the allowed next states',
@@ -95,17 +71,8 @@ export function toolRoutes(): ApiRouter {
       summary: 'The audit of tool-gateway calls, newest first',
       description: 'One row per call through the gateway routes, /mcp and the agent: who, tool, executor, outcome, duration. Inputs are kept only as a SHA-256 digest.',
       auth: 'key-or-sre',
-      request: {
-        query: z.object({
-          tool: z.string().max(200).optional(),
-          executor: z.string().max(100).optional(),
-          outcome: z.enum(toolCallOutcomes).optional(),
-          caller_id: z.string().max(200).optional(),
-          user_id: uuid().optional(),
-          ...offsetPageQuery,
-        }),
-      },
-      responses: { 200: { description: 'A page of calls', schema: offsetPageSchema(toolCall, 'ToolCallPage') } },
+      request: { query: toolCallQuery },
+      responses: { 200: { description: 'A page of calls', schema: toolCallPage } },
       handler: ({ query }) => listToolCalls(query),
     })
     .route({
@@ -119,7 +86,7 @@ export function toolRoutes(): ApiRouter {
         'Tool failures are results with `isError: true` whose text names the bad fields.',
       ].join('\n'),
       auth: 'key-or-sre',
-      request: { body: z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))]).openapi({ description: 'JSON-RPC 2.0 message or batch' }) },
+      request: { body: mcpBody },
       responses: { 200: { description: 'JSON-RPC response(s)' } },
       handler: async ({ body }, ctx) => {
         // The MCP SDK (and what it pulls in: ajv, hono, its zod schemas) is loaded on the first MCP call: ~7 MB of heap an API process otherwise holds for nothing.

@@ -6,7 +6,6 @@ import type { Context, Middleware } from 'koa';
 import { db } from '../../shared/db/index.js';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../../shared/errors.js';
 import { personOf } from '../auth/browser-session.js';
-import { z, uuid } from '../../shared/zod.js';
 import { ApiRouter } from '../routing.js';
 
 export interface PortalCaller {
@@ -35,9 +34,6 @@ export async function portalCaller(ctx: Context): Promise<PortalCaller> {
   if (!row) throw new NotFoundError(`No user ${given}.`);
   return { userId: row.user_id, staff: row.roles.includes('staff') };
 }
-
-/** The header API-key callers name the acting user in (documented on every portal route). */
-export const userHeader = z.object({ 'x-user-id': uuid().optional().openapi({ description: 'API-key callers: the user to act for' }) });
 
 /** Resolves whom the request acts for once, for every route of its router (after auth and validation). */
 const resolveCaller: Middleware = async (ctx, next) => {

@@ -1,17 +1,16 @@
 /** The portal's support cases: requesters open and follow them, staff work every case. */
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { listCases, listStaff } from '../../shared/portal/cases.store.js';
 import { assignCaseTo, caseWithComments, commentOnCase, createCase, editCase, transitionCase } from '../../shared/portal/cases.js';
 import { transitionsMarkdown } from '../../shared/portal/case-transitions.js';
-import { caseSchema } from '../../shared/portal/model.js';
-import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
-import { caseAssignment, caseCommentInput, caseDetail, caseInput, caseMove, caseQuery, caseUpdate, staffMember } from './cases.schemas.js';
+import { caseSchema } from '../../shared/portal/portal.schemas.js';
+import { actingUserNote, callerOf, portalRouter } from './caller.js';
+import { userHeader } from './common.schemas.js';
+import { caseAssignment, caseCommentInput, caseDetail, caseInput, caseList, caseMove, caseParams, caseQuery, caseUpdate, staffList } from './cases.schemas.js';
 
 export function caseRoutes(): ApiRouter {
   const tags = ['portal: cases'];
-  const params = z.object({ case_id: uuid() });
   const visibility = 'Requesters see the cases they opened; staff (role staff) see and work every case. A case the caller cannot see answers 404.';
   return portalRouter()
     .route({
@@ -25,7 +24,7 @@ export function caseRoutes(): ApiRouter {
         headers: userHeader,
         query: caseQuery,
       },
-      responses: { 200: { description: 'Cases', schema: z.object({ cases: z.array(caseSchema) }) } },
+      responses: { 200: { description: 'Cases', schema: caseList } },
       handler: async ({ query }, ctx) => ({ cases: await listCases(callerOf(ctx), query) }),
     })
     .route({
@@ -49,7 +48,7 @@ export function caseRoutes(): ApiRouter {
       summary: 'A case with its comment thread',
       description: `${visibility} \`allowed_moves\`: the statuses the caller may move it to. ${actingUserNote}`,
       auth: 'key-or-person',
-      request: { headers: userHeader, params },
+      request: { headers: userHeader, params: caseParams },
       responses: { 200: { description: 'The case', schema: caseDetail } },
       handler: async ({ params: p }, ctx) => caseWithComments(callerOf(ctx), p.case_id),
     })
@@ -62,7 +61,7 @@ export function caseRoutes(): ApiRouter {
       auth: 'key-or-person',
       request: {
         headers: userHeader,
-        params,
+        params: caseParams,
         body: caseUpdate,
       },
       responses: { 200: { description: 'The case', schema: caseSchema } },
@@ -76,7 +75,7 @@ export function caseRoutes(): ApiRouter {
       summary: 'Move a case to another status',
       description: `${transitionsMarkdown}\n\n${actingUserNote}`,
       auth: 'key-or-person',
-      request: { headers: userHeader, params, body: caseMove },
+      request: { headers: userHeader, params: caseParams, body: caseMove },
       responses: { 200: { description: 'The moved case', schema: caseSchema } },
       errors: { 409: 'The move is not allowed to the caller from the current status; the problem names `allowed_moves`' },
       handler: async ({ params: p, body }, ctx) => transitionCase(callerOf(ctx), p.case_id, body.status),
@@ -88,7 +87,7 @@ export function caseRoutes(): ApiRouter {
       summary: 'Comment on a case',
       description: `The requester or staff; not on a closed case (409). A requester's comment on a waiting case moves it back to in_progress. ${actingUserNote}`,
       auth: 'key-or-person',
-      request: { headers: userHeader, params, body: caseCommentInput },
+      request: { headers: userHeader, params: caseParams, body: caseCommentInput },
       responses: { 201: { description: 'The case with its thread', schema: caseDetail } },
       errors: { 409: 'The case is closed' },
       handler: async ({ params: p, body }, ctx) => commentOnCase(callerOf(ctx), p.case_id, body.body),
@@ -100,7 +99,7 @@ export function caseRoutes(): ApiRouter {
       summary: 'Assign a case (staff)',
       description: `Staff only (role staff; an API-key caller's X-User-Id must be staff). \`assignee_id\`: a user with the staff role, or null to unassign. Not on a closed case (closed is final): 409, whose problem names \`current_status\` and \`allowed_moves\` (none), as a refused status move does. ${actingUserNote}`,
       auth: 'key-or-staff',
-      request: { headers: userHeader, params, body: caseAssignment },
+      request: { headers: userHeader, params: caseParams, body: caseAssignment },
       responses: { 200: { description: 'The case', schema: caseSchema } },
       errors: { 409: 'The case is closed; the problem names `current_status` and `allowed_moves`' },
       handler: async ({ params: p, body }, ctx) => {
@@ -121,12 +120,7 @@ export function staffRoutes(): ApiRouter {
     summary: 'People a case can be assigned to (staff)',
     description: 'Users holding the staff role, by name: the choices of POST /api/portal/cases/{case_id}/assign.',
     auth: 'key-or-staff',
-    responses: {
-      200: {
-        description: 'Staff members',
-        schema: z.object({ staff: z.array(staffMember) }),
-      },
-    },
+    responses: { 200: { description: 'Staff members', schema: staffList } },
     handler: async () => ({ staff: await listStaff() }),
   });
 }

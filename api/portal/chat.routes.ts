@@ -3,34 +3,19 @@
  * POST /api/chat, acting for the caller instead of a `user_id` in the body, and the SSE stream of
  * the caller's own session on channel `chat`, so messages from the other channels arrive live.
  */
-import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { getSession, listSessions } from '../../shared/sessions/sessions.store.js';
 import { config } from '../../shared/config.js';
 import { lastMessages, toHistory } from '../../shared/sessions/messages.store.js';
-import { eventTypes, historyMessageSchema } from '../../shared/sessions/sessions.schemas.js';
-import { webChat, webChatRequestSchema, webChatResponseSchema } from '../../shared/channels/webchat.js';
+import { webChat, webChatResponseSchema } from '../../shared/channels/webchat.js';
 import { WEB_CHANNEL } from '../../shared/agent/session-turn.js';
 import { serveSessionStream } from '../stream/session-stream.js';
 import { sessionSystemRouter } from '../sessions/gate.js';
-import { actingUserNote, portalCaller, userHeader } from './caller.js';
+import { actingUserNote, portalCaller } from './caller.js';
+import { userHeader } from './common.schemas.js';
+import { chatRequest, chatStreamHeaders, chatStreamParams, chatStreamQuery, portalChat, sessionEventEnvelope } from './chat.schemas.js';
 
 const tags = ['portal: chat'];
-
-/** One event of the stream (each `data:` line), as spec 000 § Events names it; the web chat shows role, content and channel of MESSAGE. */
-const sessionEventEnvelope = z
-  .object({
-    event_type: z.enum(eventTypes),
-    session_id: z.string(),
-    channel: z.string().openapi({ description: 'the channel that published it (never `chat` on this stream)' }),
-    data: z.record(z.string(), z.unknown()).openapi({
-      description: 'MESSAGE: {role, content, interaction_id, metadata}; the final event of a closed session: CONTEXT_UPDATE {session_status: "closed", reason}',
-    }),
-  })
-  .openapi('SessionEventEnvelope');
-
-/** A message of the conversation as the session context has it, with its id. */
-const chatMessageSchema = historyMessageSchema.extend({ message_id: uuid() }).openapi('PortalChatMessage');
 
 /** Behind the session-system gate, as POST /api/chat and the session stream are. */
 export function portalChatRoutes() {
@@ -43,12 +28,7 @@ export function portalChatRoutes() {
       description: `The caller's live session (not closed) and its conversation history (\`{message_id, role, content, channel}\`, oldest first, the last SERVICE_SESSION_MAX_HISTORY as in the session context); \`session_id\` null when there is none yet (the first message starts one). Nothing is created. \`message_id\` is the id the stream's MESSAGE events and POST /api/portal/chat (\`user_message_id\`, \`reply_message_id\`) name, so a screen tells two messages of the same text apart and shows a live one once. ${actingUserNote}`,
       auth: 'key-or-person',
       request: { headers: userHeader },
-      responses: {
-        200: {
-          description: 'The conversation',
-          schema: z.object({ session_id: z.string().nullable(), messages: z.array(chatMessageSchema) }).openapi('PortalChat'),
-        },
-      },
+      responses: { 200: { description: 'The conversation', schema: portalChat } },
       handler: async (_i, ctx) => {
         const caller = await portalCaller(ctx);
         const [latest] = await listSessions(caller.userId, 1);
@@ -64,7 +44,7 @@ export function portalChatRoutes() {
       summary: 'Send a chat message, get the assistant reply',
       description: `POST /api/chat for the caller (the body has no \`user_id\`): the message is published at once on channel \`${WEB_CHANNEL}\`, the agent answers in a worker; 200 with the reply, or 202 \`pending\` when it was not ready in time (it then arrives in GET /api/portal/chat). ${actingUserNote}`,
       auth: 'key-or-person',
-      request: { headers: userHeader, body: webChatRequestSchema.omit({ user_id: true }).strict() },
+      request: { headers: userHeader, body: chatRequest },
       responses: {
         200: { description: 'Answered', schema: webChatResponseSchema },
         202: { description: 'The reply was not ready in time (status pending)', schema: webChatResponseSchema },
@@ -84,11 +64,7 @@ export function portalChatRoutes() {
       summary: 'Server-Sent Events of my session, from the other channels',
       description: `GET /api/sessions/{session_id}/events subscribed as channel \`${WEB_CHANNEL}\` (the chat's own events are not sent back), for a session of the caller; another person's session answers 404. Resume with Last-Event-ID. A closed session is a 409. ${actingUserNote}`,
       auth: 'key-or-person',
-      request: {
-        headers: userHeader.extend({ 'last-event-id': z.string().regex(/^\d+$/, 'must be a sequence number').optional() }),
-        params: z.object({ session_id: uuid() }),
-        query: z.object({ last_event_id: z.coerce.number().int().min(0).optional() }),
-      },
+      request: { headers: chatStreamHeaders, params: chatStreamParams, query: chatStreamQuery },
       responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: sessionEventEnvelope } },
       errors: { 409: 'The session is closed', 429: 'Too many open streams: this process, or this person over all processes (LIMIT_STREAMS_PER_PERSON, which counts the streams of the person\'s sessions opened with an API key too); Retry-After says when to try again' },
       handler: async ({ params, query, headers }, ctx) => {

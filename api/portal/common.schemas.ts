@@ -1,5 +1,8 @@
-/** Query parameter shapes the portal's list routes share. */
-import { z } from '../../shared/zod.js';
+/** Schemas every portal route shares: the acting-user header and the list routes' query parameter shapes. */
+import { z, uuid } from '../../shared/zod.js';
+
+/** The header API-key callers name the acting user in (documented on every portal route). */
+export const userHeader = z.object({ 'x-user-id': uuid().optional().openapi({ description: 'API-key callers: the user to act for' }) });
 
 /** A list parameter: comma-separated or repeated (`?tags=a,b` or `?tags=a&tags=b`), checked by `s`. */
 export const list = <S extends z.ZodType<unknown, string[] | undefined>>(s: S) =>

@@ -1,15 +1,14 @@
 /** The portal's contacts: a person's own address book. */
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { deleteContact, findContact, insertContact, listContacts, updateContact } from '../../shared/portal/contacts.store.js';
-import { contactSchema } from '../../shared/portal/model.js';
-import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
-import { contactInput, contactQuery, contactUpdate } from './contacts.schemas.js';
+import { contactSchema } from '../../shared/portal/portal.schemas.js';
+import { actingUserNote, callerOf, portalRouter } from './caller.js';
+import { userHeader } from './common.schemas.js';
+import { contactInput, contactList, contactParams, contactQuery, contactUpdate } from './contacts.schemas.js';
 
 export function contactRoutes(): ApiRouter {
   const tags = ['portal: contacts'];
-  const params = z.object({ contact_id: uuid() });
   const notFound = (id: string) => new NotFoundError(`No contact ${id}.`);
   return portalRouter()
     .route({
@@ -23,7 +22,7 @@ export function contactRoutes(): ApiRouter {
         headers: userHeader,
         query: contactQuery,
       },
-      responses: { 200: { description: 'Contacts', schema: z.object({ contacts: z.array(contactSchema) }) } },
+      responses: { 200: { description: 'Contacts', schema: contactList } },
       handler: async ({ query }, ctx) => ({ contacts: await listContacts(callerOf(ctx).userId, query) }),
     })
     .route({
@@ -44,7 +43,7 @@ export function contactRoutes(): ApiRouter {
       summary: 'One of my contacts',
       description: actingUserNote,
       auth: 'key-or-person',
-      request: { headers: userHeader, params },
+      request: { headers: userHeader, params: contactParams },
       responses: { 200: { description: 'The contact', schema: contactSchema } },
       handler: async ({ params: p }, ctx) => (await findContact(callerOf(ctx).userId, p.contact_id)) ?? Promise.reject(notFound(p.contact_id)),
     })
@@ -55,7 +54,7 @@ export function contactRoutes(): ApiRouter {
       summary: 'Change a contact',
       description: actingUserNote,
       auth: 'key-or-person',
-      request: { headers: userHeader, params, body: contactUpdate },
+      request: { headers: userHeader, params: contactParams, body: contactUpdate },
       responses: { 200: { description: 'The contact', schema: contactSchema } },
       handler: async ({ params: p, body }, ctx) => (await updateContact(callerOf(ctx).userId, p.contact_id, body)) ?? Promise.reject(notFound(p.contact_id)),
     })
@@ -66,7 +65,7 @@ export function contactRoutes(): ApiRouter {
       summary: 'Delete a contact',
       description: actingUserNote,
       auth: 'key-or-person',
-      request: { headers: userHeader, params },
+      request: { headers: userHeader, params: contactParams },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params: p }, ctx) => {
         if (!(await deleteContact(callerOf(ctx).userId, p.contact_id))) throw notFound(p.contact_id);

@@ -1,8 +1,9 @@
-/** Request schemas of the contact routes (the contact itself: shared/portal/model.ts). */
-import { z } from '../../shared/zod.js';
-import { e164 } from '../../shared/portal/model.js';
+/** Request and response schemas of the contact routes (the contact itself: shared/portal/portal.schemas.ts). */
+import { z, uuid } from '../../shared/zod.js';
+import { contactSchema, e164 } from '../../shared/portal/portal.schemas.js';
 import { flag, list } from './common.schemas.js';
 
+export const contactParams = z.object({ contact_id: uuid() });
 const tag = z.string().trim().min(1).max(50);
 export const contactInput = z
   .object({
@@ -16,3 +17,4 @@ export const contactInput = z
   .strict();
 export const contactUpdate = contactInput.partial().strict();
 export const contactQuery = z.object({ search: z.string().max(200).optional(), tags: list(z.array(z.string().max(50)).max(20).optional()), favorite: flag });
+export const contactList = z.object({ contacts: z.array(contactSchema) });

@@ -2,20 +2,19 @@
 import type { Context, Middleware } from 'koa';
 import { holdSlot, takeLimit } from '../../shared/limits.js';
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { deleteDocument, findDocument, listDocuments, updateDocumentMeta } from '../../shared/portal/documents.store.js';
 import { documentStorage } from '../../shared/portal/document-storage.js';
 import { reindexDocument, searchDocuments, storeUpload } from '../../shared/portal/documents.js';
-import { documentSchema, searchHitSchema } from '../../shared/portal/model.js';
-import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
-import { documentQuery, documentSearchQuery, documentUpdate, documentUpload } from './documents.schemas.js';
+import { documentSchema } from '../../shared/portal/portal.schemas.js';
+import { actingUserNote, callerOf, portalRouter } from './caller.js';
+import { userHeader } from './common.schemas.js';
+import { documentContent, documentList, documentParams, documentQuery, documentSearchQuery, documentUpdate, documentUpload, searchHits } from './documents.schemas.js';
 
 const publicDocument = <T extends { owner_id: string }>({ owner_id: _o, ...d }: T) => d;
 
 export function documentRoutes(): ApiRouter {
   const tags = ['portal: documents'];
-  const params = z.object({ document_id: uuid() });
   const notFound = (id: string) => new NotFoundError(`No document ${id}.`);
   const docOut = documentSchema;
   return portalRouter()
@@ -30,7 +29,7 @@ export function documentRoutes(): ApiRouter {
         headers: userHeader,
         query: documentQuery,
       },
-      responses: { 200: { description: 'Documents', schema: z.object({ documents: z.array(docOut) }) } },
+      responses: { 200: { description: 'Documents', schema: documentList } },
       handler: async ({ query }, ctx) => ({ documents: (await listDocuments(callerOf(ctx).userId, query)).map(publicDocument) }),
     })
     .route({
@@ -55,7 +54,7 @@ export function documentRoutes(): ApiRouter {
       description: `Full text (PostgreSQL, English stemming) over my indexed documents: web-search syntax (\`"exact phrase"\`, \`-word\`, \`or\`). Hits are ranked by ts_rank, each with the file name and a snippet (ts_headline, matches in ** **). ${actingUserNote}`,
       auth: 'key-or-person',
       request: { headers: userHeader, query: documentSearchQuery },
-      responses: { 200: { description: 'Hits, best first', schema: z.object({ hits: z.array(searchHitSchema) }) } },
+      responses: { 200: { description: 'Hits, best first', schema: searchHits } },
       handler: async ({ query }, ctx) => ({ hits: await searchDocuments(callerOf(ctx).userId, query.q, query.limit) }),
     })
     .route({
@@ -65,7 +64,7 @@ export function documentRoutes(): ApiRouter {
       summary: 'One of my documents',
       description: actingUserNote,
       auth: 'key-or-person',
-      request: { headers: userHeader, params },
+      request: { headers: userHeader, params: documentParams },
       responses: { 200: { description: 'The document', schema: docOut } },
       handler: async ({ params: p }, ctx) => {
         const doc = await findDocument(callerOf(ctx).userId, p.document_id);
@@ -82,7 +81,7 @@ export function documentRoutes(): ApiRouter {
       auth: 'key-or-person',
       request: {
         headers: userHeader,
-        params,
+        params: documentParams,
         body: documentUpdate,
       },
       responses: { 200: { description: 'The document', schema: docOut } },
@@ -99,8 +98,8 @@ export function documentRoutes(): ApiRouter {
       summary: 'Download a document',
       description: `The file as uploaded, with its content type, as an attachment. ${actingUserNote}`,
       auth: 'key-or-person',
-      request: { headers: userHeader, params },
-      responses: { 200: { description: 'The file', contentType: 'application/octet-stream', schema: z.string().openapi({ format: 'binary' }) } },
+      request: { headers: userHeader, params: documentParams },
+      responses: { 200: { description: 'The file', contentType: 'application/octet-stream', schema: documentContent } },
       handler: async ({ params: p }, ctx) => {
         const doc = await findDocument(callerOf(ctx).userId, p.document_id);
         const content = doc && (await documentStorage().get(doc.document_id));
@@ -118,7 +117,7 @@ export function documentRoutes(): ApiRouter {
       summary: 'Index a document again',
       description: `Back to pending and a new indexing job; its chunks are replaced when it finishes. Counts as an upload of the document's size against LIMIT_UPLOADS_PER_HOUR and LIMIT_UPLOAD_BYTES_PER_HOUR. ${actingUserNote}`,
       auth: 'key-or-person',
-      request: { headers: userHeader, params },
+      request: { headers: userHeader, params: documentParams },
       responses: { 202: { description: 'Queued', schema: docOut } },
       errors: { 429: 'Over LIMIT_UPLOADS_PER_HOUR or LIMIT_UPLOAD_BYTES_PER_HOUR (Retry-After); nothing is queued' },
       handler: async ({ params: p }, ctx) => publicDocument(await reindexDocument(callerOf(ctx).userId, p.document_id)),
@@ -130,7 +129,7 @@ export function documentRoutes(): ApiRouter {
       summary: 'Delete a document',
       description: `The document, its content and its chunks (no longer found by search). ${actingUserNote}`,
       auth: 'key-or-person',
-      request: { headers: userHeader, params },
+      request: { headers: userHeader, params: documentParams },
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params: p }, ctx) => {
         if (!(await deleteDocument(callerOf(ctx).userId, p.document_id))) throw notFound(p.document_id);

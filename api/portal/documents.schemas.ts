@@ -1,11 +1,16 @@
-/** Request schemas of the document routes (the document itself: shared/portal/model.ts). */
-import { z } from '../../shared/zod.js';
+/** Request and response schemas of the document routes (the document itself: shared/portal/portal.schemas.ts). */
+import { z, uuid } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
-import { ragStatuses } from '../../shared/portal/model.js';
+import { documentSchema, ragStatuses, searchHitSchema } from '../../shared/portal/portal.schemas.js';
 import { list } from './common.schemas.js';
 
+export const documentParams = z.object({ document_id: uuid() });
 export const documentQuery = z.object({ category: z.string().max(100).optional(), tags: list(z.array(z.string().max(50)).max(20).optional()), rag_status: z.enum(ragStatuses).optional() });
 export const documentSearchQuery = z.object({ q: z.string().trim().min(1).max(500), limit: z.coerce.number().int().min(1).max(50).default(10) });
+export const documentList = z.object({ documents: z.array(documentSchema) });
+export const searchHits = z.object({ hits: z.array(searchHitSchema) });
+/** GET …/{document_id}/content: the file as uploaded. */
+export const documentContent = z.string().openapi({ format: 'binary' });
 export const documentUpdate = z.object({ filename: z.string().trim().min(1).max(255), category: z.string().max(100).nullable(), tags: z.array(z.string().trim().min(1).max(50)).max(30) }).partial().strict();
 
 /** POST /api/portal/documents: a multipart body with a `file` part and the text fields `category` and `tags` (comma-separated). */

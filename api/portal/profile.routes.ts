@@ -3,7 +3,8 @@ import { ApiRouter } from '../routing.js';
 import { getProfile, updateProfile } from '../../shared/users/users.store.js';
 import { profileSchema } from '../../shared/users/users.schemas.js';
 import { PHONE_CODE_TEMPLATE, requestPhoneCode, verifyPhoneCode } from '../../shared/portal/phone-proof.js';
-import { actingUserNote, callerOf, portalRouter, userHeader } from './caller.js';
+import { actingUserNote, callerOf, portalRouter } from './caller.js';
+import { userHeader } from './common.schemas.js';
 import { phoneCodeRequest, phoneCodeSent, phoneCodeVerify, profileUpdate, voicePinSet, voicePinState } from './profile.schemas.js';
 import { setVoicePin } from '../../shared/users/voice-pin.js';
 

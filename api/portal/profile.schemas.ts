@@ -1,6 +1,6 @@
 /** Request schemas of the profile routes (the profile itself: shared/users/users.schemas.ts). */
 import { z } from '../../shared/zod.js';
-import { e164, timezoneSchema } from '../../shared/portal/model.js';
+import { e164, timezoneSchema } from '../../shared/portal/portal.schemas.js';
 import { notificationPreferencesSchema } from '../../shared/users/users.schemas.js';
 
 /** PATCH /api/portal/profile: any of timezone, phone (only null, or the current number) and notification_preferences. */

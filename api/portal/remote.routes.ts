@@ -4,33 +4,16 @@
  * of each answer, so the screens can show the error instead of failing.
  */
 import { ApiRouter } from '../routing.js';
-import { z, uuid } from '../../shared/zod.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { ExternalHttpError } from '../../shared/clients/http.js';
 import { agentApi } from '../../shared/clients/agent-api.js';
 import { automation, type N8nExecution } from '../../shared/clients/n8n.js';
 import { config } from '../../shared/config.js';
-import { actingUserNote, portalCaller, userHeader } from './caller.js';
+import { actingUserNote, portalCaller } from './caller.js';
+import { userHeader } from './common.schemas.js';
+import { automationList, historyConversation, historyList, historyParams } from './remote.schemas.js';
 
 const portalRows = 50;
-const connectionSchema = z
-  .object({
-    state: z.enum(['connected', 'failed', 'not_configured']),
-    error: z.string().nullable().openapi({ description: 'why the service could not be reached or answered an error' }),
-  })
-  .openapi('PortalConnection');
-
-const historyRow = z
-  .object({
-    session_id: z.string(),
-    channel: z.string().nullable().openapi({ description: 'slack, voice, web, siri… (any lowercase channel name); the screen shows an icon for slack, voice, web and siri and a generic one otherwise' }),
-    created_at: z.string(),
-    message_count: z.number().int(),
-    summary: z.string().nullable(),
-    status: z.string(),
-  })
-  .openapi('HistoryRow');
-
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export function portalRemoteRoutes(): ApiRouter {
@@ -43,7 +26,7 @@ export function portalRemoteRoutes(): ApiRouter {
       description: `Calls GET {AGENT_API_URL}/sessions?user_id=<me>&limit=${portalRows} with X-API-Key (AGENT_API_URL defaults to this platform). When it fails, GET {AGENT_API_URL}/api/health is tried and \`connection\` says whether the agent API is reachable, with the error; \`sessions\` is then empty. ${actingUserNote}`,
       auth: 'key-or-person',
       request: { headers: userHeader },
-      responses: { 200: { description: 'Sessions, newest first, and the connection state', schema: z.object({ connection: connectionSchema, sessions: z.array(historyRow) }) } },
+      responses: { 200: { description: 'Sessions, newest first, and the connection state', schema: historyList } },
       handler: async (_i, ctx) => {
         const caller = await portalCaller(ctx);
         const client = agentApi();
@@ -68,13 +51,8 @@ export function portalRemoteRoutes(): ApiRouter {
       summary: 'One of my conversations with its messages',
       description: `Calls GET {AGENT_API_URL}/sessions/{session_id} with X-API-Key; a session of another user answers 404. ${actingUserNote}`,
       auth: 'key-or-person',
-      request: { headers: userHeader, params: z.object({ session_id: uuid() }) },
-      responses: {
-        200: {
-          description: 'The conversation',
-          schema: historyRow.extend({ messages: z.array(z.object({ role: z.string(), content: z.string(), channel: z.string().optional() })) }).openapi('HistoryConversation'),
-        },
-      },
+      request: { headers: userHeader, params: historyParams },
+      responses: { 200: { description: 'The conversation', schema: historyConversation } },
       errors: { 502: 'The agent API could not be reached or failed' },
       handler: async ({ params }, ctx) => {
         const caller = await portalCaller(ctx);
@@ -96,17 +74,7 @@ export function portalRemoteRoutes(): ApiRouter {
       summary: 'Recent workflow executions',
       description: `Calls GET {AUTOMATION_URL}/api/v1/workflows (the connectivity test; it also names the workflows) and GET {AUTOMATION_URL}/api/v1/executions?limit=${portalRows}, with x-automation-api-key and X-N8N-API-KEY. Status: n8n's success → success; running, new and waiting → running; error, crashed, canceled and unknown → failed. When a call fails, \`connection\` is failed with the error and \`executions\` empty; without AUTOMATION_URL it is not_configured.`,
       auth: 'key-or-person',
-      responses: {
-        200: {
-          description: 'Executions, newest first, and the connection state',
-          schema: z.object({
-            connection: connectionSchema,
-            executions: z.array(
-              z.object({ id: z.string(), workflowName: z.string(), status: z.enum(['success', 'failed', 'running']), startedAt: z.string().nullable(), stoppedAt: z.string().nullable() }).openapi('AutomationExecution'),
-            ),
-          }),
-        },
-      },
+      responses: { 200: { description: 'Executions, newest first, and the connection state', schema: automationList } },
       handler: async () => {
         if (!config().sre.automation.url) return { connection: { state: 'not_configured' as const, error: 'AUTOMATION_URL is not set' }, executions: [] };
         const client = automation();

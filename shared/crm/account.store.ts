@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
 import { containsPattern, paginate, type KeysetPage, type KeysetPageRequest, type SortField } from './pagination.js';
-import type { Account, AccountInput, AccountUpdate } from './model.js';
+import type { Account, AccountInput, AccountUpdate } from './crm.schemas.js';
 
 const TABLE = 'crm_accounts';
 const COLUMNS = ['id', 'name', 'domain', 'industry', 'segment', 'created_at', 'updated_at'].map((c) => `a.${c}`);

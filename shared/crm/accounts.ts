@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import { deleteAccount as deleteRow, findAccount, findAccountByNameOrDomain, insertAccount, updateAccount as updateRow } from './account.store.js';
 import { publishCrmEvent } from './events.js';
 import { opportunitiesOfAccount } from './opportunity.store.js';
-import type { Account, AccountInput, AccountUpdate, Opportunity } from './model.js';
+import type { Account, AccountInput, AccountUpdate, Opportunity } from './crm.schemas.js';
 
 async function conflictOf(err: unknown, input: AccountUpdate): Promise<never> {
   if (isUniqueViolation(err, 'crm_accounts_name_ci') || isUniqueViolation(err, 'crm_accounts_domain_ci')) {

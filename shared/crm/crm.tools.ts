@@ -16,7 +16,7 @@ import { getPipeline, getPipelineSummary } from './pipelines.js';
 import { leadSorts, listLeads } from './lead.store.js';
 import { accountSorts, listAccounts } from './account.store.js';
 import { listOpportunities, opportunitySorts } from './opportunity.store.js';
-import { accountInput, accountUpdate, isoDate, leadStatus, leadUpdate, opportunityUpdate, segments, settableLeadStatus } from './model.js';
+import { accountInput, accountUpdate, isoDate, leadStatus, leadUpdate, opportunityUpdate, segments, settableLeadStatus } from './crm.schemas.js';
 
 const executor = 'crm';
 const actor = 'agent';

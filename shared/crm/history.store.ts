@@ -1,7 +1,7 @@
 /** Queries of crm_history: who changed what (lead status, opportunity stage or probability, stage probability), when, from what, to what. */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import type { HistoryEntry } from './model.js';
+import type { HistoryEntry } from './crm.schemas.js';
 
 const TABLE = 'crm_history';
 

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
 import { enqueue, jobEvents } from '../queues.js';
-import type { BatchResult } from './model.js';
+import type { BatchResult } from './crm.schemas.js';
 
 export type BatchSubmission = { done: true; result: BatchResult } | { done: false; delivery_id: string };
 

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
 import { containsPattern, paginate, type KeysetPage, type KeysetPageRequest, type SortField } from './pagination.js';
-import { leadTransitions, type Lead, type LeadInput, type LeadStatus } from './model.js';
+import { leadTransitions, type Lead, type LeadInput, type LeadStatus } from './crm.schemas.js';
 
 const TABLE = 'crm_leads';
 const FIELDS = [

@@ -15,9 +15,9 @@ import { insertLeads } from './insert-leads.sql.js';
 import { insertOpportunity } from './opportunity.store.js';
 import { getOpportunity } from './opportunities.js';
 import { findDefaultPipeline, findPipeline } from './pipeline.store.js';
-import type { Account, Conversion, ConversionInput, Lead, LeadInput, LeadStatus, LeadUpdate } from './model.js';
+import type { Account, Conversion, ConversionInput, Lead, LeadInput, LeadStatus, LeadUpdate } from './crm.schemas.js';
 
-import { leadTransitions } from './model.js';
+import { leadTransitions } from './crm.schemas.js';
 
 export { leadTransitions };
 

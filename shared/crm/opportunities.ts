@@ -10,7 +10,7 @@ import { publishCrmEvent } from './events.js';
 import { recordChange } from './history.store.js';
 import { deleteOpportunity as deleteRow, findOpportunity, insertOpportunity, updateOpportunityRecord, type OpportunityRecord } from './opportunity.store.js';
 import { findDefaultPipeline, findPipeline } from './pipeline.store.js';
-import type { Opportunity, OpportunityInput, OpportunityUpdate, Pipeline } from './model.js';
+import type { Opportunity, OpportunityInput, OpportunityUpdate, Pipeline } from './crm.schemas.js';
 import type { Knex } from 'knex';
 
 export async function getOpportunity(id: string, k?: Knex): Promise<Opportunity> {

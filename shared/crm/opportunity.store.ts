@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
 import { containsPattern, paginate, type KeysetPage, type KeysetPageRequest, type SortField } from './pagination.js';
-import type { Opportunity } from './model.js';
+import type { Opportunity } from './crm.schemas.js';
 
 const TABLE = 'crm_opportunities';
 

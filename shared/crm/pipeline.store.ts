@@ -1,7 +1,7 @@
 /** The pipeline aggregate's store: crm_pipelines and crm_pipeline_stages (a pipeline is read with its ordered stages). */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import type { Pipeline, PipelineInput, PipelineSummary } from './model.js';
+import type { Pipeline, PipelineInput, PipelineSummary } from './crm.schemas.js';
 
 const PIPELINES = 'crm_pipelines';
 const STAGES = 'crm_pipeline_stages';

@@ -9,7 +9,7 @@ import {
 } from './pipeline.store.js';
 import { applyStageProbability } from './apply-stage-probability.sql.js';
 import { moveStageOpportunities } from './move-stage-opportunities.sql.js';
-import type { Pipeline, PipelineInput, PipelineSummary, PipelineUpdate, StageInput, StageUpdate } from './model.js';
+import type { Pipeline, PipelineInput, PipelineSummary, PipelineUpdate, StageInput, StageUpdate } from './crm.schemas.js';
 
 /** A pipeline by id, or the default one when no id is given. */
 export async function getPipeline(id?: string): Promise<Pipeline> {

@@ -1,7 +1,7 @@
 /** Operation across the lead aggregate and the CRM history: repeat submissions fill leads and leave `resubmission` entries, in one statement. */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import type { LeadInput, LeadStatus } from './model.js';
+import type { LeadInput, LeadStatus } from './crm.schemas.js';
 
 /** Lead fields a resubmission may fill or differ in (email is the match key). */
 const RESUBMITTED = ['first_name', 'last_name', 'phone', 'company', 'title', 'source', 'source_detail', 'estimated_value', 'notes'];

@@ -25,7 +25,7 @@ import type { NewLead } from './lead.store.js';
 import { insertLeads } from './insert-leads.sql.js';
 import { resubmitLeads } from './resubmit-leads.sql.js';
 import { lockDelivery, recordDelivery } from './webhook-delivery.store.js';
-import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './model.js';
+import { leadInput, type BatchError, type BatchResult, type LeadBatchJob, type WebhookLeadResult } from './crm.schemas.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 const header = (headers: Headers, name: string): string | undefined => {

@@ -1,7 +1,7 @@
 /** Query module of `portal_case_comments`: a case's comment thread. */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import type { CaseComment } from './model.js';
+import type { CaseComment } from './portal.schemas.js';
 
 const TABLE = 'portal_case_comments';
 

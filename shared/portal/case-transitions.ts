@@ -3,7 +3,7 @@
  * the requester can withdraw (close) their own case at any point and reopen it shortly after it was
  * resolved, when the fix did not hold. Closed is final: a new problem is a new case.
  */
-import type { CaseStatus } from './model.js';
+import type { CaseStatus } from './portal.schemas.js';
 
 /** How long after resolution the requester may reopen instead of opening a new case. */
 export const reopenWindowDays = 14;

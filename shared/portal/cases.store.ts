@@ -1,7 +1,7 @@
 /** Query module of `portal_cases` (written) and `v_portal_cases_full` (read: cases with requester and assignee names). */
 import type { Knex } from 'knex';
 import { containsPattern, db } from '../db/index.js';
-import type { CaseStatus, PortalCase } from './model.js';
+import type { CaseStatus, PortalCase } from './portal.schemas.js';
 
 const TABLE = 'portal_cases';
 const VIEW = 'v_portal_cases_full';

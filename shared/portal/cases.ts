@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { allowedMoves } from './case-transitions.js';
 import { assignCase, findCase, insertCase, moveCase, updateCaseFields, type CaseViewer } from './cases.store.js';
 import { insertComment, listComments } from './case-comments.store.js';
-import type { CaseStatus, PortalCase } from './model.js';
+import type { CaseStatus, PortalCase } from './portal.schemas.js';
 
 async function visibleCase(viewer: CaseViewer, caseId: string): Promise<PortalCase> {
   const found = await findCase(viewer, caseId);

@@ -1,6 +1,6 @@
 /** Query module of `contacts`: a person's contact list. Every query is scoped to its owner. */
 import { db } from '../db/index.js';
-import type { Contact } from './model.js';
+import type { Contact } from './portal.schemas.js';
 
 const TABLE = 'contacts';
 const COLUMNS = ['contact_id', 'name', 'email', 'phone', 'company', 'tags', 'favorite', 'created_at', 'updated_at'];

@@ -1,7 +1,7 @@
 /** Query module of `document_chunks`: extracted text in chunks, with the full-text index the search ranks. */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import type { SearchHit } from './model.js';
+import type { SearchHit } from './portal.schemas.js';
 
 const TABLE = 'document_chunks';
 

@@ -1,7 +1,7 @@
 /** Query module of `documents`: document metadata and indexing state. Owner-scoped except for the indexing job. */
 import type { Knex } from 'knex';
 import { db } from '../db/index.js';
-import type { Document, RagStatus } from './model.js';
+import type { Document, RagStatus } from './portal.schemas.js';
 
 const TABLE = 'documents';
 const COLUMNS = ['document_id', 'owner_id', 'filename', 'category', 'tags', 'rag_status', 'failure_reason', 'size', 'content_type', 'checksum', 'uploaded_at', 'indexed_at'];

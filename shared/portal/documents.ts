@@ -13,7 +13,7 @@ import { documentStorage } from './document-storage.js';
 import { findDocument, getDocument, insertDocument, setRagStatus, type StoredDocument } from './documents.store.js';
 import { replaceChunks, searchChunks } from './document-chunks.store.js';
 import { ExtractionError, documentKind, extractChunks, supportedKinds } from './extract.js';
-import type { SearchHit } from './model.js';
+import type { SearchHit } from './portal.schemas.js';
 
 /** A file to store as a document, with the category and tags it was filed under. */
 export interface DocumentUpload {

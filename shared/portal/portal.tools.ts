@@ -10,7 +10,7 @@ import { searchDocuments } from './documents.js';
 import { listContacts } from './contacts.store.js';
 import { listCases } from './cases.store.js';
 import { caseWithComments, createCase } from './cases.js';
-import { caseStatuses, casePriorities } from './model.js';
+import { caseStatuses, casePriorities } from './portal.schemas.js';
 import { listSessions, sessionHistoryRows } from '../sessions/sessions.store.js';
 
 const executor = 'portal';

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { leadTransitions } from '../../shared/crm/leads.js';
-import { leadStatuses, type LeadStatus } from '../../shared/crm/model.js';
+import { leadStatuses, type LeadStatus } from '../../shared/crm/crm.schemas.js';
 import { db } from '../../shared/db/index.js';
 
 let api: Platform;

@@ -1,6 +1,6 @@
 // needs: prometheus
 import { describe, expect, it } from 'vitest';
-import { entityTypes, type EntityType } from '../../shared/sre/cmdb/model.js';
+import { entityTypes, type EntityType } from '../../shared/sre/cmdb/cmdb.schemas.js';
 import { templateCatalog, templateRecommendations } from '../../shared/sre/monitors/templates.js';
 import { validateRule } from '../../shared/sre/monitors/rules.js';
 

@@ -2,25 +2,17 @@
 import { UnauthorizedError } from '../../../shared/errors.js';
 import type { Context } from 'koa';
 import { ApiRouter } from '../../routing.js';
-import { z } from '../../../shared/zod.js';
 import { acceptWebhook } from '../../../shared/sre/alerts/ingest.js';
 import { authenticateSource, type AuthenticatedSource, type SourceKind } from '../../../shared/sre/alerts/alert-source.store.js';
 import { alertmanagerPayload, grafanaPayload, isPlainAlertmanagerPayload } from '../../../shared/sre/alerts/payloads.js';
 import { basicCredentials } from '../../middleware/auth.js';
+import { webhookAccepted, webhookParams } from './webhooks.schemas.js';
 
 /** The secret a sender presents: a bearer token or a basic-auth password (both senders can send either). */
 function presentedSecret(ctx: Context): string | undefined {
   const bearer = /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'));
   return bearer?.[1]?.trim() ?? basicCredentials(ctx)?.password;
 }
-
-const accepted = z
-  .object({ payload_id: z.string(), source: z.string(), accepted: z.number().int() })
-  .openapi('AlertWebhookAccepted', {
-    description: 'the alerts are queued; the worker writes them (dedup by fingerprint) shortly after. A retry of the same body within ALERT_RETRY_WINDOW adds nothing (and, within one aligned window, answers the same payload_id)',
-  });
-
-const params = z.object({ source: z.string().min(1).max(63).openapi({ description: 'alert source name (`default` always exists)' }) });
 
 const description = (sender: string) => `Receives the ${sender}. Decisions the spec leaves open:
 - The secret of the source is checked first: \`Authorization: Bearer <secret>\` or basic auth with the secret as password (any user). A source without its own secret uses ALERT_WEBHOOK_TOKEN; when that is unset too (development and tests only; production refuses to start without it) no secret is needed. Wrong or missing → 401; unknown or disabled source → 404.
@@ -50,8 +42,8 @@ export function webhookRoutes(): ApiRouter {
       summary: `Ingest a ${kind} webhook`,
       description: description(sender),
       auth: 'public',
-      request: { params, body: schema, acceptsBody },
-      responses: { 202: { description: 'queued', schema: accepted } },
+      request: { params: webhookParams, body: schema, acceptsBody },
+      responses: { 202: { description: 'queued', schema: webhookAccepted } },
       errors: { 401: 'Missing or wrong source secret', 404: 'No enabled source of that name' },
       // The JSON body parser keeps the text it parsed: the payload id hashes it as sent.
       handler: async ({ body }, ctx) => {

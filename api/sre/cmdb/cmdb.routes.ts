@@ -1,10 +1,9 @@
 /** The CMDB routes: entity types, entities and their neighbourhood. */
 import { ApiRouter } from '../../routing.js';
-import { z } from '../../../shared/zod.js';
 import { deleteManualEntity, insertManualEntity, listEntities, updateManualEntity } from '../../../shared/sre/cmdb/entities.store.js';
 import { deleteManualRelationship, getRelationship, insertManualRelationship, updateManualRelationship } from '../../../shared/sre/cmdb/relationships.store.js';
 import { entityDetail, entityNeighbourhood } from '../../../shared/sre/cmdb/views.js';
-import { entityTypes } from '../../../shared/sre/cmdb/model.js';
+import { entityTypes } from '../../../shared/sre/cmdb/cmdb.schemas.js';
 import * as s from './cmdb.schemas.js';
 import { idParams } from './common.schemas.js';
 
@@ -23,7 +22,7 @@ export function cmdbRoutes(): ApiRouter {
       tags,
       summary: 'Entity types the CMDB knows',
       auth: 'key-or-sre',
-      responses: { 200: { description: 'Entity type names', schema: z.object({ items: z.array(z.string()) }) } },
+      responses: { 200: { description: 'Entity type names', schema: s.entityTypeList } },
       handler: () => ({ items: [...entityTypes] }),
     })
     .route({

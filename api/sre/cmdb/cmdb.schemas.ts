@@ -1,9 +1,11 @@
 /** Request and response schemas of the CMDB routes (entities, relationships). */
 import { z, uuid } from '../../../shared/zod.js';
-import { entityTypeSchema, healthSchema, relationshipTypeSchema } from '../../../shared/sre/cmdb/model.js';
+import { entityTypeSchema, healthSchema, relationshipTypeSchema } from '../../../shared/sre/cmdb/cmdb.schemas.js';
 import { timestamp, booleanQuery, page } from './common.schemas.js';
 import { recommendationSchema, monitorSchema } from '../monitors/monitors.schemas.js';
 
+/** GET …/entity-types: the names the CMDB knows. */
+export const entityTypeList = z.object({ items: z.array(z.string()) });
 export const entitySchema = z
   .object({
     id: z.string(),

@@ -1,6 +1,5 @@
 /** The discovery routes: trigger a run, runs, status and sources. */
 import { ApiRouter } from '../../routing.js';
-import { z } from '../../../shared/zod.js';
 import { discoveryStatus, triggerDiscovery } from '../../../shared/sre/discovery/trigger.js';
 import { getRun } from '../../../shared/sre/discovery/runs.store.js';
 import { createSource, deleteSource, getSource, listSources, updateSource } from '../../../shared/sre/discovery/sources.store.js';
@@ -66,7 +65,7 @@ export function discoveryRoutes(): ApiRouter {
       summary: 'Discovery sources',
       description: 'Sources named docker, prometheus and traefik are seeded from CONTAINER_RUNTIME_HOST, METRICS_URL and PROXY_API_URL; `configured` is true for those (they cannot be deleted, only disabled).',
       auth: 'key-or-sre',
-      responses: { 200: { description: 'Sources', schema: z.object({ items: z.array(s.sourceSchema) }) } },
+      responses: { 200: { description: 'Sources', schema: s.sourceList } },
       handler: async () => ({ items: await listSources() }),
     })
     .route({

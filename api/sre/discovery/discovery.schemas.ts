@@ -1,6 +1,6 @@
 /** Request and response schemas of the discovery routes (runs, sources, status). */
 import { z } from '../../../shared/zod.js';
-import { sourceKindSchema } from '../../../shared/sre/cmdb/model.js';
+import { sourceKindSchema } from '../../../shared/sre/cmdb/cmdb.schemas.js';
 import { timestamp } from '../cmdb/common.schemas.js';
 
 export const runSchema = z
@@ -39,6 +39,7 @@ export const sourceSchema = z
   })
   .openapi('DiscoverySource');
 
+export const sourceList = z.object({ items: z.array(sourceSchema) });
 export const sourceCreate = z.object({
   name: z.string().min(1).max(100).regex(/^[a-z0-9][a-z0-9_.-]*$/, 'lower-case letters, digits, . _ -'),
   kind: sourceKindSchema,

@@ -6,11 +6,10 @@
 import type { Context } from 'koa';
 import client from 'prom-client';
 import { ApiRouter } from '../../routing.js';
-import { z } from '../../../shared/zod.js';
 import { metricsRegistry, metricPrefix } from '../../../shared/metrics.js';
 import { sreEventTypes, subscribeSreEvents, type SreEvent, type SreEventType } from '../../../shared/sre/events.js';
 import { streamBusEvents } from '../../event-stream.js';
-import { csv } from '../common.schemas.js';
+import { sreEvent, sreEventQuery } from './events.schemas.js';
 
 const openStreams = new client.Gauge({ name: `${metricPrefix}sre_sse_streams`, help: 'Open SRE event SSE streams in this process', registers: [metricsRegistry] });
 
@@ -18,15 +17,6 @@ const openStreams = new client.Gauge({ name: `${metricPrefix}sre_sse_streams`, h
 export function streamSreEvents(ctx: Context, types: SreEventType[] | undefined): Promise<void> {
   return streamBusEvents<SreEvent>(ctx, subscribeSreEvents, types, openStreams);
 }
-
-const sreEvent = z
-  .object({
-    id: z.string().openapi({ description: 'event id (also the SSE id)' }),
-    type: z.enum(sreEventTypes),
-    at: z.string().openapi({ format: 'date-time' }),
-    data: z.record(z.string(), z.unknown()).openapi({ description: 'ids and the new state, e.g. {id, fingerprint, status, by} of alert.changed' }),
-  })
-  .openapi('SreEvent');
 
 export function sreEventRoutes(): ApiRouter {
   return new ApiRouter().route({
@@ -43,7 +33,7 @@ export function sreEventRoutes(): ApiRouter {
       'Events are published after the change is committed, so a refetch on receipt sees it. No replay: a client that reconnects refetches what it shows. ' +
       'Keep-alive comments every SESSION_SSE_KEEPALIVE_SECONDS. A client that does not keep up is disconnected.',
     auth: 'key-or-sre',
-    request: { query: z.object({ types: csv(sreEventTypes) }) },
+    request: { query: sreEventQuery },
     responses: { 200: { description: 'the event stream', contentType: 'text/event-stream', schema: sreEvent } },
     handler: async ({ query }, ctx) => {
       await streamSreEvents(ctx, query.types);

@@ -1,6 +1,5 @@
 /** /api/v1/incidents: incidents, their timeline, escalation, tracker issue, and the rules that open them from alerts. */
 import { ApiRouter } from '../../routing.js';
-import { z } from '../../../shared/zod.js';
 import { getIncident, listIncidents, listTimeline } from '../../../shared/sre/incidents/incident.store.js';
 import { attachAlertsByApi, createIncident, escalateIncident, moveIncident, postTimeline, updateIncident } from '../../../shared/sre/incidents/incidents.js';
 import { createRule, deleteRule, getRule, listRules, updateRule } from '../../../shared/sre/incidents/incident-rule.store.js';
@@ -173,7 +172,7 @@ export function incidentRoutes(): ApiRouter {
       summary: 'Post a comment or an agent action',
       auth: 'key-or-sre',
       request: { params: idParams, body: s.timelinePost },
-      responses: { 201: { description: 'recorded', schema: z.object({ recorded: z.literal(true) }) } },
+      responses: { 201: { description: 'recorded', schema: s.timelineRecorded } },
       handler: async ({ params, body }, ctx) => {
         const actor = actorOf(ctx, body.actor);
         if (!actor) throw new ValidationError('The request is invalid: body.actor.', [{ path: 'body.actor', message: 'required with an API key (a browser session records the signed-in person)' }]);

@@ -72,6 +72,7 @@ export const timelinePost = z.object({
   message: z.string().min(1).max(20_000),
   data: z.record(z.string(), z.unknown()).optional(),
 });
+export const timelineRecorded = z.object({ recorded: z.literal(true) });
 export const escalateBody = z.object({ by: z.string().min(1).max(200).default('api'), reason: z.string().min(1).max(2000).default('escalated by API') });
 export const attachBody = z.object({ alert_ids: z.array(uuid()).min(1).max(1000), by: z.string().min(1).max(200).default('api') });
 

@@ -1,6 +1,5 @@
 /** The monitor routes: recommendations (proposed, applied, dismissed) and deployment to Prometheus. */
 import { ApiRouter } from '../../routing.js';
-import { z } from '../../../shared/zod.js';
 import { applyRecommendation, deleteMonitor, dismissRecommendation, listMonitors, listRecommendations, setMonitorEnabled } from '../../../shared/sre/monitors/recommendations.store.js';
 import { templateCatalog } from '../../../shared/sre/monitors/templates.js';
 import { proposeWithModel } from '../../../shared/sre/monitors/recommend.js';
@@ -20,7 +19,7 @@ export function monitorRoutes(): ApiRouter {
       summary: 'Monitoring recommendations',
       auth: 'key-or-sre',
       request: { query: s.recommendationQuery },
-      responses: { 200: { description: 'Recommendations', schema: z.object({ items: z.array(s.recommendationSchema) }) } },
+      responses: { 200: { description: 'Recommendations', schema: s.recommendationList } },
       handler: async ({ query }) => ({ items: await listRecommendations(query) }),
     })
     .route({
@@ -67,7 +66,7 @@ export function monitorRoutes(): ApiRouter {
       summary: 'Entity monitors',
       auth: 'key-or-sre',
       request: { query: s.monitorQuery },
-      responses: { 200: { description: 'Monitors', schema: z.object({ items: z.array(s.monitorSchema) }) } },
+      responses: { 200: { description: 'Monitors', schema: s.monitorList } },
       handler: async ({ query }) => ({ items: await listMonitors(query) }),
     })
     .route({
@@ -127,7 +126,7 @@ export function monitorRoutes(): ApiRouter {
         ...templateCatalog.map((t) => `- \`${t.entity_type}\` · \`${t.alert}\`: ${t.exporter} (${t.metrics.join(', ')})${t.condition ? `, when ${t.condition}` : ''}`),
       ].join('\n'),
       auth: 'key-or-sre',
-      responses: { 200: { description: 'Templates', schema: z.object({ items: z.array(s.templateInfo) }) } },
+      responses: { 200: { description: 'Templates', schema: s.templateList } },
       handler: () => ({ items: templateCatalog }),
     });
 }

@@ -1,7 +1,7 @@
 /** Request and response schemas of the monitor routes (recommendations, monitors, deployment). */
 import { z, uuid } from '../../../shared/zod.js';
 import { alertingRuleSchema } from '../../../shared/sre/monitors/rules.js';
-import { entityTypeSchema } from '../../../shared/sre/cmdb/model.js';
+import { entityTypeSchema } from '../../../shared/sre/cmdb/cmdb.schemas.js';
 import { timestamp, page } from '../cmdb/common.schemas.js';
 
 export const recommendationSchema = z
@@ -34,6 +34,8 @@ export const monitorSchema = z
   })
   .openapi('EntityMonitor');
 
+export const recommendationList = z.object({ items: z.array(recommendationSchema) });
+export const monitorList = z.object({ items: z.array(monitorSchema) });
 export const recommendationQuery = z.object({ entity_id: uuid().optional(), status: recommendationSchema.shape.status.optional(), ...page });
 export const monitorQuery = z.object({ entity_id: uuid().optional(), status: monitorSchema.shape.status.optional(), ...page });
 
@@ -66,3 +68,4 @@ export const templateInfo = z
     condition: z.string().optional().openapi({ description: 'when the template applies, if not always' }),
   })
   .openapi('MonitorTemplate');
+export const templateList = z.object({ items: z.array(templateInfo) });

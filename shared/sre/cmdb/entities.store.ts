@@ -8,7 +8,7 @@
  */
 import { containsPattern, db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import type { DiscoveredEntity, EntityType, Health } from './model.js';
+import type { DiscoveredEntity, EntityType, Health } from './cmdb.schemas.js';
 
 const TABLE = 'sre_entities';
 

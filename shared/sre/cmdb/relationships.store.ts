@@ -1,7 +1,7 @@
 /** Query module of sre_relationships: derivation from entity attributes (one statement) and reads. */
 import { db, isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import type { RelationshipType } from './model.js';
+import type { RelationshipType } from './cmdb.schemas.js';
 
 const TABLE = 'sre_relationships';
 

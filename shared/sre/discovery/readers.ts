@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ContainerSummary } from '../../clients/docker.js';
 import type { PrometheusTarget } from '../../clients/prometheus.js';
 import type { TraefikRouter, TraefikService } from '../../clients/traefik.js';
-import { groupHealth, hostAndPort, sorted, type DiscoveredEntity, type Health } from '../cmdb/model.js';
+import { groupHealth, hostAndPort, sorted, type DiscoveredEntity, type Health } from '../cmdb/cmdb.schemas.js';
 
 const composeProject = 'com.docker.compose.project';
 const composeService = 'com.docker.compose.service';

@@ -10,7 +10,7 @@ import { prometheusClient } from '../../clients/prometheus.js';
 import { traefikClient } from '../../clients/traefik.js';
 import { upsertSourceEntities, type UpsertOutcome } from '../cmdb/entities.store.js';
 import { deriveRelationships } from '../cmdb/relationships.store.js';
-import type { DiscoveredEntity } from '../cmdb/model.js';
+import type { DiscoveredEntity } from '../cmdb/cmdb.schemas.js';
 import { recommendForNewEntities } from '../monitors/recommend.js';
 import { readContainers, readProxy, readScrapeConfig, readTargets } from './readers.js';
 import { listSources, seedConfiguredSources, type DiscoverySource } from './sources.store.js';

@@ -3,7 +3,7 @@ import { db } from '../../db/index.js';
 import { config } from '../../config.js';
 import { isUniqueViolation } from '../../db/index.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import type { SourceKind } from '../cmdb/model.js';
+import type { SourceKind } from '../cmdb/cmdb.schemas.js';
 import { lockRunningRun } from './runs.store.js';
 
 const TABLE = 'sre_discovery_sources';

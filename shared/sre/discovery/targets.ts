@@ -9,7 +9,7 @@ import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { config } from '../../config.js';
 import { ValidationError } from '../../errors.js';
-import type { SourceKind } from '../cmdb/model.js';
+import type { SourceKind } from '../cmdb/cmdb.schemas.js';
 import type { AddressCheck } from '../../clients/http.js';
 
 const internal = new BlockList();

@@ -7,7 +7,7 @@
  * exporter for container health (container_health_status), Prometheus' own `up` for targets and
  * jobs, Traefik's metrics for routers and services, the blackbox exporter's probes for hostnames.
  */
-import type { EntityType } from '../cmdb/model.js';
+import type { EntityType } from '../cmdb/cmdb.schemas.js';
 import type { AlertingRule } from './rules.js';
 
 export interface TemplateEntity {
