@@ -15,7 +15,7 @@ import { AGENT_FAILED_REPLY, agentTurnRefusal, historyBefore, sessionEvents } fr
 import type { HistoryEntry } from '../agent/history.js';
 import type { Authority } from '../auth/scopes.js';
 import type { ToolCaller } from '../tools.js';
-import { answerOf, askFirstIn, questionOf, settleConfirmation } from '../agent/consent.js';
+import { answerOf, askFirstIn, questionFor, settleConfirmation, waitingOf, type WaitingQuestion } from '../agent/consent.js';
 import { userHasPendingConfirmation } from '../agent/confirmations.store.js';
 import { getContext } from '../sessions/context.js';
 import { startInteraction } from '../sessions/interactions.js';
@@ -66,6 +66,8 @@ export interface Turn {
    * the session's pending confirmation (a delegated task's text is not the person's yes).
    */
   fromPerson: boolean;
+  /** The confirmation the message answers by name (a Slack button under its question): that one only, never the model. */
+  answers?: string;
   /** Whose rights the tools run with, when not the session user's own (a delegation: whoever asked). */
   authority?: Authority;
   /** The person's LIMIT_AGENT_TURNS_PER_MINUTE was taken at the door already (web chat answers 429 there). */
@@ -88,6 +90,8 @@ export interface TurnResult {
   tool_calls: ToolCallRecord[];
   /** The agent's failure when the reply is the apology (final attempt), or the abort of an interrupted turn. */
   error?: unknown;
+  /** The question the reply ends with (a channel with buttons shows them under it). */
+  question?: WaitingQuestion;
 }
 
 /**
@@ -105,7 +109,7 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
   let result: TurnResult;
   try {
     // The person's answer to a change the assistant asked about is settled here, for every channel.
-    const settled = turn.fromPerson ? await settleConfirmation(turn.session_id, turn.interaction_id, turn.message, turn.journalKey ?? null, caller, emit) : undefined;
+    const settled = turn.fromPerson ? await settleConfirmation(turn.session_id, turn.interaction_id, turn.message, turn.journalKey ?? null, caller, emit, turn.answers) : undefined;
     if (settled) turn.onToken?.(settled.reply);
     // Over LIMIT_AGENT_TURNS_PER_MINUTE, channels that cannot answer 429 (text channels, calls, delegation) answer with a notice instead of the model.
     const busy = settled || turn.turnCounted ? undefined : await agentTurnRefusal(turn.user_id);
@@ -133,9 +137,10 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
       },
       emit,
     ));
-    const question = settled ? undefined : questionOf(answer.tool_calls);
+    const waiting = settled ? undefined : waitingOf(answer.tool_calls);
+    const question = waiting && questionFor(waiting.summary);
     if (question) turn.onToken?.(`\n\n${question}`);
-    result = { reply: question ? `${answer.reply}\n\n${question}` : answer.reply, tool_calls: answer.tool_calls };
+    result = { reply: question ? `${answer.reply}\n\n${question}` : answer.reply, tool_calls: answer.tool_calls, ...(waiting ? { question: waiting } : {}) };
   } catch (err) {
     if (turn.signal?.aborted) return { reply: '', tool_calls: [], error: err };
     if (!turn.finalAttempt) throw err;
