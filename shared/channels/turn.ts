@@ -169,7 +169,7 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
   const message = await book.get(messageId);
   if (!message || message.direction !== 'inbound' || message.status !== 'received') return { outcome: 'skipped' };
   const log = logger(`channels.${adapter.channel}`);
-  const replyWith = async (body: string, link: TurnLink & { suppressed?: boolean }) => {
+  const replyWith = async (body: string, link: TurnLink & { suppressed?: boolean; question?: WaitingQuestion }) => {
     const recorded = await book.recordReply(message, body.slice(0, adapter.maxReplyChars), link);
     if (recorded.status === 'queued' || recorded.status === 'sending') await book.queueSend(recorded);
     return recorded;
@@ -203,7 +203,8 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
   //    published, so a retried job publishes and sends that reply instead of asking the model again.
   let recorded = await book.replyTo(messageId);
   if (!recorded) {
-    const { reply: answer } = await runTurn({
+    const named = adapter.namedAnswer?.(message);
+    const { reply: answer, question } = await runTurn({
       channel: adapter.channel,
       session_id: session.session_id,
       interaction_id: interactionId,
@@ -212,9 +213,10 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
       journalKey: `${adapter.channel}:${messageId}`,
       finalAttempt,
       fromPerson: true,
+      ...(named ? { answers: named } : {}),
     });
     const suppressed = adapter.mayReply ? !(await adapter.mayReply(user)) : false;
-    recorded = await replyWith(answer, { user_id: user.user_id, session_id: session.session_id, interaction_id: interactionId, suppressed });
+    recorded = await replyWith(answer, { user_id: user.user_id, session_id: session.session_id, interaction_id: interactionId, suppressed, ...(question ? { question } : {}) });
   } else if (recorded.status === 'queued' || recorded.status === 'sending') {
     await book.queueSend(recorded);
   }

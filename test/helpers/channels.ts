@@ -56,6 +56,16 @@ export async function linkSlackUser(slackUserId: string, userId: string, teamId 
   await db()('slack_links').insert({ team_id: teamId, slack_user_id: slackUserId, user_id: userId });
 }
 
+/** A new platform user with a Slack account of the test workspace linked to it (a confirmed link). */
+export async function linkedSlackUser() {
+  const { createUser } = await import('../../shared/users/users.store.js');
+  const { freshPhone } = await import('./chatapp.js');
+  const slackId = `U${randomBytes(4).toString('hex').toUpperCase()}`;
+  const user = await createUser({ phone_number: freshPhone(), display_name: slackId });
+  await linkSlackUser(slackId, user.user_id);
+  return { user, slackId };
+}
+
 let eventCounter = 0;
 /** An Events API envelope as Slack sends it for a direct message to the app (or a mention with `type: 'app_mention'`). */
 export function slackEvent(user: string, text: string, extra: Record<string, unknown> = {}, eventType: 'message' | 'app_mention' = 'message') {
@@ -82,15 +92,27 @@ export function slackEvent(user: string, text: string, extra: Record<string, unk
   };
 }
 
-/** POSTs a JSON body to /slack/events signed as Slack signs it (v0, HMAC-SHA256), at `timestamp` (default now). */
-export async function postSlack(baseUrl: string, body: unknown, options: { timestamp?: number; signature?: string | null; headers?: Record<string, string> } = {}): Promise<Response> {
+type SlackPostOptions = { timestamp?: number; signature?: string | null; headers?: Record<string, string> };
+
+/** POSTs a raw body to a Slack request URL, signed as Slack signs it (v0, HMAC-SHA256) at `timestamp` (default now), unless a signature is given (null: none). */
+async function postSigned(url: string, raw: string, contentType: string, options: SlackPostOptions): Promise<Response> {
   const { slackSignature } = await import('../../shared/channels/slack/signature.js');
-  const raw = JSON.stringify(body);
   const ts = String(options.timestamp ?? Math.floor(Date.now() / 1000));
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Slack-Request-Timestamp': ts, ...options.headers };
+  const headers: Record<string, string> = { 'Content-Type': contentType, 'X-Slack-Request-Timestamp': ts, ...options.headers };
   const sig = options.signature === undefined ? slackSignature(slackSigningSecret, ts, raw) : options.signature;
   if (sig !== null) headers['X-Slack-Signature'] = sig;
-  return fetch(`${baseUrl}/slack/events`, { method: 'POST', headers, body: raw });
+  return fetch(url, { method: 'POST', headers, body: raw });
+}
+
+/** POSTs a JSON body to /slack/events signed as Slack signs it. */
+export function postSlack(baseUrl: string, body: unknown, options: SlackPostOptions = {}): Promise<Response> {
+  return postSigned(`${baseUrl}/slack/events`, JSON.stringify(body), 'application/json', options);
+}
+
+/** POSTs an interaction payload to /slack/interactions as Slack does: form-encoded `payload=<JSON>` (a string: sent as it is), signed. */
+export function postSlackInteraction(baseUrl: string, payload: unknown, options: SlackPostOptions = {}): Promise<Response> {
+  const field = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  return postSigned(`${baseUrl}/slack/interactions`, new URLSearchParams({ payload: field }).toString(), 'application/x-www-form-urlencoded', options);
 }
 
 /** The parameters Twilio sends to /voice/incoming for a call from `from`. */
