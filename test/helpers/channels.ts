@@ -142,11 +142,11 @@ export async function placeCall(baseUrl: string, from: string, options: { callSi
 }
 
 /** A client speaking ConversationRelay's side of the socket, as Twilio does (signed upgrade, JSON text frames). */
-export async function connectRelay(baseUrl: string, options: { signature?: string | null; url?: string; defaults?: { callSid: string; from: string } } = {}) {
+export async function connectRelay(baseUrl: string, options: { signature?: string | null; url?: string; defaults?: { callSid: string; from: string }; headers?: Record<string, string> } = {}) {
   const { WebSocket } = await import('ws');
   const url = options.url ?? `${baseUrl.replace(/^http/, 'ws')}/voice/relay`;
   const sig = options.signature === undefined ? twilioSignature(twilioAuthToken, url, {}) : options.signature;
-  const ws = new WebSocket(url, { headers: sig === null ? {} : { 'X-Twilio-Signature': sig } });
+  const ws = new WebSocket(url, { headers: { ...options.headers, ...(sig === null ? {} : { 'X-Twilio-Signature': sig }) } });
   const received: Array<Record<string, any>> = [];
   const waiters: Array<() => void> = [];
   ws.on('message', (data) => {
