@@ -56,16 +56,6 @@ export async function linkSlackUser(slackUserId: string, userId: string, teamId 
   await db()('slack_links').insert({ team_id: teamId, slack_user_id: slackUserId, user_id: userId });
 }
 
-/** A new platform user with a Slack account of the test workspace linked to it (a confirmed link). */
-export async function linkedSlackUser() {
-  const { createUser } = await import('../../shared/users/users.store.js');
-  const { freshPhone } = await import('./chatapp.js');
-  const slackId = `U${randomBytes(4).toString('hex').toUpperCase()}`;
-  const user = await createUser({ phone_number: freshPhone(), display_name: slackId });
-  await linkSlackUser(slackId, user.user_id);
-  return { user, slackId };
-}
-
 let eventCounter = 0;
 /** An Events API envelope as Slack sends it for a direct message to the app (or a mention with `type: 'app_mention'`). */
 export function slackEvent(user: string, text: string, extra: Record<string, unknown> = {}, eventType: 'message' | 'app_mention' = 'message') {
