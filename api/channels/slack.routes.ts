@@ -2,7 +2,6 @@
 import type { Context } from 'koa';
 import { ApiRouter } from '../routing.js';
 import { sessionSystemOff } from '../sessions/gate.js';
-import { z } from '../../shared/zod.js';
 import { config } from '../../shared/config.js';
 import { ForbiddenError, ValidationError, fieldErrors } from '../../shared/errors.js';
 import { acceptInbound, assertLive } from '../../shared/channels/pipeline.js';
@@ -10,6 +9,7 @@ import { verifySlackRequest } from '../../shared/channels/slack/signature.js';
 import { SLACK, isPersonWriting, slackAdapter, slackEnvelopeSchema, slackText, slackWorkspaceAllowed } from '../../shared/channels/slack/slack.adapter.js';
 import { acceptButtonAnswer, interactionWorkspace, slackInteractionSchema } from '../../shared/channels/slack/interactions.js';
 import { formParams, rawBody } from './form.js';
+import { slackAck, slackEventsAnswer, slackEventsBody, slackInteractionForm } from './slack.schemas.js';
 
 const signatureDoc =
   '**Signature** (Slack\'s request signing): `X-Slack-Signature` = `v0=` + hex HMAC-SHA256 of `v0:{X-Slack-Request-Timestamp}:{raw body}` keyed by SLACK_SIGNING_SECRET, compared in constant time. A header missing → 400; a timestamp more than 5 minutes from now or a wrong signature → 403. Nothing is stored either way.';
@@ -46,10 +46,10 @@ export function slackRoutes(router: ApiRouter): ApiRouter {
     ].join('\n'),
     auth: 'public',
     request: {
-      body: z.record(z.string(), z.unknown()).openapi({ description: 'An Events API envelope (url_verification or event_callback), JSON as Slack sends it.' }),
+      body: slackEventsBody,
     },
     responses: {
-      200: { description: 'url_verification: the challenge; otherwise acknowledged (queued or ignored)', schema: z.object({ challenge: z.string().optional() }) },
+      200: { description: 'url_verification: the challenge; otherwise acknowledged (queued or ignored)', schema: slackEventsAnswer },
     },
     errors: { 400: 'X-Slack-Signature or X-Slack-Request-Timestamp missing, or not an Events API envelope', 403: 'Signature does not match, the timestamp is more than 5 minutes from now, or the event is of a workspace not in SLACK_TEAM_IDS / SLACK_ENTERPRISE_IDS', 503: `The slack channel is not configured (missing_settings names SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN), or ${sessionSystemOff}` },
     handler: async (_input, ctx) => {
@@ -93,10 +93,10 @@ export function slackRoutes(router: ApiRouter): ApiRouter {
     ].join('\n'),
     auth: 'public',
     request: {
-      body: z.record(z.string(), z.string()).openapi({ description: 'Form fields as Slack sends them: `payload`, the interaction payload JSON (checked after the signature).' }),
+      body: slackInteractionForm,
       bodyType: 'application/x-www-form-urlencoded',
     },
-    responses: { 200: { description: 'Acknowledged: the answer is queued, or the interaction ignored', schema: z.object({}) } },
+    responses: { 200: { description: 'Acknowledged: the answer is queued, or the interaction ignored', schema: slackAck } },
     errors: {
       400: 'X-Slack-Signature or X-Slack-Request-Timestamp missing, or no `payload` holding an interaction payload',
       403: 'Signature does not match, the timestamp is more than 5 minutes from now, the workspace is not in SLACK_TEAM_IDS / SLACK_ENTERPRISE_IDS, or the pressing Slack user is not linked to the person the question was asked of',
