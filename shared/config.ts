@@ -185,6 +185,7 @@ export const variables = {
   WORKFLOW_TOOLS_TTL: [int(60, 1), 'seconds the list of workflow tools is cached before GET /api/v1/workflows is asked again'],
   AGENT_DELEGATION_WAIT_MS: [int(20000, 0), 'how long agent_delegate waits for the answer before returning the run id (capped below TOOL_CALL_TIMEOUT_MS)'],
   AGENT_SERVICE_USER_PHONE: [z.string().regex(/^\+[1-9][0-9]{1,14}$/, 'must be an E.164 number').default('+19990000000'), 'phone number of the service user created on demand for agent delegations without a user'],
+  CONFIRMATION_TTL_SECONDS: [int(900, 1), 'how long a change the assistant asked about waits for the person\'s yes (default 15 minutes); a later yes is answered as expired and nothing runs'],
   ISSUE_TRACKER_BASE_URL: [optionalUrl, 'issue-tracker tool server: public address of the issue tracker, used in the links its tools return (default ISSUE_TRACKER_API_URL)'],
   ISSUE_TRACKER_API_URL: [optionalUrl, 'issue-tracker tool server: internal address of the issue tracker (GitLab) it calls'],
   ISSUE_TRACKER_PROJECT_PATH: [z.string().regex(/^[\w.-]+(\/[\w.-]+)+$/, 'must look like group/project').optional(), 'issue-tracker tool server: path of the project it works on, e.g. group/project'],
@@ -534,6 +535,7 @@ function nested(env: Env) {
       workflowTtlSeconds: env.WORKFLOW_TOOLS_TTL,
       delegationWaitMs: env.AGENT_DELEGATION_WAIT_MS,
       serviceUserPhone: env.AGENT_SERVICE_USER_PHONE,
+      confirmationTtlSeconds: env.CONFIRMATION_TTL_SECONDS,
     },
     crm: { webhookSecret: env.CRM_WEBHOOK_SECRET, replayWindowSeconds: env.CRM_WEBHOOK_REPLAY_WINDOW, batchMax: env.CRM_BATCH_MAX, batchWaitMs: env.CRM_BATCH_WAIT_MS },
     portal: {

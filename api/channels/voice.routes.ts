@@ -18,6 +18,7 @@ import { VoiceCall } from '../../shared/channels/voice/call.js';
 import type { RelayOutbound } from '../../shared/channels/voice/relay-messages.js';
 import { CallGuard } from '../../shared/channels/voice/call-guard.js';
 import { claimRelayToken, issueRelayToken, relayTokenNonce } from '../../shared/channels/voice/relay-token.js';
+import { forwardedHostTrusted } from '../middleware/client-address.js';
 import { formParams } from './form.js';
 import { twimlSchema } from './channels.schemas.js';
 import { callParamsSchema, voiceWebhookParams } from './voice.schemas.js';
@@ -49,7 +50,7 @@ export function voiceRoutes(router: ApiRouter): ApiRouter {
       '',
       'A caller whose number belongs to a user is answered with `<Connect><ConversationRelay url="wss://…/voice/relay?token=…" welcomeGreeting="VOICE_WELCOME_GREETING" dtmfDetection="true"/></Connect>`; an unknown caller hears VOICE_UNKNOWN_CALLER_MESSAGE (`<Say>`) and the call ends (`<Hangup/>`). The token is signed, bound to this CallSid, From and To (and to whether Twilio reported `StirVerstat` `TN-Validation-Passed-A`; the binding is kept server-side, so the URL holds no phone number), valid VOICE_RELAY_TOKEN_SECONDS and usable once.',
       '',
-      '**The relay** (`wss://<host>/voice/relay?token=…`, the same URL base: CHANNELS_PUBLIC_URL, else the forwarded host): the WebSocket upgrade must carry a valid `X-Twilio-Signature` over that URL and an unexpired token not used before (else 403); a CallSid past VOICE_MAX_SOCKETS_PER_CALL sockets gets 409. The first message must be the `setup` of the call the token names (same callSid, from and to), else the socket is closed (1008) before anything is looked up. A socket quiet both ways for VOICE_IDLE_SECONDS is closed; past VOICE_MAX_TURNS_PER_CALL caller turns the caller hears goodbye and the call ends.',
+      '**The relay** (`wss://<host>/voice/relay?token=…`, the same URL base: CHANNELS_PUBLIC_URL, else the request\'s host, taken from X-Forwarded-Host / -Proto only when a TRUST_PROXY proxy sent them): the WebSocket upgrade must carry a valid `X-Twilio-Signature` over that URL and an unexpired token not used before (else 403); a CallSid past VOICE_MAX_SOCKETS_PER_CALL sockets gets 409. The first message must be the `setup` of the call the token names (same callSid, from and to), else the socket is closed (1008) before anything is looked up. A socket quiet both ways for VOICE_IDLE_SECONDS is closed; past VOICE_MAX_TURNS_PER_CALL caller turns the caller hears goodbye and the call ends.',
       '',
       '**Rights on a call**: caller ID alone (spoofable) earns the portal tool set over the caller\'s own data. The person\'s other rights (sales, SRE tools) need their voice PIN (PUT /api/portal/profile/voice-pin), said ("my PIN is 4 8 1 5") or keyed (`*4815#`), at most LIMIT_VOICE_PIN_ATTEMPTS per hour; the PIN never reaches the model or the transcript. With VOICE_TRUST_ATTESTATION_A on, a call Twilio attested at level A gets them without the PIN.',
       '',
@@ -95,7 +96,9 @@ export function attachVoiceRelay(server: http.Server): void {
     };
     if (!config().sessions.enabled) return refuse(503, 'Service Unavailable');
     if (!channelStatuses().find((c) => c.channel === 'voice')?.live) return refuse(503, 'Service Unavailable');
-    const forwarded = (name: string) => String(req.headers[name] ?? '').split(',')[0]!.trim();
+    // The URL Twilio signed, rebuilt as Koa rebuilds a webhook's: forwarded headers only from a TRUST_PROXY proxy.
+    const trusted = forwardedHostTrusted(config().http.trustProxy, req.socket.remoteAddress ?? '');
+    const forwarded = (name: string) => (trusted ? String(req.headers[name] ?? '').split(',')[0]!.trim() : '');
     const host = forwarded('x-forwarded-host') || req.headers.host || '';
     const proto = forwarded('x-forwarded-proto') || 'http';
     const url = channelUrl({ protocol: proto, host, originalUrl: req.url ?? RELAY_PATH }, 'ws');

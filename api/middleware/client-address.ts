@@ -4,6 +4,7 @@
  * be escaped with a new header per request. Behind proxies the operator names them, by hop count
  * (Koa's own `proxy` and `maxIpsCount`) or by address, where the header counts only from those peers.
  */
+import type { BlockList } from 'node:net';
 import type { Middleware } from 'koa';
 import type { TrustProxy } from '../../shared/config.js';
 
@@ -23,6 +24,25 @@ const family = (address: string) => (address.includes(':') ? 'ipv6' : 'ipv4');
 /** ::ffff:10.0.0.2 (an IPv4 peer on a dual-stack socket) is 10.0.0.2. */
 const plain = (address: string) => address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
 
+/** Whether an address is one of the listed proxies (anything that is not an address never is). */
+function isListedProxy(proxies: BlockList, address: string): boolean {
+  try {
+    return proxies.check(address, family(address));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether X-Forwarded-Proto and -Host from `peer` may name the scheme and host, as Koa and
+ * clientAddress read them: never when TRUST_PROXY is off, from any peer with a hop count, only from a
+ * listed proxy with addresses. For what Koa does not serve (the voice relay's WebSocket upgrade).
+ */
+export function forwardedHostTrusted(trust: TrustProxy, peer: string): boolean {
+  if (!trust) return false;
+  return 'hops' in trust || isListedProxy(trust.proxies, plain(peer));
+}
+
 /**
  * With trusted proxy addresses: a request from one of them is from the right-most address of the
  * header that is not a trusted proxy (each proxy appends the peer it saw); from anyone else, the
@@ -31,13 +51,7 @@ const plain = (address: string) => address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d
 export function clientAddress(trust: TrustProxy, header: string): Middleware | undefined {
   if (!trust || !('proxies' in trust)) return undefined;
   const { proxies } = trust;
-  const trusted = (address: string) => {
-    try {
-      return proxies.check(address, family(address));
-    } catch {
-      return false; // not an address at all: never a proxy of ours
-    }
-  };
+  const trusted = (address: string) => isListedProxy(proxies, address);
   const dropped = [...forwardedHeaders, header.toLowerCase()];
   return async (ctx, next) => {
     let client = plain(ctx.socket.remoteAddress ?? '');

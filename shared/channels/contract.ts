@@ -7,6 +7,7 @@
  * folder that implements this and one line in shared/channels/adapters.ts; its webhook route records
  * messages with `acceptInbound` (pipeline.ts). docs/architecture.md, "A channel", has the steps.
  */
+import type { WaitingQuestion } from '../agent/consent.js';
 import type { User } from '../users/users.store.js';
 import type { ChannelMessage, NewOutbound } from './messages.store.js';
 
@@ -46,8 +47,11 @@ export interface MessageBook<M extends RecordedMessage> {
   get(messageId: string): Promise<M | undefined>;
   /** The reply recorded for an inbound message, if any. */
   replyTo(messageId: string): Promise<M | undefined>;
-  /** Records the reply to `inbound` once (a repeat returns the first record); suppressed: recorded, never sent. */
-  recordReply(inbound: M, body: string, link: TurnLink & { suppressed?: boolean }): Promise<M>;
+  /**
+   * Records the reply to `inbound` once (a repeat returns the first record); suppressed: recorded, never
+   * sent. `question`: the confirmation the reply asks about (a channel with buttons shows them under it).
+   */
+  recordReply(inbound: M, body: string, link: TurnLink & { suppressed?: boolean; question?: WaitingQuestion }): Promise<M>;
   /** Queues a recorded message's send job (a repeat is a no-op while the first job is kept). */
   queueSend(message: M): Promise<void>;
   markProcessed(messageId: string, link: TurnLink & { metadata?: Record<string, unknown> }): Promise<void>;
@@ -73,6 +77,11 @@ export interface TurnAdapter<M extends RecordedMessage> {
    * message opens it before anything else. Absent: the channel may always answer in free text.
    */
   window?: { open(message: M, user: User): Promise<void>; isOpen(address: string): Promise<boolean> };
+  /**
+   * The confirmation a message answers by name (a Slack button under its question): it settles that
+   * one only and never reaches the model. Absent or undefined: a yes or no answers whatever is pending.
+   */
+  namedAnswer?(message: M): string | undefined;
   /** Handles a message before the agent is asked (e.g. STOP/START/HELP); undefined lets the agent answer. */
   intercept?(message: M, user: User): Promise<Intercepted | undefined>;
   /** Whether a reply may go out to this user now (e.g. not after an SMS opt-out); default yes. */
@@ -84,8 +93,8 @@ export interface TurnAdapter<M extends RecordedMessage> {
 export interface ChannelAdapter extends TurnAdapter<ChannelMessage> {
   /** Settings the channel needs that are not set (their variable names); empty: the channel is live. */
   missingSettings(): string[];
-  /** The outbound record of a reply to `inbound` (addresses, thread, channel metadata such as an email's subject). */
-  reply(inbound: ChannelMessage, body: string): Omit<NewOutbound, 'user_id' | 'session_id' | 'interaction_id' | 'reply_to'>;
+  /** The outbound record of a reply to `inbound` (addresses, thread, channel metadata such as an email's subject; the question it asks, if any). */
+  reply(inbound: ChannelMessage, body: string, question?: WaitingQuestion): Omit<NewOutbound, 'user_id' | 'session_id' | 'interaction_id' | 'reply_to'>;
   /** Sends one recorded outbound message through the provider. Throw PermanentSendError when the provider refused it for good. */
   send(message: ChannelMessage): Promise<SendReceipt>;
   /**

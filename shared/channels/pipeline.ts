@@ -43,8 +43,8 @@ export function channelBook(adapter: ChannelAdapter): MessageBook<ChannelMessage
   return {
     get: getMessage,
     replyTo: getReplyTo,
-    recordReply: (inbound, body, { suppressed, ...link }) =>
-      insertReplyOnce({ ...adapter.reply(inbound, body), ...link, reply_to: inbound.message_id, ...(suppressed ? { status: 'suppressed' as const } : {}) }),
+    recordReply: (inbound, body, { suppressed, question, ...link }) =>
+      insertReplyOnce({ ...adapter.reply(inbound, body, question), ...link, reply_to: inbound.message_id, ...(suppressed ? { status: 'suppressed' as const } : {}) }),
     queueSend: async (message) => void (await enqueue('channels.send', { message_id: message.message_id })),
     markProcessed,
   };

@@ -15,7 +15,7 @@ import { AGENT_FAILED_REPLY, agentTurnRefusal, historyBefore, sessionEvents } fr
 import type { HistoryEntry } from '../agent/history.js';
 import type { Authority } from '../auth/scopes.js';
 import type { ToolCaller } from '../tools.js';
-import { answerOf, askFirstIn, questionOf, settleConfirmation } from '../agent/consent.js';
+import { answerOf, askFirstIn, questionFor, settleConfirmation, waitingOf, type WaitingQuestion } from '../agent/consent.js';
 import { userHasPendingConfirmation } from '../agent/confirmations.store.js';
 import { getContext } from '../sessions/context.js';
 import { startInteraction } from '../sessions/interactions.js';
@@ -66,6 +66,8 @@ export interface Turn {
    * the session's pending confirmation (a delegated task's text is not the person's yes).
    */
   fromPerson: boolean;
+  /** The confirmation the message answers by name (a Slack button under its question): that one only, never the model. */
+  answers?: string;
   /** Whose rights the tools run with, when not the session user's own (a delegation: whoever asked). */
   authority?: Authority;
   /** The person's LIMIT_AGENT_TURNS_PER_MINUTE was taken at the door already (web chat answers 429 there). */
@@ -88,6 +90,8 @@ export interface TurnResult {
   tool_calls: ToolCallRecord[];
   /** The agent's failure when the reply is the apology (final attempt), or the abort of an interrupted turn. */
   error?: unknown;
+  /** The question the reply ends with (a channel with buttons shows them under it). */
+  question?: WaitingQuestion;
 }
 
 /**
@@ -105,7 +109,7 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
   let result: TurnResult;
   try {
     // The person's answer to a change the assistant asked about is settled here, for every channel.
-    const settled = turn.fromPerson ? await settleConfirmation(turn.session_id, turn.interaction_id, turn.message, turn.journalKey ?? null, caller, emit) : undefined;
+    const settled = turn.fromPerson ? await settleConfirmation(turn.session_id, turn.interaction_id, turn.message, turn.journalKey ?? null, caller, emit, turn.answers) : undefined;
     if (settled) turn.onToken?.(settled.reply);
     // Over LIMIT_AGENT_TURNS_PER_MINUTE, channels that cannot answer 429 (text channels, calls, delegation) answer with a notice instead of the model.
     const busy = settled || turn.turnCounted ? undefined : await agentTurnRefusal(turn.user_id);
@@ -133,9 +137,10 @@ export async function runTurn(turn: Turn, emit: AgentEvents = sessionEvents(turn
       },
       emit,
     ));
-    const question = settled ? undefined : questionOf(answer.tool_calls);
+    const waiting = settled ? undefined : waitingOf(answer.tool_calls);
+    const question = waiting && questionFor(waiting.summary);
     if (question) turn.onToken?.(`\n\n${question}`);
-    result = { reply: question ? `${answer.reply}\n\n${question}` : answer.reply, tool_calls: answer.tool_calls };
+    result = { reply: question ? `${answer.reply}\n\n${question}` : answer.reply, tool_calls: answer.tool_calls, ...(waiting ? { question: waiting } : {}) };
   } catch (err) {
     if (turn.signal?.aborted) return { reply: '', tool_calls: [], error: err };
     if (!turn.finalAttempt) throw err;
@@ -164,7 +169,7 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
   const message = await book.get(messageId);
   if (!message || message.direction !== 'inbound' || message.status !== 'received') return { outcome: 'skipped' };
   const log = logger(`channels.${adapter.channel}`);
-  const replyWith = async (body: string, link: TurnLink & { suppressed?: boolean }) => {
+  const replyWith = async (body: string, link: TurnLink & { suppressed?: boolean; question?: WaitingQuestion }) => {
     const recorded = await book.recordReply(message, body.slice(0, adapter.maxReplyChars), link);
     if (recorded.status === 'queued' || recorded.status === 'sending') await book.queueSend(recorded);
     return recorded;
@@ -198,7 +203,8 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
   //    published, so a retried job publishes and sends that reply instead of asking the model again.
   let recorded = await book.replyTo(messageId);
   if (!recorded) {
-    const { reply: answer } = await runTurn({
+    const named = adapter.namedAnswer?.(message);
+    const { reply: answer, question } = await runTurn({
       channel: adapter.channel,
       session_id: session.session_id,
       interaction_id: interactionId,
@@ -207,9 +213,10 @@ export async function runInboundTurn<M extends RecordedMessage>(adapter: TurnAda
       journalKey: `${adapter.channel}:${messageId}`,
       finalAttempt,
       fromPerson: true,
+      ...(named ? { answers: named } : {}),
     });
     const suppressed = adapter.mayReply ? !(await adapter.mayReply(user)) : false;
-    recorded = await replyWith(answer, { user_id: user.user_id, session_id: session.session_id, interaction_id: interactionId, suppressed });
+    recorded = await replyWith(answer, { user_id: user.user_id, session_id: session.session_id, interaction_id: interactionId, suppressed, ...(question ? { question } : {}) });
   } else if (recorded.status === 'queued' || recorded.status === 'sending') {
     await book.queueSend(recorded);
   }

@@ -2,10 +2,11 @@
  * Slack's Web API through the official `@slack/web-api` client: chat.postMessage (replies in the
  * thread of a direct message), chat.postEphemeral (replies only the person sees, in a shared
  * channel) and conversations.replies (to
- * find a reply whose answer was lost). SLACK_API_URL points it at another base URL (tests run a
- * local server that speaks the same API). Retries are the queue's, not the client's.
+ * find a reply whose answer was lost); and an interaction's `response_url` (not a Web API method: a
+ * JSON POST) to replace the message whose button was pressed. SLACK_API_URL points it at another base
+ * URL (tests run a local server that speaks the same API). Retries are the queue's, not the client's.
  */
-import type { WebClient as WebClientType } from '@slack/web-api';
+import type { KnownBlock, WebClient as WebClientType } from '@slack/web-api';
 import { config } from '../config.js';
 import { loadOnFirstUse } from '../load-on-first-use.js';
 
@@ -28,16 +29,45 @@ function web(): WebClientType {
   return client;
 }
 
-/** Posts a message only `user` sees in the channel (in a thread when `threadTs` is given); returns its ts. */
-export async function postSlackEphemeral(channel: string, user: string, text: string, threadTs?: string): Promise<{ ts: string; channel: string }> {
-  const answer = await web().chat.postEphemeral({ channel, user, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+/** Posts a message only `user` sees in the channel (in a thread when `threadTs` is given; `blocks` with `text` as the fallback); returns its ts. */
+export async function postSlackEphemeral(channel: string, user: string, text: string, threadTs?: string, blocks?: KnownBlock[]): Promise<{ ts: string; channel: string }> {
+  const answer = await web().chat.postEphemeral({ channel, user, text, ...(threadTs ? { thread_ts: threadTs } : {}), ...(blocks ? { blocks } : {}) });
   return { ts: answer.message_ts!, channel };
 }
 
-/** Posts a message (in a thread when `threadTs` is given); returns its ts. */
-export async function postSlackMessage(channel: string, text: string, threadTs?: string): Promise<{ ts: string; channel: string }> {
-  const answer = await web().chat.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+/** Posts a message (in a thread when `threadTs` is given; `blocks` with `text` as the fallback); returns its ts. */
+export async function postSlackMessage(channel: string, text: string, threadTs?: string, blocks?: KnownBlock[]): Promise<{ ts: string; channel: string }> {
+  const answer = await web().chat.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}), ...(blocks ? { blocks } : {}) });
   return { ts: answer.ts!, channel: answer.channel ?? channel };
+}
+
+/**
+ * Whether a response_url may be called: Slack's own hooks host (https), or SLACK_API_URL's origin
+ * where tests point it. The payload carrying it is signed, but a POST from inside our network goes
+ * only where Slack would send it.
+ */
+export function slackResponseUrlAllowed(responseUrl: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(responseUrl);
+  } catch {
+    return false;
+  }
+  const { apiUrl } = config().channels.slack;
+  if (apiUrl && url.origin === new URL(apiUrl).origin) return true;
+  return url.protocol === 'https:' && (url.hostname === 'hooks.slack.com' || url.hostname === 'hooks.slack-gov.com');
+}
+
+/** Replaces the message an interaction came from (its `response_url`, valid 30 minutes) with `text` and `blocks`. */
+export async function replaceSlackMessage(responseUrl: string, text: string, blocks: KnownBlock[]): Promise<void> {
+  if (!slackResponseUrlAllowed(responseUrl)) throw new Error('the response_url is not a Slack address');
+  const res = await fetch(responseUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: JSON.stringify({ replace_original: true, text, blocks }),
+    signal: AbortSignal.timeout(config().chatapp.timeoutMs),
+  });
+  if (!res.ok) throw new Error(`Slack answered the response_url with ${res.status}: ${(await res.text()).slice(0, 200)}`);
 }
 
 /** Messages of a thread posted by a bot with this text since `sinceTs`, oldest first. */

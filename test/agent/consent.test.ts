@@ -61,6 +61,18 @@ async function say(userId: string, message: string, fromPerson = true) {
 
 const audit = async (sessionId: string) =>
   (await listAudit(sessionId)).filter((r) => r.event_type.startsWith('confirmation_')).map((r) => ({ type: r.event_type, ...(r.payload as Record<string, unknown>) }) as Record<string, unknown>);
+/** The session's questions and answers as [type, answer, outcome]. */
+const trail = async (sessionId: string) => (await audit(sessionId)).map((a) => [a.type, a.answer ?? null, a.outcome ?? null]);
+/** Makes the session's pending question look asked `interval` ago (the row as it stands after waiting). */
+const age = (sessionId: string, interval: string) =>
+  db()('tool_confirmations').where({ session_id: sessionId, status: 'pending' }).update({ created_at: db().raw('now() - ?::interval', [interval]) });
+/** An SRE whose assistant read a lead's injected notes and now asks to update the lead. */
+async function leadUpdateAsked(label: string) {
+  const sre = await userWithRoles(['sre']);
+  const lead = await createLead({ first_name: 'Expired', last_name: `${label} ${Date.now()}`, notes: INJECTION }, 'test');
+  const { sessionId } = await say(sre.user_id, `Check lead ${lead.id}`);
+  return { sre, lead, sessionId, pending: (await pendingConfirmation(sessionId))! };
+}
 const casesTitled = (title: string) => db()('portal_cases').where({ title }).count<{ n: string }[]>({ n: '*' }).then(([r]) => Number(r!.n));
 
 describe('every tool declares whether it changes data', () => {
@@ -146,12 +158,38 @@ describe("a change waits for the person's yes", () => {
     expect((await say(person.user_id, 'yes')).reply).toBe('You said: yes');
     expect(await casesTitled('Refund everyone')).toBe(0);
 
-    expect((await audit(first.sessionId)).map((a) => [a.type, a.answer ?? null, a.outcome ?? null])).toEqual([
+    expect(await trail(first.sessionId)).toEqual([
       ['confirmation_requested', null, null],
       ['confirmation_answered', 'no', 'cancelled'],
       ['confirmation_requested', null, null],
       ['confirmation_answered', 'other', 'dropped'],
     ]);
+  });
+
+  it('a question left unanswered past CONFIRMATION_TTL_SECONDS (15 minutes) expires: a yes runs nothing and says so', async () => {
+    const { sre, lead, sessionId, pending } = await leadUpdateAsked('Yes');
+    await age(sessionId, '16 minutes');
+
+    const asked = llm.requests.length;
+    const late = await say(sre.user_id, 'yes');
+    expect(late.reply).toBe(`That question has expired (a change waits 15 minutes for your yes), so nothing was changed (${pending.summary}). Ask me again if you still want it.`);
+    expect([late.tool_calls, llm.requests.length, (await getLead(lead.id)).status]).toEqual([[], asked, 'new']);
+    expect(await db()('tool_confirmations').where({ confirmation_id: pending.confirmation_id }).first()).toMatchObject({ status: 'expired', answered_at: expect.any(Date) });
+    // A second yes is just a message now.
+    expect((await say(sre.user_id, 'yes')).reply).toBe('You said: yes');
+    expect((await getLead(lead.id)).status).toBe('new');
+    expect(await trail(sessionId)).toEqual([
+      ['confirmation_requested', null, null],
+      ['confirmation_answered', 'yes', 'expired'],
+    ]);
+  });
+
+  it('an expired question and another message: recorded as expired, the message answered as usual', async () => {
+    const { sre, lead, sessionId } = await leadUpdateAsked('Other');
+    await age(sessionId, '1 hour');
+    expect((await say(sre.user_id, 'What is new?')).reply).toBe('You said: What is new?');
+    expect((await trail(sessionId)).at(-1)).toEqual(['confirmation_answered', 'other', 'expired']);
+    expect((await getLead(lead.id)).status).toBe('new');
   });
 
   it("a turn whose message is not the person's own (a delegated task) cannot say yes", async () => {

@@ -19,6 +19,7 @@ describe('a channel that is not configured', () => {
   it.each([
     ['/sms/webhook', form, 'From=%2B14155550100&MessageSid=SM1&To=%2B14155550101&Body=hi', 'sms', ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'SMS_FROM_NUMBER']],
     ['/slack/events', { 'Content-Type': 'application/json' }, '{"type":"url_verification","challenge":"x"}', 'slack', ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_TEAM_IDS']],
+    ['/slack/interactions', form, 'payload=%7B%22type%22%3A%22block_actions%22%7D', 'slack', ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_TEAM_IDS']],
     ['/voice/incoming', form, 'CallSid=CA1&From=%2B14155550100', 'voice', ['TWILIO_AUTH_TOKEN']],
   ])('POST %s answers 503 naming the missing settings, and records nothing', async (path, headers, body, channel, missing) => {
     const res = await fetch(`${api.url}${path}`, { method: 'POST', headers: headers as Record<string, string>, body });

@@ -33,7 +33,7 @@ const sessionsOf = (userId: string) => rows(SESSIONS, { user_id: userId });
 
 describe('SERVICE_SESSION_SYSTEM=false', () => {
   it('every channel webhook answers 503 naming the flag, before the signature is checked', async () => {
-    for (const path of ['/sms/webhook', '/slack/events', '/voice/incoming', '/chatapp/webhook']) {
+    for (const path of ['/sms/webhook', '/slack/events', '/slack/interactions', '/voice/incoming', '/chatapp/webhook']) {
       const res = await fetch(`${api.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'MessageSid=SM1' });
       expect(res.status, path).toBe(503);
       expect((await res.json()).detail, path).toMatch(/SERVICE_SESSION_SYSTEM=false/);

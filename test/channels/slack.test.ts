@@ -10,13 +10,11 @@ import { useLocalLlm } from '../helpers/local-llm-server.js';
 import { startLocalSlack } from '../helpers/local-slack-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
-import { freshPhone } from '../helpers/chatapp.js';
-import { configureSlack, linkSlackUser, postSlack, slackBotToken, slackEvent } from '../helpers/channels.js';
-import { createUser } from '../../shared/users/users.store.js';
+import { linkedSlackUser } from '../helpers/people.js';
+import { configureSlack, postSlack, slackBotToken, slackEvent } from '../helpers/channels.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { verifySlackRequest } from '../../shared/channels/slack/signature.js';
 import { db } from '../../shared/db/index.js';
-import { randomBytes } from 'node:crypto';
 
 const slack = await startLocalSlack(slackBotToken);
 configureSlack(slack.apiUrl);
@@ -29,13 +27,6 @@ beforeAll(async () => {
   api = await startPlatform();
 });
 
-/** A platform user with a linked Slack account (a confirmed link). */
-async function slackUser() {
-  const id = `U${randomBytes(4).toString('hex').toUpperCase()}`;
-  const user = await createUser({ phone_number: freshPhone(), display_name: id });
-  await linkSlackUser(id, user.user_id);
-  return { user, slackId: id };
-}
 const postedIn = (channel: string) => slack.posted.filter((m) => m.channel === channel);
 const inboundRows = (key: string) => db()('channel_messages').where({ channel: 'slack', direction: 'inbound', provider_message_id: key });
 
@@ -48,7 +39,7 @@ describe("Slack's request signing", () => {
   });
 
   it('POST /slack/events refuses a missing signature (400), a wrong one and a timestamp past 5 minutes (403); nothing is stored', async () => {
-    const { slackId } = await slackUser();
+    const { slackId } = await linkedSlackUser();
     const event = slackEvent(slackId, 'hello');
     const key = `${event.event.channel}:${event.event.ts}`;
     const missing = await postSlack(api.url, event, { signature: null });
@@ -70,7 +61,7 @@ describe("Slack's request signing", () => {
 
 describe('a direct message to the app', () => {
   it('is acknowledged at once, published on channel slack, and answered in its thread with chat.postMessage', async () => {
-    const { user, slackId } = await slackUser();
+    const { user, slackId } = await linkedSlackUser();
     const { session } = await resolveSession(user.user_id);
     const web = subscribe(api.url, session.session_id, 'chat');
     await web.opened;
@@ -95,7 +86,7 @@ describe('a direct message to the app', () => {
   });
 
   it('a mention in a channel is answered in the thread it was written in, only to the person (ephemeral), without the mention in the text', async () => {
-    const { slackId } = await slackUser();
+    const { slackId } = await linkedSlackUser();
     const event = slackEvent(slackId, '<@U0APP> summarise the thread', { thread_ts: '1699999999.000100' }, 'app_mention');
     expect((await postSlack(api.url, event)).status).toBe(200);
     const reply = await eventually(async () => slack.ephemeral.find((m) => m.text === 'Slack answer to: summarise the thread'), 15_000, 'the reply');
@@ -111,7 +102,7 @@ describe('a direct message to the app', () => {
   });
 
   it('retried by Slack (same event_id, X-Slack-Retry-Num) is stored once and answered once', async () => {
-    const { slackId } = await slackUser();
+    const { slackId } = await linkedSlackUser();
     const event = slackEvent(slackId, 'once please');
     const first = await postSlack(api.url, event);
     const retry = await postSlack(api.url, event, { headers: { 'X-Slack-Retry-Num': '1', 'X-Slack-Retry-Reason': 'http_timeout' } });
@@ -126,7 +117,7 @@ describe('a direct message to the app', () => {
   });
 
   it("ignores bot messages (our own replies included) and edits", async () => {
-    const { slackId } = await slackUser();
+    const { slackId } = await linkedSlackUser();
     const bot = slackEvent(slackId, 'Slack answer to: x', { bot_id: 'B0BOT' });
     const edit = slackEvent(slackId, 'edited', { subtype: 'message_changed' });
     expect((await postSlack(api.url, bot)).status).toBe(200);
@@ -138,7 +129,7 @@ describe('a direct message to the app', () => {
 
 describe('the reply is posted exactly once', () => {
   it('a rate-limited post is retried by the queue and posted once', async () => {
-    const { slackId } = await slackUser();
+    const { slackId } = await linkedSlackUser();
     slack.failNext({ http: 429 });
     const event = slackEvent(slackId, 'busy day');
     await postSlack(api.url, event);
@@ -153,7 +144,7 @@ describe('the reply is posted exactly once', () => {
   });
 
   it('a post whose answer was lost is found in the thread on retry and adopted, not posted again', async () => {
-    const { slackId } = await slackUser();
+    const { slackId } = await linkedSlackUser();
     slack.delayNext(1500);
     const event = slackEvent(slackId, 'slow network');
     await postSlack(api.url, event);

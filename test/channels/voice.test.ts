@@ -13,7 +13,8 @@ import { startLocalSlack } from '../helpers/local-slack-server.js';
 import { subscribe } from '../helpers/sse.js';
 import { eventually } from '../helpers/eventually.js';
 import { freshPhone } from '../helpers/chatapp.js';
-import { callParams, configureSlack, configureTwilioChannels, connectRelay, linkSlackUser, placeCall, postSlack, postTwilio, relayUrlOf, slackBotToken, slackEvent, twilioSid } from '../helpers/channels.js';
+import { callParams, configureSlack, configureTwilioChannels, connectRelay, linkSlackUser, placeCall, postSlack, postTwilio, relayUrlOf, slackBotToken, slackEvent, twilioAuthToken, twilioSid } from '../helpers/channels.js';
+import { twilioSignature } from '../../shared/clients/twilio.js';
 import { createUser } from '../../shared/users/users.store.js';
 import { resolveSession } from '../../shared/sessions/resolve.js';
 import { getContext } from '../../shared/sessions/context.js';
@@ -66,6 +67,26 @@ describe('the relay socket', () => {
   it('refuses an upgrade without a valid X-Twilio-Signature', async () => {
     await expect(connectRelay(api.url, { signature: null })).rejects.toThrow(/403/);
     await expect(connectRelay(api.url, { signature: 'bm90IGEgc2lnbmF0dXJl' })).rejects.toThrow(/403/);
+  });
+
+  it('without TRUST_PROXY, a forged X-Forwarded-Host does not change the URL the signature is checked against', async () => {
+    const u = await createUser({ phone_number: freshPhone() });
+    const callSid = twilioSid('CA');
+    const res = await postTwilio(api.url, '/voice/incoming', callParams(u.phone_number, callSid));
+    const url = relayUrlOf(await res.text());
+    const forged = url.replace(/^ws:\/\/[^/]+/, 'ws://relay.evil.example');
+    const headers = { 'X-Forwarded-Host': 'relay.evil.example', 'X-Forwarded-Proto': 'ws' };
+    // Signed over the host the header names: refused, the URL is this server's.
+    await expect(connectRelay(api.url, { url, signature: twilioSignature(twilioAuthToken, forged, {}), headers })).rejects.toThrow(/403/);
+    // Signed over this server's URL: the header changes nothing, the call connects (its token was not used up).
+    const relay = await connectRelay(api.url, { url, headers, defaults: { callSid, from: u.phone_number } });
+    try {
+      relay.setup();
+      relay.say('Hello');
+      expect((await relay.nextReply()).text).toBe('Voice answer to: Hello');
+    } finally {
+      relay.ws.terminate();
+    }
   });
 
   it('holds a call: one voice interaction, utterances and streamed replies published with the call sid, hang-up closes it', async () => {

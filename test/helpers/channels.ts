@@ -82,15 +82,27 @@ export function slackEvent(user: string, text: string, extra: Record<string, unk
   };
 }
 
-/** POSTs a JSON body to /slack/events signed as Slack signs it (v0, HMAC-SHA256), at `timestamp` (default now). */
-export async function postSlack(baseUrl: string, body: unknown, options: { timestamp?: number; signature?: string | null; headers?: Record<string, string> } = {}): Promise<Response> {
+type SlackPostOptions = { timestamp?: number; signature?: string | null; headers?: Record<string, string> };
+
+/** POSTs a raw body to a Slack request URL, signed as Slack signs it (v0, HMAC-SHA256) at `timestamp` (default now), unless a signature is given (null: none). */
+async function postSigned(url: string, raw: string, contentType: string, options: SlackPostOptions): Promise<Response> {
   const { slackSignature } = await import('../../shared/channels/slack/signature.js');
-  const raw = JSON.stringify(body);
   const ts = String(options.timestamp ?? Math.floor(Date.now() / 1000));
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Slack-Request-Timestamp': ts, ...options.headers };
+  const headers: Record<string, string> = { 'Content-Type': contentType, 'X-Slack-Request-Timestamp': ts, ...options.headers };
   const sig = options.signature === undefined ? slackSignature(slackSigningSecret, ts, raw) : options.signature;
   if (sig !== null) headers['X-Slack-Signature'] = sig;
-  return fetch(`${baseUrl}/slack/events`, { method: 'POST', headers, body: raw });
+  return fetch(url, { method: 'POST', headers, body: raw });
+}
+
+/** POSTs a JSON body to /slack/events signed as Slack signs it. */
+export function postSlack(baseUrl: string, body: unknown, options: SlackPostOptions = {}): Promise<Response> {
+  return postSigned(`${baseUrl}/slack/events`, JSON.stringify(body), 'application/json', options);
+}
+
+/** POSTs an interaction payload to /slack/interactions as Slack does: form-encoded `payload=<JSON>` (a string: sent as it is), signed. */
+export function postSlackInteraction(baseUrl: string, payload: unknown, options: SlackPostOptions = {}): Promise<Response> {
+  const field = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  return postSigned(`${baseUrl}/slack/interactions`, new URLSearchParams({ payload: field }).toString(), 'application/x-www-form-urlencoded', options);
 }
 
 /** The parameters Twilio sends to /voice/incoming for a call from `from`. */
@@ -120,11 +132,11 @@ export async function placeCall(baseUrl: string, from: string, options: { callSi
 }
 
 /** A client speaking ConversationRelay's side of the socket, as Twilio does (signed upgrade, JSON text frames). */
-export async function connectRelay(baseUrl: string, options: { signature?: string | null; url?: string; defaults?: { callSid: string; from: string } } = {}) {
+export async function connectRelay(baseUrl: string, options: { signature?: string | null; url?: string; defaults?: { callSid: string; from: string }; headers?: Record<string, string> } = {}) {
   const { WebSocket } = await import('ws');
   const url = options.url ?? `${baseUrl.replace(/^http/, 'ws')}/voice/relay`;
   const sig = options.signature === undefined ? twilioSignature(twilioAuthToken, url, {}) : options.signature;
-  const ws = new WebSocket(url, { headers: sig === null ? {} : { 'X-Twilio-Signature': sig } });
+  const ws = new WebSocket(url, { headers: { ...options.headers, ...(sig === null ? {} : { 'X-Twilio-Signature': sig }) } });
   const received: Array<Record<string, any>> = [];
   const waiters: Array<() => void> = [];
   ws.on('message', (data) => {

@@ -8,7 +8,7 @@ import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { startPlatform, type Platform } from '../helpers/platform.js';
 import { loadConfig, trustProxyOf } from '../../shared/config.js';
-import { clientAddress, koaProxyOptions } from '../../api/middleware/client-address.js';
+import { clientAddress, forwardedHostTrusted, koaProxyOptions } from '../../api/middleware/client-address.js';
 
 process.env.LIMIT_SIGNIN_STARTS_PER_MINUTE = '3';
 
@@ -88,6 +88,13 @@ describe('TRUST_PROXY', () => {
     expect(await seen('10.0.0.2')).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(await seen('127.0.0.1')).toBe('https://hooks.example.com');
     expect(await seen('1')).toBe('https://hooks.example.com');
+  });
+
+  it('the voice relay (an upgrade Koa does not serve) reads X-Forwarded-Host / -Proto exactly when Koa would', () => {
+    const trusted = (trustProxy: string, peer: string) => forwardedHostTrusted(trustProxyOf(trustProxy)!, peer);
+    expect([trusted('', '127.0.0.1'), trusted('false', '10.0.0.2')]).toEqual([false, false]);
+    expect(trusted('1', '198.51.100.7')).toBe(true);
+    expect([trusted('10.0.0.0/8', '10.0.0.2'), trusted('10.0.0.0/8', '::ffff:10.0.0.2'), trusted('10.0.0.0/8', '198.51.100.7'), trusted('10.0.0.0/8', '')]).toEqual([true, true, false, false]);
   });
 
   it('a malformed setting is refused at start, naming the variable', () => {

@@ -4,14 +4,19 @@
  * that person confirmed while signed in (slack_links; a profile email proves nothing). An unlinked
  * user is answered with a link to confirm. Replies go in the same thread: in a direct message with
  * chat.postMessage, in a shared channel as an ephemeral message only the person sees (an answer may
- * hold their personal data).
+ * hold their personal data). A reply asking the person to confirm a change carries Confirm / Cancel
+ * buttons (confirm-blocks.ts); the reply to a press first replaces the pressed message, buttons gone.
  */
+import type { KnownBlock } from '@slack/web-api';
 import { config } from '../../config.js';
 import { z } from '../../zod.js';
+import { logger } from '../../logger.js';
 import { getUser } from '../../users/users.store.js';
-import { findBotReplies, isTransientSlackError, postSlackEphemeral, postSlackMessage } from '../../clients/slack.js';
+import type { WaitingQuestion } from '../../agent/consent.js';
+import { findBotReplies, isTransientSlackError, postSlackEphemeral, postSlackMessage, replaceSlackMessage } from '../../clients/slack.js';
 import { PermanentSendError, type ChannelAdapter } from '../contract.js';
-import type { ChannelMessage } from '../messages.store.js';
+import { getMessage, type ChannelMessage } from '../messages.store.js';
+import { answeredBlocks, questionBlocks } from './confirm-blocks.js';
 import { createLinkRequest, linkedUserId } from './links.store.js';
 
 export const SLACK = 'slack';
@@ -33,6 +38,28 @@ export function slackWorkspaceAllowed(teamId: string | undefined, enterpriseId: 
 const teamOf = (message: ChannelMessage) => String((message.metadata as { team_id?: string }).team_id ?? '');
 /** A direct message to the app; anything else (a mention in a channel) is shared with others. */
 const isDirect = (message: ChannelMessage) => (message.metadata as { channel_type?: string }).channel_type === 'im';
+
+/** What a recorded press of Confirm / Cancel (interactions.ts) keeps in its metadata. */
+type ButtonPress = { via?: string; confirmation_id?: string; summary?: string };
+const pressOf = (message: ChannelMessage) => message.metadata as ButtonPress;
+
+/**
+ * The reply to a press replaces the pressed message first (its response_url, kept in the press's
+ * payload), so its buttons cannot be pressed again. A failure only leaves the buttons there (a later
+ * press is answered "no longer open"): it is logged, and the reply still goes out.
+ */
+async function replacePressed(reply: ChannelMessage): Promise<void> {
+  const press = reply.reply_to ? await getMessage(reply.reply_to) : undefined;
+  const payload = press?.payload as { response_url?: string; message?: { blocks?: KnownBlock[] } } | null | undefined;
+  if (!press?.payload || !payload?.response_url) return;
+  const answer = press.body === 'yes' ? 'yes' : 'no';
+  const summary = pressOf(press).summary ?? '';
+  try {
+    await replaceSlackMessage(payload.response_url, `${answer === 'yes' ? 'Confirmed' : 'Cancelled'}: ${summary}`, answeredBlocks(payload.message?.blocks, summary, answer));
+  } catch (err) {
+    logger('channels.slack').warn({ err, message_id: press.message_id }, 'the pressed message could not be replaced; its buttons stay');
+  }
+}
 
 /** The event envelope of the Events API (event_callback) and the URL check (url_verification). */
 export const slackEnvelopeSchema = z.discriminatedUnion('type', [
@@ -83,29 +110,38 @@ export const slackAdapter: ChannelAdapter = {
   },
   // One interaction per Slack conversation (the DM, or the channel the app was mentioned in).
   interactionRef: (message) => message.local_address!,
+  // A press of Confirm / Cancel answers the question it was under, and only that one.
+  namedAnswer: (message) => (pressOf(message).via === 'button' ? pressOf(message).confirmation_id : undefined),
   publishMetadata: (message) => ({
     event_id: (message.metadata as { event_id?: string }).event_id,
     slack_user: message.remote_address,
     slack_channel: message.local_address,
     thread_ts: message.thread_ref,
   }),
-  reply: (inbound, body) => ({
+  reply: (inbound, body, question) => ({
     channel: SLACK,
     remote_address: inbound.remote_address,
     local_address: inbound.local_address,
     thread_ref: inbound.thread_ref,
     body,
-    // Outside a direct message only the person sees the answer.
-    metadata: isDirect(inbound) ? {} : { ephemeral_user: inbound.remote_address },
+    metadata: {
+      // Outside a direct message only the person sees the answer.
+      ...(isDirect(inbound) ? {} : { ephemeral_user: inbound.remote_address }),
+      ...(question ? { confirmation: question } : {}),
+      ...(pressOf(inbound).via === 'button' ? { answers_press: true } : {}),
+    },
   }),
   maxReplyChars: 4000,
 
   async send(message) {
     try {
-      const ephemeralUser = (message.metadata as { ephemeral_user?: string }).ephemeral_user;
+      const { ephemeral_user: ephemeralUser, confirmation, answers_press: answersPress } = message.metadata as { ephemeral_user?: string; confirmation?: WaitingQuestion; answers_press?: boolean };
+      if (answersPress) await replacePressed(message);
+      // The text stays the whole reply: the notification's fallback, and what findSent looks for.
+      const blocks = confirmation ? questionBlocks(message.body ?? '', confirmation) : undefined;
       const posted = ephemeralUser
-        ? await postSlackEphemeral(message.local_address!, ephemeralUser, message.body ?? '', message.thread_ref ?? undefined)
-        : await postSlackMessage(message.local_address!, message.body ?? '', message.thread_ref ?? undefined);
+        ? await postSlackEphemeral(message.local_address!, ephemeralUser, message.body ?? '', message.thread_ref ?? undefined, blocks)
+        : await postSlackMessage(message.local_address!, message.body ?? '', message.thread_ref ?? undefined, blocks);
       return { provider_message_id: posted.ts, metadata: { slack_channel: posted.channel } };
     } catch (err) {
       if (!isTransientSlackError(err)) throw new PermanentSendError(`Slack refused the message: ${(err as Error).message}`);

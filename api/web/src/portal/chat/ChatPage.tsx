@@ -149,6 +149,13 @@ export default function ChatPage() {
     viewport.current?.scrollTo({ top: viewport.current.scrollHeight });
   }, [shown.length]);
 
+  const confirming = asksToConfirm(shown.at(-1)) && !send.isPending;
+  const confirmRow = useRef<HTMLDivElement>(null);
+  // The buttons come with the finished reply, after its streamed text was scrolled to: bring them into view too.
+  useEffect(() => {
+    if (confirming) confirmRow.current?.scrollIntoView({ block: 'nearest' });
+  }, [confirming]);
+
   const sending = useRef(0);
   const submit = (message = text.trim(), clear = true) => {
     if (!message || send.isPending) return;
@@ -182,9 +189,9 @@ export default function ChatPage() {
             {shown.map((m) => (
               <MessageBubble key={m.id} role={m.role} content={m.content} channel={m.channel} pending={m.pending} />
             ))}
-            {asksToConfirm(shown.at(-1)) && !send.isPending && (
+            {confirming && (
               // The person's own answer, sent as their next message (the only thing that can run the change).
-              <Group gap="xs" role="group" aria-label="Confirm the change">
+              <Group ref={confirmRow} gap="xs" role="group" aria-label="Confirm the change">
                 <Button size="xs" color="green" onClick={() => submit('yes', false)}>
                   Confirm
                 </Button>
