@@ -6,7 +6,6 @@
  */
 import type { Context } from 'koa';
 import { ApiRouter } from '../routing.js';
-import { z } from '../../shared/zod.js';
 import { confirmLink, findLinkRequest } from '../../shared/channels/slack/links.store.js';
 import { SLACK_LINK_PATH } from '../../shared/channels/slack/slack.adapter.js';
 import { pageAllowed } from '../auth/page-guard.js';
@@ -14,8 +13,8 @@ import { sendHtmlPage } from '../auth/error-page.js';
 import { personOf } from '../auth/browser-session.js';
 import { checkCsrf } from '../middleware/auth.js';
 import { portalCaller } from '../portal/caller.js';
+import { htmlPage, slackLinkForm, slackLinkQuery } from './slack.schemas.js';
 
-const token = z.string().min(1).max(100);
 
 function expiredPage(ctx: Context): void {
   sendHtmlPage(ctx, 404, 'Link not found', 'This Slack link is unknown, expired or already used. Write to the switchboard app in Slack again for a new one.', [['/', 'Home']]);
@@ -30,8 +29,8 @@ export function slackLinkRoutes(router: ApiRouter): ApiRouter {
       summary: 'Page: confirm that a Slack user is me',
       description: 'The page the Slack bot sends an unlinked Slack user. Signed out: redirects to sign-in and back. Signed in: names the Slack user and workspace asking, with a button that confirms (POST). An unknown, used or expired token: a 404 page.',
       auth: 'public',
-      request: { query: z.object({ token }) },
-      responses: { 200: { description: 'HTML page with the confirmation form', schema: z.string(), contentType: 'text/html' }, 302: { description: 'to sign-in, then back' } },
+      request: { query: slackLinkQuery },
+      responses: { 200: { description: 'HTML page with the confirmation form', schema: htmlPage, contentType: 'text/html' }, 302: { description: 'to sign-in, then back' } },
       handler: async ({ query }, ctx) => {
         if (!(await pageAllowed(ctx))) return;
         const request = await findLinkRequest(query.token);
@@ -54,8 +53,8 @@ export function slackLinkRoutes(router: ApiRouter): ApiRouter {
       summary: 'Confirm that a Slack user is me',
       description: 'The form of GET /slack/link: links the Slack user of the token to the signed-in person (a link of that Slack user to someone else is replaced) and uses the token up. Needs the browser session and its CSRF token (field csrf_token); a cross-site post is refused.',
       auth: 'public',
-      request: { body: z.object({ token, csrf_token: z.string().min(1).max(200) }), bodyType: 'application/x-www-form-urlencoded' },
-      responses: { 200: { description: 'HTML page: linked', schema: z.string(), contentType: 'text/html' } },
+      request: { body: slackLinkForm, bodyType: 'application/x-www-form-urlencoded' },
+      responses: { 200: { description: 'HTML page: linked', schema: htmlPage, contentType: 'text/html' } },
       errors: { 403: 'Not signed in from this site, or the CSRF token does not match', 404: 'The token is unknown, used or expired (HTML page)' },
       handler: async ({ body }, ctx) => {
         if (!(await pageAllowed(ctx))) return;
