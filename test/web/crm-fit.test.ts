@@ -67,7 +67,7 @@ describe('CRM screens at 1280 px', () => {
     expect(await fit()).toEqual({ cutBadges: [], sideways: false });
   });
 
-  it('board: every column inside the page and nothing inside a column spilling out; amounts as money, "100 %" whole on Closed Won', async () => {
+  it('board: every column inside the page, nothing inside a column spilling out, every card\'s name whole; amounts as money, "100 %" whole on Closed Won', async () => {
     await page.goto(`${app.url}/admin/crm/pipeline`);
     const stages = ['Lead', 'Discovery', 'Proposal', 'Negotiation', 'Closed Won', 'Closed Lost'];
     for (const s of stages) await page.getByRole('region', { name: `Stage ${s}` }).getByRole('article').first().waitFor();
@@ -83,6 +83,12 @@ describe('CRM screens at 1280 px', () => {
         for (const e of column.querySelectorAll<HTMLElement>('*')) {
           const r = e.getBoundingClientRect();
           if (r.width && (r.left < c.left - 0.5 || r.right > c.right + 0.5)) out.push(`${column.getAttribute('aria-label')}: "${e.textContent?.slice(0, 30)}" spills out`);
+        }
+        // A card's name wraps whole: no line clamp or ellipsis hides its end.
+        for (const card of column.querySelectorAll<HTMLElement>('[role="article"]')) {
+          const name = [...card.querySelectorAll<HTMLElement>('p')].find((p) => p.textContent === card.getAttribute('aria-label'));
+          if (!name) out.push(`${column.getAttribute('aria-label')}: card "${card.getAttribute('aria-label')}" shows no whole name`);
+          else if (name.scrollHeight > name.clientHeight + 1 || name.scrollWidth > name.clientWidth + 1) out.push(`${column.getAttribute('aria-label')}: "${name.textContent}" cut short`);
         }
       }
       return out;

@@ -76,7 +76,7 @@ function OpportunityCard({ o, stages, accountName, highlighted, onMove }: { o: O
       aria-label={o.name}
     >
       <Group justify="space-between" wrap="nowrap" align="flex-start" gap={4}>
-        <Text size="sm" fw={600} lineClamp={2}>
+        <Text size="sm" fw={600} style={{ overflowWrap: 'anywhere' }}>
           {o.name}
         </Text>
         <Menu position="bottom-end" withinPortal>
