@@ -50,7 +50,9 @@
  *   answer 503 and accepted events wait in their lane until it is back. A slow SSE client is cut off
  *   (it reconnects and replays) instead of growing the API's memory.
  * - A message accepted into a session that closes before its turn is not written (counted in
- *   switchboard_stream_events_dropped_total); the close's final event ends every stream.
+ *   switchboard_stream_events_dropped_total); the close's final event ends every stream. An erasure's
+ *   final event goes through the lane too (kind `erased`, written nowhere: the rows are gone), at the
+ *   sequence the erasure took under the session's row lock, so it follows what was accepted before it.
  *
  * Changing STREAM_LANES moves sessions to other lanes: drain the lanes first (README, Operations).
  */
