@@ -14,9 +14,11 @@ if (missing.length) {
   );
 }
 
-// Failover and rolling-restart tests time processes against each other; beside a full suite on a
-// small machine they measured the load, not the platform (a sentinel failover was missed once), so
-// they run in a group of their own (groups run one after the other), one file at a time.
+// Failover and rolling-restart tests kill servers they started on ports picked from the ephemeral
+// range, which other files' servers and clients may take the moment they are free, and they time
+// processes against each other. Beside the suite a sentinel failover was missed once (the cause not
+// found; alone it passed every time), so they run in a group of their own (groups run one after the
+// other), one file at a time.
 const alone = ['test/platform/redis-sentinel.test.ts', 'test/platform/rolling-restart.test.ts'];
 const excluded = ['test/bench/**', 'node_modules/**', ...leftOut.map(([file]) => file)];
 
