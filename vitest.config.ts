@@ -14,20 +14,10 @@ if (missing.length) {
   );
 }
 
-// Failover and rolling-restart tests kill servers they started on ports picked from the ephemeral
-// range, which other files' servers and clients may take the moment they are free, and they time
-// processes against each other. Beside the suite a sentinel failover was missed once (the cause not
-// found; alone it passed every time), so they run in a group of their own (groups run one after the
-// other), one file at a time.
-const alone = ['test/platform/redis-sentinel.test.ts', 'test/platform/rolling-restart.test.ts'];
-const excluded = ['test/bench/**', 'node_modules/**', ...leftOut.map(([file]) => file)];
-
 export default defineConfig({
   test: {
-    projects: [
-      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...excluded, ...alone], sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'alone', include: alone, exclude: excluded, fileParallelism: false, sequence: { groupOrder: 1 } } },
-    ],
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/bench/**', 'node_modules/**', ...leftOut.map(([file]) => file)],
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/per-file.ts'],
     pool: 'forks',
