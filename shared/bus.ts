@@ -5,7 +5,7 @@
  * The bus keeps nothing; Postgres is the record (a reconnecting SSE client replays from there).
  */
 import type { Redis } from 'ioredis';
-import { createRedis } from './redis.js';
+import { closeOrDrop, createRedis } from './redis.js';
 import { closeAtShutdown } from './lifecycle.js';
 import { logger } from './logger.js';
 import { ServiceUnavailableError } from './errors.js';
@@ -58,7 +58,7 @@ function publisherConnection(): Redis {
     publisher = conn;
     closeAtShutdown('bus publisher', () => {
       if (publisher === conn) publisher = undefined;
-      return conn.quit().catch(() => conn.disconnect());
+      return closeOrDrop(() => conn.quit(), () => conn.disconnect());
     });
   }
   return publisher;
@@ -134,7 +134,7 @@ function subscriberConnection(): Redis {
       confirmed.clear();
       for (const t of lingering.values()) clearTimeout(t);
       lingering.clear();
-      return conn.quit().catch(() => conn.disconnect());
+      return closeOrDrop(() => conn.quit(), () => conn.disconnect());
     });
   }
   return subscriber;

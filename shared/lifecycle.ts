@@ -101,6 +101,22 @@ export function shutdown(): Promise<void> {
   return stopping;
 }
 
+/**
+ * Shuts down (shutdown()) within `timeoutMs`: resolves true once every step has run, or false at the
+ * deadline, after logging the step still running and those not yet run.
+ */
+export async function shutdownWithin(timeoutMs: number): Promise<boolean> {
+  deadline ??= Date.now() + timeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), shutdownTimeLeft())));
+  const done = await Promise.race([shutdown().then(() => true as const), late]);
+  clearTimeout(timer);
+  if (!done) {
+    logger('lifecycle').error({ timeoutMs, running: current, pending: [...work.toReversed(), ...connections.toReversed()].map((s) => s.name) }, 'shutdown deadline passed; exiting with work unfinished');
+  }
+  return done;
+}
+
 /** Makes SIGTERM and SIGINT shut the process down cleanly within SHUTDOWN_TIMEOUT_MS; a second signal forces exit. */
 export function handleSignals(): void {
   let received = 0;
@@ -109,14 +125,9 @@ export function handleSignals(): void {
     if (received > 1) process.exit(1);
     signal = sig;
     const timeoutMs = config().shutdown.timeoutMs;
-    deadline = Date.now() + timeoutMs;
     logger('lifecycle').info({ signal: sig, drainDelayMs: drainDelayMs(), timeoutMs }, 'shutting down');
     // Past the deadline the orchestrator kills the process anyway; exiting first says why.
-    setTimeout(() => {
-      logger('lifecycle').error({ timeoutMs, running: current, pending: [...work.toReversed(), ...connections.toReversed()].map((s) => s.name) }, 'shutdown deadline passed; exiting with work unfinished');
-      process.exit(1);
-    }, timeoutMs).unref();
-    void shutdown().then(() => process.exit(0));
+    void shutdownWithin(timeoutMs).then((done) => process.exit(done ? 0 : 1));
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

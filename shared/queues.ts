@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { deliverSchema, eventIdOf } from './stream/stream.schemas.js';
 import { config } from './config.js';
 import { normalizedAlerts } from './sre/alerts/payloads.js';
-import { blockingConnection, bullConnection } from './redis.js';
+import { blockingConnection, bullConnection, closeOrDrop } from './redis.js';
 import { reportRedisError } from './outages.js';
 import { currentRequestId, jobRequestIdKey } from './request-context.js';
 import { queueTelemetry } from './telemetry.js';
@@ -331,6 +331,8 @@ export function queue(name: string, reg: Registry = registry): Queue {
 }
 
 const listening = new Map<string, Promise<QueueEvents>>();
+/** The listeners behind `listening`, ready or not: closing one must not wait for a Redis that is away. */
+const listeners = new Set<QueueEvents>();
 
 /**
  * The (cached, ready) QueueEvents listener of a job's queue, for waiting on one of its jobs
@@ -343,6 +345,7 @@ export function jobEvents(name: JobName): Promise<QueueEvents> {
   if (!qe) {
     const events = new QueueEvents(def.queue, { connection: blockingConnection(), prefix: config().queues.prefix });
     events.on('error', (err) => reportRedisError(`queue events ${def.queue}`, err));
+    listeners.add(events);
     qe = events.waitUntilReady().then(() => events);
     listening.set(def.queue, qe);
   }
@@ -389,12 +392,11 @@ export function allQueues(reg: Registry = registry): Queue[] {
   return Object.keys(reg.queues).map((name) => queue(name, reg));
 }
 
-/** Closes every opened Queue and QueueEvents connection. */
+/** Closes every opened Queue and QueueEvents connection; those Redis does not let close in time are dropped. */
 export async function closeQueues(): Promise<void> {
-  const qs = [...open.values()];
-  const listeners = [...listening.values()];
+  const closing = [...open.values(), ...listeners];
   open.clear();
   listening.clear();
-  // Redis away: a graceful close may fail; drop the connection instead.
-  await Promise.all([...qs.map((q) => q.close().catch(() => void q.disconnect().catch(() => undefined))), ...listeners.map(async (qe) => (await qe).close().catch(() => undefined))]);
+  listeners.clear();
+  await Promise.all(closing.map((q) => closeOrDrop(() => q.close(), () => q.disconnect())));
 }

@@ -51,6 +51,25 @@ function bounded(): RedisOptions {
   return { maxRetriesPerRequest: 0, commandTimeout: config().redis.commandTimeoutMs };
 }
 
+/** How long a graceful close of Redis connections (QUIT) may take before they are dropped instead. */
+const quitGraceMs = 2_000;
+
+/**
+ * Closes Redis connections gracefully (`close`, a QUIT), or drops them (`drop`, without waiting for
+ * it) when that has not ended within the grace: toward a Redis that is away, a QUIT waits for a
+ * reconnection that may never come, and a shutdown must still end.
+ */
+export async function closeOrDrop(close: () => Promise<unknown>, drop: () => unknown, graceMs = quitGraceMs): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
+  try {
+    const closed = await Promise.race([close().then(() => true, () => false), late]);
+    if (!closed) void Promise.resolve().then(drop).catch(() => undefined);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Reports connection errors and recoveries as Redis outages (one log line each, not one per retry). */
 function watch(conn: Redis, name: string): Redis {
   conn.on('error', (err) => reportRedisError(name, err));
@@ -73,7 +92,7 @@ export function commandRedis(name: string): Redis {
     commandConnections.set(name, (conn = created));
     closeAtShutdown(`${name} redis`, () => {
       if (commandConnections.get(name) === created) commandConnections.delete(name);
-      return created.quit().then(() => undefined, () => created.disconnect());
+      return closeOrDrop(() => created.quit(), () => created.disconnect());
     });
   }
   return conn;

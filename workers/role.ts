@@ -10,7 +10,7 @@ import { metricsRegistry, metricsScrapeAllowed } from '../shared/metrics.js';
 import { postgresAnswers, redisState, startProbeServer } from '../shared/probes.js';
 import { loadToolCatalog } from '../shared/tool-catalog.js';
 import { handlers } from './registry.js';
-import { startWorkers, workerQueues } from './runner.js';
+import { closeWorkers, startWorkers, workerQueues } from './runner.js';
 import { startScheduler } from './scheduler.js';
 import { schedules } from './schedules.js';
 
@@ -24,7 +24,7 @@ try {
   closeAtShutdown('queues', closeQueues);
   const workers = startWorkers(registry, handlers, workerQueues(Object.keys(registry.queues), cfg.workers.queues));
   // Closing a worker waits for the jobs it is running; nothing new is taken meanwhile.
-  onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
+  onShutdown('workers', () => closeWorkers(workers));
   onShutdown('scheduler', startScheduler(schedules()));
   // Connections made and the pool opened to DATABASE_POOL_MIN before saying so: the first jobs wait for neither.
   // A Postgres slow to answer (a busy host, several roles starting at once) is no reason to exit: jobs connect when they run.

@@ -6,7 +6,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { z } from 'zod';
 import { config, ConfigError } from '../shared/config.js';
-import { blockingConnection } from '../shared/redis.js';
+import { blockingConnection, closeOrDrop } from '../shared/redis.js';
 import { dependencyFailed, reportRedisError, unavailableDependency } from '../shared/outages.js';
 import { jobDuration } from '../shared/metrics.js';
 import { logger } from '../shared/logger.js';
@@ -61,6 +61,26 @@ function requestOf(data: unknown): { payload: unknown; requestId?: string } {
   return { payload, requestId: typeof requestId === 'string' ? requestId : undefined };
 }
 
+/** The jobs each worker of this process is running. */
+const runningJobs = new WeakMap<Worker, Set<Promise<unknown>>>();
+
+/** How long workers may take to record their last jobs and close once those jobs ended. */
+const closeGraceMs = 5_000;
+
+/**
+ * Closes workers: they take no new job, finish the ones they run, then record them and close their
+ * connections; a worker that has not closed within the grace after its last job ended (Redis away)
+ * has its connections dropped, so a shutdown during an outage still ends.
+ */
+export async function closeWorkers(workers: Worker[]): Promise<void> {
+  const closing = workers.map((w) => w.close());
+  for (const w of workers) {
+    const jobs = runningJobs.get(w);
+    while (jobs?.size) await Promise.allSettled([...jobs]);
+  }
+  await Promise.all(closing.map((closed, i) => closeOrDrop(() => closed, () => workers[i]!.disconnect(), closeGraceMs)));
+}
+
 /** Starts one Worker per queue of the registry (or of `only`). */
 export function startWorkers(reg: Registry, handlers: Handlers, only?: string[]): Worker[] {
   assertEveryJobHandled(reg, handlers);
@@ -69,6 +89,7 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
   return names.map((queueName) => {
     const def = reg.queues[queueName];
     if (!def) throw new Error(`unknown queue "${queueName}"`);
+    const jobs = new Set<Promise<unknown>>();
     const worker = new Worker(
       queueName,
       async (job) => {
@@ -95,7 +116,9 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
           }
         };
         // The handler's log lines (and jobs it enqueues) carry the request that enqueued this job.
-        return requestId ? withRequestId(requestId, run) : run();
+        const running = requestId ? withRequestId(requestId, run) : run();
+        jobs.add(running);
+        return running.finally(() => jobs.delete(running));
       },
       {
         connection: blockingConnection(),
@@ -105,6 +128,7 @@ export function startWorkers(reg: Registry, handlers: Handlers, only?: string[])
         ...queueTelemetry(),
       },
     );
+    runningJobs.set(worker, jobs);
     if (def.globalConcurrency) {
       queue(queueName, reg)
         .setGlobalConcurrency(def.globalConcurrency)

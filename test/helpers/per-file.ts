@@ -19,10 +19,12 @@ process.env.SERVICE_SESSION_SYSTEM ??= 'true';
 process.env.WORKER_METRICS_PORT = '0';
 
 afterAll(async () => {
-  const { shutdown } = await import('../../shared/lifecycle.js');
+  const { shutdownWithin } = await import('../../shared/lifecycle.js');
   const { closeDb } = await import('../../shared/db/index.js');
   const { closeQueues } = await import('../../shared/queues.js');
-  await shutdown();
+  // Bounded as a role's shutdown is (a test may have killed the Redis it used): what is still
+  // running at the deadline is logged, and the file's database and keys are removed all the same.
+  await shutdownWithin(20_000);
   await closeQueues();
   await closeDb();
   await dropDatabase(database);

@@ -4,7 +4,7 @@
  */
 import { startServer } from '../../api/server.js';
 import { loadToolCatalog } from '../../shared/tool-catalog.js';
-import { startWorkers } from '../../workers/runner.js';
+import { closeWorkers, startWorkers } from '../../workers/runner.js';
 import { handlers } from '../../workers/registry.js';
 import { registry } from '../../shared/queues.js';
 import { onShutdown } from '../../shared/lifecycle.js';
@@ -29,7 +29,7 @@ export function startPlatform(options: { workers?: boolean; routers?: ApiRouter[
   started ??= (async () => {
     if (options.workers !== false) {
       const workers = startWorkers(registry, handlers);
-      onShutdown('workers', () => Promise.all(workers.map((w) => w.close())));
+      onShutdown('workers', () => closeWorkers(workers));
     }
     const { url } = await startServer(options.port ?? 0, '127.0.0.1', options.routers);
     return platformAt(url);

@@ -91,9 +91,9 @@ const killAll = () => {
 process.once('exit', killAll);
 afterAll(async () => {
   // The platform's connections close while their Redis is still there; then the servers go.
-  const { shutdown } = await import('../../shared/lifecycle.js');
+  const { shutdownWithin } = await import('../../shared/lifecycle.js');
   try {
-    await Promise.race([shutdown(), new Promise((r) => setTimeout(r, 10_000))]);
+    await shutdownWithin(10_000);
   } finally {
     killAll();
   }
