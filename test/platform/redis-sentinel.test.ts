@@ -1,13 +1,15 @@
 /**
  * Redis that fails over: the platform (API and workers) reaches Redis through three sentinels
  * (REDIS_SENTINELS) watching a master and its replica, all started here on loopback ports of this
- * file. Under 100 session messages a second the master is killed: the sentinels promote the replica,
- * every connection (queues, stream lanes, bus) follows it, and every message the API accepted is
- * stored exactly once. Prints the window in which the API refused messages.
+ * file; the platform reaches the sentinels through slow links. Under 100 session messages a
+ * second the master is killed: the sentinels promote the replica, every connection (queues, stream
+ * lanes, bus) follows it, and every message the API accepted is stored exactly once. Prints the
+ * window in which the API refused messages.
  */
 // needs: redis-sentinel
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -26,8 +28,27 @@ function startServer(name: string, bin: string, args: string[]): ChildProcess {
 }
 const redisArgs = (port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dbfilename', `dump-${port}.rdb`];
 
+// Each sentinel is reached through a link that delays its answers (sentinels across a slow network,
+// or busy), and announces that link: a connection is then often asking one when the failover is
+// announced (ioredis' failoverDetector ended such connections for good).
+const slowLinkMs = 300;
+const slowLinks = await Promise.all(sentinelPorts.map(async (port) => {
+  const link = net.createServer((client) => {
+    const sentinel = net.connect(port!, '127.0.0.1');
+    client.on('data', (d) => sentinel.write(d));
+    sentinel.on('data', (d) => setTimeout(() => client.writable && client.write(d), slowLinkMs));
+    client.on('close', () => sentinel.destroy());
+    sentinel.on('close', () => client.destroy());
+    client.on('error', () => undefined);
+    sentinel.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => link.listen(0, '127.0.0.1', resolve));
+  return link;
+}));
+const slowLinkPorts = slowLinks.map((link) => (link.address() as net.AddressInfo).port);
+
 // Before any platform module reads its configuration: Redis is wherever the sentinels say.
-process.env.REDIS_SENTINELS = sentinelPorts.map((p) => `127.0.0.1:${p}`).join(',');
+process.env.REDIS_SENTINELS = slowLinkPorts.map((p) => `127.0.0.1:${p}`).join(',');
 process.env.REDIS_SENTINEL_MASTER = 'sbtest';
 process.env.SESSION_PUBLISH_WAIT_MS = '0';
 // Nothing answers at BUS_HOST:BUS_PORT: a connection that ignored the sentinels would find no Redis.
@@ -37,6 +58,7 @@ process.env.BUS_PORT = String(await freePort());
 const { startPlatform } = await import('../helpers/platform.js');
 const { db } = await import('../../shared/db/index.js');
 const { newInteraction, newSession } = await import('../sessions/helpers.js');
+const { createRedis } = await import('../../shared/redis.js');
 
 beforeAll(async () => {
   startServer('master', 'redis-server', redisArgs(masterPort!));
@@ -48,6 +70,8 @@ beforeAll(async () => {
       'bind 127.0.0.1',
       `dir ${dir}`,
       `sentinel monitor sbtest 127.0.0.1 ${masterPort} 2`,
+      'sentinel announce-ip 127.0.0.1',
+      `sentinel announce-port ${slowLinkPorts[i]}`,
       'sentinel down-after-milliseconds sbtest 1000',
       'sentinel failover-timeout sbtest 3000',
       'sentinel parallel-syncs sbtest 1',
@@ -96,6 +120,7 @@ afterAll(async () => {
     await shutdownWithin(10_000);
   } finally {
     killAll();
+    for (const link of slowLinks) link.close();
   }
 });
 
@@ -106,6 +131,24 @@ describe('Redis Sentinel', () => {
       const { sessionId } = await newSession(api);
       return { sessionId, chat: await newInteraction(api, sessionId, 'chat') };
     }));
+
+    // The platform's connections on the master, by name: one that ended for good is missing on the new master.
+    const clientNames = async (port: number) => {
+      const conn = new Redis({ port, host: '127.0.0.1', connectionName: 'test-probe' });
+      try {
+        const list = (await conn.client('LIST')) as string;
+        // Not the replica's link (flags S) nor the sentinels' (named sentinel-…), which do not move.
+        const platform = list.split('\n').filter((line) => line && !/ flags=\S*S/.test(line));
+        const names = platform.map((line) => / name=(\S*)/.exec(line)?.[1] ?? '').filter((n) => n !== 'test-probe' && !n.startsWith('sentinel-'));
+        return names.reduce((m, n) => m.set(n, (m.get(n) ?? 0) + 1), new Map<string, number>());
+      } finally {
+        conn.disconnect();
+      }
+    };
+    let onMaster = new Map<string, number>();
+    // Connections that sit idle through the failover (a role with little traffic) follow it too.
+    const idle = Array.from({ length: 4 }, (_, i) => createRedis(`idle-${i}`));
+    await Promise.all(idle.map((c) => c.ping()));
 
     const rate = 100;
     const killAt = 3_000;
@@ -129,6 +172,8 @@ describe('Redis Sentinel', () => {
       const due = started + (i * 1000) / rate;
       if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
       if (!killedAt && Date.now() - started >= killAt) {
+        // Taken under load, so the connections made at first use are counted.
+        onMaster = await clientNames(masterPort!);
         processes.get('master')!.kill('SIGKILL');
         killedAt = Date.now();
       }
@@ -189,6 +234,17 @@ describe('Redis Sentinel', () => {
     const [, port] = (await sentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'sbtest')) as [string, string];
     sentinel.disconnect();
     expect(Number(port)).toBe(replicaPort);
+    // Every connection the platform held on the old master holds one on the new (none ended for good).
+    const missing = async () => {
+      const after = await clientNames(replicaPort!);
+      return [...onMaster].filter(([name, n]) => (after.get(name) ?? 0) < n).map(([name, n]) => `${name || '(unnamed)'}: ${after.get(name) ?? 0} of ${n}`);
+    };
+    await eventually(async () => (await missing()).length === 0, 10_000, 'every connection on the new master').catch(() => undefined);
+    expect(await missing(), 'connections that did not follow the new master').toEqual([]);
+    const idleAnswers = () => Promise.all(idle.map((c) => c.ping().then(() => 'PONG', (err: Error) => `${c.status}: ${err.message}`)));
+    await eventually(async () => (await idleAnswers()).every((a) => a === 'PONG'), 10_000, 'the idle connections on the new master').catch(() => undefined);
+    expect(await idleAnswers(), 'idle connections after the failover').toEqual(idle.map(() => 'PONG'));
+    idle.forEach((c) => c.disconnect());
     const newMaster = new Redis({ port: replicaPort, host: '127.0.0.1' });
     expect((await newMaster.keys(`${process.env.QUEUE_PREFIX}:stream-lane-*`)).length).toBeGreaterThan(0);
     newMaster.disconnect();
