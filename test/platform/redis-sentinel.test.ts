@@ -166,7 +166,7 @@ describe('Redis Sentinel', () => {
       }, () => undefined);
     }, 50);
     // Fixed rate, whatever the answers: one message every 10 ms, round the sessions, until 3 s of
-    // answers after the promotion (at most 30 s after the kill).
+    // answers after the follow window below (at most 30 s after the kill).
     const lastAccepted = () => outcomes.filter((o) => o.status >= 200 && o.status < 300).reduce((m, o) => Math.max(m, o.at), -Infinity);
     for (let i = 0; ; i++) {
       const due = started + (i * 1000) / rate;
@@ -178,7 +178,7 @@ describe('Redis Sentinel', () => {
         killedAt = Date.now();
       }
       const since = killedAt ? Date.now() - killedAt : -Infinity;
-      if (since > 30_000 || (promotedAt !== undefined && since > promotedAt + 6_000 && lastAccepted() > promotedAt)) break;
+      if (since > 30_000 || (promotedAt !== undefined && since > promotedAt + 8_000 && lastAccepted() > promotedAt)) break;
       const s = sessions[i % sessions.length]!;
       const content = `m${i}`;
       // Times in ms after the kill: when the message was sent, when it was answered.
@@ -208,9 +208,10 @@ describe('Redis Sentinel', () => {
     const perSecond = new Map<number, number>();
     for (const o of refused) perSecond.set(Math.floor(o.sent / 1000), (perSecond.get(Math.floor(o.sent / 1000)) ?? 0) + 1);
     console.log(`refused by second after the kill they were sent in: ${[...perSecond].map(([sec, n]) => `${sec}s:${n}`).join(' ')}`);
-    // The platform follows the new master: once the sentinels promoted it, within 3 s every message is accepted again.
+    // The platform follows the new master: once the sentinels promoted it, within 5 s every message is
+    // accepted again (a connection asks the slow sentinels again at most every second; 1.9-2.0 s in full runs).
     expect(promotedAt, 'the sentinels promoted the replica').toBeDefined();
-    const tail = outcomes.filter((o) => o.sent > promotedAt! + 3_000);
+    const tail = outcomes.filter((o) => o.sent > promotedAt! + 5_000);
     expect(tail.length).toBeGreaterThan(200);
     expect(tail.filter((o) => o.status < 200 || o.status >= 300)).toEqual([]);
     expect(refused.every((o) => o.status === 503 || o.status === 0)).toBe(true);
