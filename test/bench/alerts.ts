@@ -38,6 +38,7 @@ import path from 'node:path';
 import { cloneTemplate, dropDatabase, ensureTemplate, serverUrl } from '../helpers/databases.js';
 import { spawnRole, stopChildren } from '../../shared/cli/roles.js';
 import { deleteKeysWithPrefix } from '../helpers/redis-keys.js';
+import { loadavg } from './bench-platform.js';
 import { cpuSnapshot } from './machine-cpu.js';
 import { percentile } from './percentile.js';
 
@@ -338,7 +339,6 @@ async function step(side: Side, rate: number, durationS: number): Promise<StepRe
   };
 }
 
-const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const fmt = (r: StepResult | undefined) =>
   r
     ? `${String(Math.round(r.achieved)).padStart(6)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${(r.drainMs === null ? 'never' : Math.round(r.drainMs).toString()).padStart(6)} ${r.held ? 'held' : 'MISS'}`

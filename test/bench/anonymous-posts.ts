@@ -16,7 +16,7 @@
  *   BENCH_ROUNDS=1             bursts in a row: what requests keep grows with each, what V8 keeps for its heap does not
  */
 import { randomBytes } from 'node:crypto';
-import { benchStorage, fmt, httpCaller, inPool, roleEnv, rssMb, runSecret, sleep, startRole, stopProcesses } from './bench-platform.js';
+import { benchStorage, fmt, httpCaller, inPool, loadavg, roleEnv, rssMb, runSecret, sleep, startRole, stopProcesses } from './bench-platform.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 40_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -63,10 +63,10 @@ async function main() {
       await sleep(QUIET * 1000);
       const settled = await memory();
       growth = settled.rss - before.rss;
-      if (round === 1) console.log(`before (quiet):      ${show(before)}`);
+      if (round === 1) console.log(`before (quiet):      ${show(before)}   [load ${loadavg()}]`);
       console.log(`round ${round}: ${REQUESTS} anonymous posts (${NAME_LENGTH}-character names, ${round * REQUESTS} in all) in ${fmt(seconds)} s; statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
-      console.log(`  right after:       ${show(burst)}: ${fmt(burst.rss - before.rss)} MB`);
-      console.log(`  after ${QUIET} s quiet: ${show(settled)}: growth ${fmt(growth)} MB (limit ${limitMb} for the first round)`);
+      console.log(`  right after:       ${show(burst)}: ${fmt(burst.rss - before.rss)} MB   [load ${loadavg()}]`);
+      console.log(`  after ${QUIET} s quiet: ${show(settled)}: growth ${fmt(growth)} MB (limit ${limitMb} for the first round)   [load ${loadavg()}]`);
       if (round === 1 && growth >= limitMb) process.exitCode = 1;
     }
     caller.close();

@@ -1,7 +1,7 @@
 /**
- * What the real-time benchmarks (bench:sessions, bench:idle-streams) share: a database and queue
- * prefix of their own, the roles started as child processes the way production starts them, a
- * keep-alive HTTP caller, and the memory of a process as the kernel counts it.
+ * What the benchmarks share: a database and queue prefix of their own, the roles started as child
+ * processes the way production starts them, a keep-alive HTTP caller, the memory of a process as the
+ * kernel counts it, and the machine's load average.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -14,6 +14,8 @@ import { deleteKeysWithPrefix, redisAddress } from '../helpers/redis-keys.js';
 export const now = () => performance.timeOrigin + performance.now();
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+/** The machine's load average (1, 5, 15 minutes), printed with every figure: one taken beside other work is noise. */
+export const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 /** Resident and peak resident memory of a process, in MB. */
 export function rssMb(pid: number): { rss: number; peak: number } {

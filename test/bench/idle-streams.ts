@@ -22,10 +22,10 @@
  *   BENCH_HEAP_SNAPSHOTS=<dir> a V8 heap snapshot of the API after each step, written there (slow)
  */
 import { fork, execFileSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchStorage, fmt, httpCaller, inPool, roleEnv, rssMb, runSecret, sleep, startRole, stopProcesses } from './bench-platform.js';
+import { benchStorage, fmt, httpCaller, inPool, loadavg, roleEnv, rssMb, runSecret, sleep, startRole, stopProcesses } from './bench-platform.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000);
 /** BENCH_BUILT=1: the compiled API (npm run build first), as npm start runs it; else the source under tsx. */
@@ -154,7 +154,7 @@ async function main() {
       );
     }
     const last = rows.at(-1)!;
-    console.log(`at ${STREAMS} streams: ${fmt(last.settled)} MB RSS after a full GC, ${fmt(last.rss)} MB before it [load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}]`);
+    console.log(`at ${STREAMS} streams: ${fmt(last.settled)} MB RSS after a full GC, ${fmt(last.rss)} MB before it [load ${loadavg()}]`);
   } finally {
     for (const client of clients) client.disconnect();
     await stopProcesses([...clients, ...children]);

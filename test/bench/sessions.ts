@@ -48,7 +48,7 @@ import knexFactory from 'knex';
 import { serverUrl } from '../helpers/databases.js';
 import { freePort } from '../helpers/ports.js';
 import { redisAddress } from '../helpers/redis-keys.js';
-import { benchStorage, fmt, httpCaller, inPool, now, roleEnv, rssMb, runSecret, sleep, startRole, stopProcesses, waitForReady } from './bench-platform.js';
+import { benchStorage, fmt, httpCaller, inPool, loadavg, now, roleEnv, rssMb, runSecret, sleep, startRole, stopProcesses, waitForReady } from './bench-platform.js';
 import { cpuSnapshot, cpuUsed, type CpuSnapshot } from './machine-cpu.js';
 import { childrenOf, startNchan, type Nchan } from './nchan.js';
 import { percentile } from './percentile.js';
@@ -629,10 +629,6 @@ async function main() {
     await storage?.drop();
     redisServer?.kill('SIGTERM');
   }
-}
-
-function loadavg(): string {
-  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
 await main();
