@@ -119,7 +119,7 @@ export const variables = {
   // The messaging app (WhatsApp through Twilio); its account is the one Twilio account below (TWILIO_*).
   CHATAPP_FROM_NUMBER: [z.string().default(''), 'messaging-app sender number, e.g. whatsapp:+14155238886'],
   CHATAPP_PUBLIC_URL: [optionalUrl, 'public URL of POST /chatapp/webhook as the provider calls it (else rebuilt from the request, with X-Forwarded-* only behind a TRUST_PROXY proxy)'],
-  CHATAPP_TIMEOUT_MS: [int(15000, 100), 'longest wait for one provider call; a send whose answer did not come in time is looked up at the provider before it is sent again'],
+  CHATAPP_TIMEOUT_MS: [int(15000, 100), 'longest wait for one provider call of the Twilio channels (messaging app, sms, voice) and Slack; a send whose answer did not come in time is looked up at the provider before it is sent again'],
   CHATAPP_TEMPLATE_SIDS: [z.string().regex(/^(\s*\w+=HX\w+\s*)(,\s*\w+=HX\w+\s*)*$/, 'must look like task_reminder=HX123,weekly_review=HX456').optional(), 'approved template Content SIDs by template name (name=HX…, comma-separated); a template without one is sent as its rendered text'],
 
   // Channels behind the channel contract (shared/channels): each is live when its settings are set.
@@ -525,6 +525,7 @@ function nested(env: Env) {
         teamIds: idList(env.SLACK_TEAM_IDS),
         enterpriseIds: idList(env.SLACK_ENTERPRISE_IDS),
         linkMinutes: env.SLACK_LINK_MINUTES,
+        timeoutMs: env.CHATAPP_TIMEOUT_MS,
       },
     },
     llm: { provider: env.LLM_PROVIDER, apiKey: env.LLM_API_KEY, baseUrl: env.LLM_BASE_URL, model: env.LLM_MODEL },

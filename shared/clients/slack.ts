@@ -22,7 +22,7 @@ function web(): WebClientType {
       ...(apiUrl ? { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } : {}),
       retryConfig: { retries: 0 },
       rejectRateLimitedCalls: true,
-      timeout: config().chatapp.timeoutMs,
+      timeout: config().channels.slack.timeoutMs,
       logLevel: lib.LogLevel.ERROR,
     });
   }
@@ -65,7 +65,7 @@ export async function replaceSlackMessage(responseUrl: string, text: string, blo
     method: 'POST',
     headers: { 'content-type': 'application/json; charset=utf-8' },
     body: JSON.stringify({ replace_original: true, text, blocks }),
-    signal: AbortSignal.timeout(config().chatapp.timeoutMs),
+    signal: AbortSignal.timeout(config().channels.slack.timeoutMs),
   });
   if (!res.ok) throw new Error(`Slack answered the response_url with ${res.status}: ${(await res.text()).slice(0, 200)}`);
 }
