@@ -36,13 +36,13 @@ async function main() {
     const metrics = httpCaller(url, { Authorization: `Bearer ${metricsToken}` }, 1);
     const name = () => randomBytes(Math.ceil(NAME_LENGTH / 2)).toString('hex').slice(0, NAME_LENGTH);
     const post = () => caller.call(`/webhooks/alertmanager/${name()}`, { version: '4', alerts: [] });
-    /** RSS of the API and its V8 heap (total and used, from its own /metrics), in MB. */
+    /** RSS of the API and its V8 heap (total and used, from its own /metrics), in MB; the load average when read. */
     const memory = async () => {
       const text = String((await metrics.call('/metrics')).body);
       const mb = (metric: string) => Number(new RegExp(`^${metric} (\\S+)`, 'm').exec(text)?.[1]) / 2 ** 20;
-      return { rss: rssMb(api.pid!).rss, heapTotal: mb('nodejs_heap_size_total_bytes'), heapUsed: mb('nodejs_heap_size_used_bytes') };
+      return { rss: rssMb(api.pid!).rss, heapTotal: mb('nodejs_heap_size_total_bytes'), heapUsed: mb('nodejs_heap_size_used_bytes'), load: loadavg() };
     };
-    const show = (m: Awaited<ReturnType<typeof memory>>) => `RSS ${fmt(m.rss)} MB (heap ${fmt(m.heapUsed)} of ${fmt(m.heapTotal)} MB)`;
+    const show = (m: Awaited<ReturnType<typeof memory>>) => `RSS ${fmt(m.rss)} MB (heap ${fmt(m.heapUsed)} of ${fmt(m.heapTotal)} MB) [load ${m.load}]`;
 
     // Warm-up: the first requests load what every later one shares (routes, problem details, pools), and
     // the first scrape opens every queue for its gauge: neither should count as growth.
@@ -63,10 +63,10 @@ async function main() {
       await sleep(QUIET * 1000);
       const settled = await memory();
       growth = settled.rss - before.rss;
-      if (round === 1) console.log(`before (quiet):      ${show(before)}   [load ${loadavg()}]`);
+      if (round === 1) console.log(`before (quiet):      ${show(before)}`);
       console.log(`round ${round}: ${REQUESTS} anonymous posts (${NAME_LENGTH}-character names, ${round * REQUESTS} in all) in ${fmt(seconds)} s; statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
-      console.log(`  right after:       ${show(burst)}: ${fmt(burst.rss - before.rss)} MB   [load ${loadavg()}]`);
-      console.log(`  after ${QUIET} s quiet: ${show(settled)}: growth ${fmt(growth)} MB (limit ${limitMb} for the first round)   [load ${loadavg()}]`);
+      console.log(`  right after:       ${show(burst)}: ${fmt(burst.rss - before.rss)} MB`);
+      console.log(`  after ${QUIET} s quiet: ${show(settled)}: growth ${fmt(growth)} MB (limit ${limitMb} for the first round)`);
       if (round === 1 && growth >= limitMb) process.exitCode = 1;
     }
     caller.close();
